@@ -1,0 +1,104 @@
+/* Loads the LTTng-UST tracepoint provider (librasp-lttng.so) when librasp is loaded.
+ *
+ * librasp defines its tracepoints with dynamic linkage, so it has no liblttng-ust dependency:
+ * until a provider registers the probes, every event call is one load of the tracepoint's
+ * state and a predictable branch. As CoreCLR does with libcoreclrtraceptprovider.so, the
+ * provider is dlopened at start from librasp's own directory, then from the install libdir.
+ *   RASP_LTTNG=0              do not load it (events stay no-ops)
+ *   RASP_LTTNG_PROVIDER=PATH  load this file instead; a failure here is reported on stderr
+ * The provider is never dlclosed: LTTng-UST probes must not be unloaded while tracing. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rasp/events.h"
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int provider_loaded;
+static char provider_error[1024];
+
+/* A message longer than the buffer is cut: it is for people, and its start names the cause. */
+__attribute__((format(printf, 1, 2))) static void set_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(provider_error, sizeof(provider_error), fmt, ap);
+	va_end(ap);
+}
+
+static int try_load(const char *path)
+{
+	/* RTLD_NOW: a provider with unresolved symbols fails here, not at the first event. */
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		const char *why = dlerror();
+
+		set_error("cannot load LTTng provider: %s", why ? why : path);
+		return -1;
+	}
+	provider_loaded = 1;
+	provider_error[0] = '\0';
+	return 0;
+}
+
+static void load_provider(void)
+{
+	const char *enable = getenv("RASP_LTTNG");
+	const char *explicit_path = getenv("RASP_LTTNG_PROVIDER");
+	char path[4096];
+	Dl_info self;
+
+	if (enable && strcmp(enable, "1") != 0) {
+		if (strcmp(enable, "0") == 0) {
+			set_error("LTTng provider disabled by RASP_LTTNG=0");
+		} else {
+			set_error("RASP_LTTNG='%s' is not 0 or 1; LTTng provider not loaded", enable);
+			fprintf(stderr, "rasp: %s\n", provider_error);
+		}
+		return;
+	}
+	if (explicit_path && *explicit_path) {
+		if (try_load(explicit_path) != 0)
+			fprintf(stderr, "rasp: RASP_LTTNG_PROVIDER='%s': %s; events are disabled\n",
+				explicit_path, provider_error);
+		return;
+	}
+	/* Beside librasp: the build tree and any install prefix alike. */
+	if (dladdr((void *)rasp_events_provider_loaded, &self) && self.dli_fname) {
+		const char *slash = strrchr(self.dli_fname, '/');
+
+		if (slash) {
+			int n = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - self.dli_fname),
+					 self.dli_fname, RASP_PROVIDER_FILE);
+
+			if (n > 0 && (size_t)n < sizeof(path) && try_load(path) == 0)
+				return;
+		}
+	}
+	if (try_load(RASP_PROVIDER_INSTALL_DIR "/" RASP_PROVIDER_FILE) == 0)
+		return;
+	/* Not found is normal on a machine without LTTng: stay quiet, as CoreCLR does. */
+}
+
+__attribute__((constructor)) static void rasp__events_init(void)
+{
+	pthread_once(&load_once, load_provider);
+}
+
+int rasp_events_provider_loaded(void)
+{
+	pthread_once(&load_once, load_provider);
+	return provider_loaded;
+}
+
+const char *rasp_events_provider_error(void)
+{
+	pthread_once(&load_once, load_provider);
+	return provider_loaded ? NULL : provider_error;
+}

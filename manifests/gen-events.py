@@ -1,0 +1,531 @@
+#!/usr/bin/env python3
+"""Generate rasp's event layer from an ETW instrumentation manifest.
+
+Reads manifests/rasp-events.man (the single source of truth) and writes, into the build tree:
+  rasp/event-meta.h     provider names and GUIDs, event ids, versions, levels, keywords
+  rasp/events.h         the C API the runtime calls: rasp_event_<name>() and _enabled()
+  rasp-tp-<Prov>.h      one LTTng-UST tracepoint provider header per provider
+  rasp-tp-probes.c      the probe definitions, built into the provider shared object
+  rasp-events.c         the API functions, built into librasp (dynamic linkage: no
+                        hard dependency on liblttng-ust)
+and, with --docs, the event reference docs/events.md.
+
+The LTTng layout follows CoreCLR's genLttngProvider.py: the provider name drops "Microsoft-"
+and "Windows-" and turns "-" into "_", the event name is the event symbol, every template
+field is its own LTTng field, pointers are size_t integers, strings are UTF-8 strings, and
+no loglevel is declared. Python 3 standard library only. Errors name the manifest line and
+exit with status 1, which fails the build.
+"""
+
+import argparse
+import os
+import re
+import sys
+import xml.parsers.expat
+
+GENERATOR = "manifests/gen-events.py"
+
+# inType -> (C API type, LTTng field macro, LTTng C type, what babeltrace2 shows)
+IN_TYPES = {
+    "win:Int8": ("int8_t", "integer", "int8_t", "8-bit signed integer"),
+    "win:UInt8": ("uint8_t", "integer", "uint8_t", "8-bit unsigned integer"),
+    "win:Int16": ("int16_t", "integer", "short", "16-bit signed integer"),
+    "win:UInt16": ("uint16_t", "integer", "unsigned short", "16-bit unsigned integer"),
+    "win:Int32": ("int32_t", "integer", "int", "32-bit signed integer"),
+    "win:UInt32": ("uint32_t", "integer", "unsigned int", "32-bit unsigned integer"),
+    "win:Int64": ("int64_t", "integer", "int64_t", "64-bit signed integer"),
+    "win:UInt64": ("uint64_t", "integer", "uint64_t", "64-bit unsigned integer"),
+    "win:Pointer": ("uintptr_t", "integer", "size_t", "unsigned integer, pointer-sized (64-bit on x86-64)"),
+    # CoreCLR maps win:Boolean to BOOL, a 32-bit int.
+    "win:Boolean": ("int32_t", "integer", "int", "32-bit signed integer (0 or 1)"),
+    "win:Float": ("float", "float", "float", "single-precision real"),
+    "win:Double": ("double", "float", "double", "double-precision real"),
+    "win:UnicodeString": ("const char *", "string", None, "string (UTF-8)"),
+    "win:AnsiString": ("const char *", "string", None, "string (UTF-8)"),
+}
+
+LEVELS = {
+    "win:LogAlways": 0,
+    "win:Critical": 1,
+    "win:Error": 2,
+    "win:Warning": 3,
+    "win:Informational": 4,
+    "win:Verbose": 5,
+}
+
+# LTTng-UST's LTTNG_UST_TP_ARGS takes at most 10 argument pairs.
+MAX_FIELDS = 10
+
+IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class ManifestError(Exception):
+    def __init__(self, path, line, msg):
+        super().__init__(f"{path}:{line}: error: {msg}")
+
+
+class Node:
+    __slots__ = ("tag", "attrs", "line", "children")
+
+    def __init__(self, tag, attrs, line):
+        self.tag, self.attrs, self.line, self.children = tag, attrs, line, []
+
+    def find(self, tag):
+        return [c for c in self.children if c.tag == tag]
+
+    def first(self, tag):
+        found = self.find(tag)
+        return found[0] if found else None
+
+
+def parse_xml(path):
+    """Parse into a tree of Nodes that remember their line (ElementTree cannot)."""
+    root = Node("#document", {}, 1)
+    stack = [root]
+    parser = xml.parsers.expat.ParserCreate(namespace_separator=None)
+
+    def start(tag, attrs):
+        node = Node(tag.split(":")[-1], attrs, parser.CurrentLineNumber)
+        stack[-1].children.append(node)
+        stack.append(node)
+
+    def end(_tag):
+        stack.pop()
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    try:
+        with open(path, "rb") as f:
+            parser.ParseFile(f)
+    except xml.parsers.expat.ExpatError as e:
+        raise ManifestError(path, e.lineno, f"malformed XML: {xml.parsers.expat.ErrorString(e.code)}")
+    except OSError as e:
+        raise ManifestError(path, 0, f"cannot read manifest: {e.strerror}")
+    return root
+
+
+def lttng_provider_name(name):
+    for prefix in ("Microsoft-", "Windows-"):
+        name = name.replace(prefix, "")
+    return name.replace("-", "_")
+
+
+def snake(name):
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
+    return s.lower()
+
+
+def parse_int(text):
+    return int(text, 0)
+
+
+class Manifest:
+    def __init__(self, path):
+        self.path = path
+        self.providers = []
+        self._load(parse_xml(path))
+
+    def err(self, node, msg):
+        return ManifestError(self.path, node.line if node else 0, msg)
+
+    def req(self, node, attr):
+        v = node.attrs.get(attr)
+        if v is None or v == "":
+            raise self.err(node, f"<{node.tag}> lacks required attribute '{attr}'")
+        return v
+
+    def _load(self, doc):
+        top = doc.first("instrumentationManifest")
+        if top is None:
+            raise self.err(doc.children[0] if doc.children else None,
+                           "root element must be <instrumentationManifest>")
+        strings = {}
+        for loc in top.find("localization"):
+            for res in loc.find("resources"):
+                for table in res.find("stringTable"):
+                    for s in table.find("string"):
+                        strings[self.req(s, "id")] = s.attrs.get("value", "")
+        self.strings = strings
+        instr = top.first("instrumentation")
+        events = instr.first("events") if instr is not None else None
+        if events is None:
+            raise self.err(top, "no <instrumentation><events> section")
+        seen_lttng = {}
+        seen_api = {}
+        for pnode in events.find("provider"):
+            p = self._provider(pnode)
+            if p["lttng"] in seen_lttng:
+                raise self.err(pnode, f"provider '{p['name']}' maps to LTTng provider "
+                               f"'{p['lttng']}', already used at line {seen_lttng[p['lttng']]}")
+            seen_lttng[p["lttng"]] = pnode.line
+            for e in p["events"]:
+                if e["api"] in seen_api:
+                    raise self.err(e["node"], f"event symbol '{e['symbol']}' gives C function "
+                                   f"rasp_event_{e['api']}, already used at line {seen_api[e['api']]}")
+                seen_api[e["api"]] = e["node"].line
+            self.providers.append(p)
+        if not self.providers:
+            raise self.err(events, "no <provider> declared")
+
+    def message(self, node, text):
+        if text and text.startswith("$(string.") and text.endswith(")"):
+            key = text[len("$(string."):-1]
+            if key not in self.strings:
+                raise self.err(node, f"message refers to undefined string '{key}'")
+            return self.strings[key]
+        return text or ""
+
+    def _provider(self, node):
+        name = self.req(node, "name")
+        guid = self.req(node, "guid")
+        if not re.match(r"^\{[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\}$", guid):
+            raise self.err(node, f"provider '{name}': guid '{guid}' is not of the form {{8-4-4-4-12}}")
+        p = {"name": name, "guid": guid.lower(), "lttng": lttng_provider_name(name),
+             "symbol": self.req(node, "symbol"), "node": node,
+             "keywords": {}, "tasks": {}, "maps": {}, "templates": {}, "events": []}
+        if not IDENT.match(p["lttng"]):
+            raise self.err(node, f"provider name '{name}' gives LTTng provider '{p['lttng']}', not a C identifier")
+        for ks in node.find("keywords"):
+            for k in ks.find("keyword"):
+                kname = self.req(k, "name")
+                try:
+                    mask = parse_int(self.req(k, "mask"))
+                except ValueError:
+                    raise self.err(k, f"keyword '{kname}': mask '{k.attrs['mask']}' is not an integer")
+                p["keywords"][kname] = {"name": kname, "mask": mask, "symbol": k.attrs.get("symbol", ""),
+                                        "message": self.message(k, k.attrs.get("message"))}
+        for ts in node.find("tasks"):
+            for t in ts.find("task"):
+                tname = self.req(t, "name")
+                try:
+                    value = parse_int(self.req(t, "value"))
+                except ValueError:
+                    raise self.err(t, f"task '{tname}': value '{t.attrs['value']}' is not an integer")
+                p["tasks"][tname] = {"name": tname, "value": value, "guid": t.attrs.get("eventGUID", "")}
+        for ms in node.find("maps"):
+            for m in ms.find("valueMap") + ms.find("bitMap"):
+                mname = self.req(m, "name")
+                entries = []
+                for e in m.find("map"):
+                    try:
+                        value = parse_int(self.req(e, "value"))
+                    except ValueError:
+                        raise self.err(e, f"map '{mname}': value '{e.attrs['value']}' is not an integer")
+                    entries.append((value, self.message(e, e.attrs.get("message"))))
+                p["maps"][mname] = {"name": mname, "kind": m.tag, "entries": entries}
+        for ts in node.find("templates"):
+            for t in ts.find("template"):
+                tid = self.req(t, "tid")
+                if tid in p["templates"]:
+                    raise self.err(t, f"template '{tid}' declared twice (first at line "
+                                   f"{p['templates'][tid]['node'].line})")
+                p["templates"][tid] = self._template(p, t, tid)
+        ids = {}
+        for es in node.find("events"):
+            for e in es.find("event"):
+                ev = self._event(p, e)
+                key = (ev["id"], ev["version"])
+                if key in ids:
+                    raise self.err(e, f"duplicate event id {ev['id']} version {ev['version']} in provider "
+                                   f"'{name}' (first at line {ids[key]})")
+                ids[key] = e.line
+                p["events"].append(ev)
+        return p
+
+    def _template(self, p, node, tid):
+        fields = []
+        names = set()
+        for d in node.find("data"):
+            fname = self.req(d, "name")
+            if not IDENT.match(fname):
+                raise self.err(d, f"template '{tid}': field name '{fname}' is not a C identifier")
+            if fname in names:
+                raise self.err(d, f"template '{tid}': field '{fname}' declared twice")
+            names.add(fname)
+            in_type = self.req(d, "inType")
+            if in_type not in IN_TYPES:
+                raise self.err(d, f"template '{tid}', field '{fname}': unknown or unsupported inType "
+                               f"'{in_type}' (supported: {', '.join(sorted(IN_TYPES))})")
+            if "count" in d.attrs or "length" in d.attrs:
+                raise self.err(d, f"template '{tid}', field '{fname}': arrays (count/length) are not supported")
+            mapname = d.attrs.get("map")
+            if mapname and mapname not in p["maps"]:
+                raise self.err(d, f"template '{tid}', field '{fname}': unknown map '{mapname}'")
+            fields.append({"name": fname, "in": in_type, "out": d.attrs.get("outType", ""),
+                           "map": mapname, "doc": self.strings.get(f"Doc.{tid}.{fname}", ""),
+                           "node": d})
+        if len(fields) > MAX_FIELDS:
+            raise self.err(node, f"template '{tid}' has {len(fields)} fields; LTTng-UST takes at most {MAX_FIELDS}")
+        return {"tid": tid, "fields": fields, "node": node}
+
+    def _event(self, p, node):
+        symbol = self.req(node, "symbol")
+        if not IDENT.match(symbol):
+            raise self.err(node, f"event symbol '{symbol}' is not a C identifier")
+        try:
+            eid = parse_int(self.req(node, "value"))
+            version = parse_int(node.attrs.get("version", "0"))
+        except ValueError:
+            raise self.err(node, f"event '{symbol}': value or version is not an integer")
+        level_name = node.attrs.get("level", "win:Informational")
+        if level_name not in LEVELS:
+            raise self.err(node, f"event '{symbol}': unknown level '{level_name}' "
+                           f"(known: {', '.join(LEVELS)})")
+        tid = node.attrs.get("template")
+        if tid is None:
+            template = {"tid": None, "fields": []}
+        elif tid not in p["templates"]:
+            raise self.err(node, f"event '{symbol}' (id {eid}) refers to missing template '{tid}'")
+        else:
+            template = p["templates"][tid]
+        kw_mask = 0
+        kw_names = node.attrs.get("keywords", "").split()
+        for k in kw_names:
+            if k not in p["keywords"]:
+                raise self.err(node, f"event '{symbol}': unknown keyword '{k}'")
+            kw_mask |= p["keywords"][k]["mask"]
+        task = node.attrs.get("task")
+        if task is not None and task not in p["tasks"]:
+            raise self.err(node, f"event '{symbol}': unknown task '{task}'")
+        return {"symbol": symbol, "api": snake(symbol), "id": eid, "version": version,
+                "level_name": level_name, "level": LEVELS[level_name], "keywords": kw_names,
+                "keyword_mask": kw_mask, "task": task, "template": template,
+                "message": self.message(node, node.attrs.get("message")), "node": node}
+
+
+def banner(manifest_rel, comment="/*", end=" */"):
+    return (f"{comment} Generated by {GENERATOR} from {manifest_rel}. Do not edit:{end}\n"
+            f"{comment} change the manifest and rebuild.{end}\n")
+
+
+def macro(s):
+    return re.sub(r"[^A-Za-z0-9]", "_", s).upper()
+
+
+def api_params(fields):
+    if not fields:
+        return "void"
+    return ", ".join(f"{IN_TYPES[f['in']][0]}{'' if IN_TYPES[f['in']][0].endswith('*') else ' '}{f['name']}"
+                     for f in fields)
+
+
+def gen_meta(m, rel):
+    out = [banner(rel), "#ifndef RASP_EVENT_META_H\n#define RASP_EVENT_META_H\n",
+           "/* Event metadata for code that emits or filters rasp events: provider names and GUIDs,\n"
+           " * event ids, versions, levels and keywords, as the manifest declares them. */\n"]
+    for p in m.providers:
+        P = macro(p["lttng"])
+        out.append(f"/* Provider {p['name']} */")
+        out.append(f"#define RASP_PROVIDER_{P}_NAME \"{p['name']}\"")
+        out.append(f"#define RASP_PROVIDER_{P}_LTTNG \"{p['lttng']}\"")
+        out.append(f"#define RASP_PROVIDER_{P}_GUID \"{p['guid']}\"")
+        for k in p["keywords"].values():
+            out.append(f"#define RASP_KEYWORD_{P}_{macro(k['name'])} 0x{k['mask']:x}ULL")
+        for t in p["tasks"].values():
+            out.append(f"#define RASP_TASK_{P}_{macro(t['name'])} {t['value']}")
+        for mp in p["maps"].values():
+            for value, msg in mp["entries"]:
+                out.append(f"#define RASP_MAP_{macro(mp['name'])}_{macro(msg)} {value}")
+        for e in p["events"]:
+            E = f"RASP_EVENT_{P}_{macro(e['symbol'])}"
+            out.append(f"#define {E}_ID {e['id']}")
+            out.append(f"#define {E}_VERSION {e['version']}")
+            out.append(f"#define {E}_LEVEL {e['level']}")
+            out.append(f"#define {E}_KEYWORDS 0x{e['keyword_mask']:x}ULL")
+            out.append(f"#define {E}_LTTNG \"{p['lttng']}:{e['symbol']}\"")
+            names = ", ".join(f'"{f["name"]}"' for f in e["template"]["fields"])
+            out.append(f"#define {E}_FIELD_COUNT {len(e['template']['fields'])}")
+            out.append(f"#define {E}_FIELD_NAMES {{ {names} }}")
+        out.append("")
+    out.append("#endif /* RASP_EVENT_META_H */")
+    return "\n".join(out) + "\n"
+
+
+def gen_api_header(m, rel):
+    out = [banner(rel), "#ifndef RASP_EVENTS_H\n#define RASP_EVENTS_H\n",
+           "/* The event API: one function per manifest event. Each costs one load and one\n"
+           " * predictable branch while no tracing session enables its tracepoint, including when\n"
+           " * the LTTng provider library could not be loaded (rasp_events_provider_loaded()). */\n",
+           "#include <stdbool.h>\n#include <stdint.h>\n\n#include \"rasp/event-meta.h\"\n#include \"rasp/export.h\"\n",
+           "#ifdef __cplusplus\nextern \"C\" {\n#endif\n",
+           "/* 1 once the LTTng provider library is loaded; 0 if it is not (disabled by RASP_LTTNG=0,\n"
+           " * or not found / not loadable; rasp_events_provider_error() then says why). */",
+           "RASP_API int rasp_events_provider_loaded(void);",
+           "/* Why the provider is not loaded, or NULL when it is. */",
+           "RASP_API const char *rasp_events_provider_error(void);\n"]
+    for p in m.providers:
+        for e in p["events"]:
+            fields = e["template"]["fields"]
+            out.append(f"/* {p['lttng']}:{e['symbol']} (event {e['id']} version {e['version']}"
+                       f" of {p['name']}). */")
+            out.append(f"RASP_API bool rasp_event_{e['api']}_enabled(void);")
+            out.append(f"RASP_API void rasp_event_{e['api']}({api_params(fields)});\n")
+    out.append("#ifdef __cplusplus\n}\n#endif\n\n#endif /* RASP_EVENTS_H */")
+    return "\n".join(out) + "\n"
+
+
+def tp_field(f):
+    cty = IN_TYPES[f["in"]]
+    if cty[1] == "string":
+        return f"lttng_ust_field_string({f['name']}, {f['name']} ? {f['name']} : \"NULL\")"
+    if cty[1] == "float":
+        return f"lttng_ust_field_float({cty[2]}, {f['name']}, {f['name']})"
+    return f"lttng_ust_field_integer({cty[2]}, {f['name']}, {f['name']})"
+
+
+def gen_tp_header(m, p, rel):
+    guard = f"RASP_TP_{macro(p['lttng'])}_H"
+    out = [banner(rel),
+           f"/* LTTng-UST tracepoint provider {p['lttng']} (manifest provider {p['name']}). */\n",
+           "#undef LTTNG_UST_TRACEPOINT_PROVIDER",
+           f"#define LTTNG_UST_TRACEPOINT_PROVIDER {p['lttng']}\n",
+           "#undef LTTNG_UST_TRACEPOINT_INCLUDE",
+           f"#define LTTNG_UST_TRACEPOINT_INCLUDE \"rasp-tp-{p['lttng']}.h\"\n",
+           f"#if !defined({guard}) || defined(LTTNG_UST_TRACEPOINT_HEADER_MULTI_READ)",
+           f"#define {guard}\n",
+           "#include <lttng/tracepoint.h>\n#include <stddef.h>\n#include <stdint.h>\n"]
+    for e in p["events"]:
+        fields = e["template"]["fields"]
+        if fields:
+            args = ",\n\t\t".join(f"{IN_TYPES[f['in']][0]}, {f['name']}" for f in fields)
+            body = "\n\t\t".join(tp_field(f) for f in fields)
+        else:
+            args, body = "", ""
+        out.append(f"LTTNG_UST_TRACEPOINT_EVENT({p['lttng']}, {e['symbol']},\n"
+                   f"\tLTTNG_UST_TP_ARGS({args}),\n"
+                   f"\tLTTNG_UST_TP_FIELDS({body}))\n")
+    out.append(f"#endif /* {guard} */\n\n#include <lttng/tracepoint-event.h>")
+    return "\n".join(out) + "\n"
+
+
+def gen_probes(m, rel):
+    out = [banner(rel),
+           "/* Probe definitions of every rasp provider: this file alone makes the provider\n"
+           " * shared object, the only part of rasp linked against liblttng-ust. */\n",
+           "#define LTTNG_UST_TRACEPOINT_CREATE_PROBES"]
+    for p in m.providers:
+        out.append(f"#include \"rasp-tp-{p['lttng']}.h\"")
+    return "\n".join(out) + "\n"
+
+
+def gen_api_source(m, rel):
+    out = [banner(rel),
+           "/* The event API, built into librasp. Tracepoints are defined here with dynamic linkage:\n"
+           " * librasp needs no liblttng-ust; events reach a session once events/provider.c has\n"
+           " * loaded the provider shared object, and until then each call is one load and branch. */\n",
+           "#define LTTNG_UST_TRACEPOINT_DEFINE",
+           "#define LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE"]
+    for p in m.providers:
+        out.append(f"#include \"rasp-tp-{p['lttng']}.h\"")
+    out.append("\n#include \"rasp/events.h\"\n")
+    for p in m.providers:
+        for e in p["events"]:
+            fields = e["template"]["fields"]
+            call_args = "".join(f", {f['name']}" for f in fields)
+            out.append(f"bool rasp_event_{e['api']}_enabled(void)\n{{\n"
+                       f"\treturn lttng_ust_tracepoint_enabled({p['lttng']}, {e['symbol']});\n}}\n")
+            out.append(f"void rasp_event_{e['api']}({api_params(fields)})\n{{\n"
+                       f"\tif (lttng_ust_tracepoint_enabled({p['lttng']}, {e['symbol']}))\n"
+                       f"\t\tlttng_ust_do_tracepoint({p['lttng']}, {e['symbol']}{call_args});\n}}\n")
+    return "\n".join(out)
+
+
+def md_escape(s):
+    return s.replace("|", "\\|")
+
+
+def gen_docs(m, rel):
+    out = [f"<!-- Generated by {GENERATOR} from {rel}. Do not edit: change the manifest and rebuild;",
+           "     a test fails while this file differs from what the generator produces. -->",
+           "# Event reference", "",
+           "Every event rasp emits, as declared in the manifest. In LTTng a provider's name drops",
+           "`Microsoft-` and `Windows-` and turns `-` into `_`; the event name is the event symbol;",
+           "every field is a separate LTTng field, in manifest order. No loglevel is declared, as in",
+           "CoreCLR, so `lttng list -u` shows LTTng's default (`TRACE_DEBUG_LINE`).", ""]
+    for p in m.providers:
+        out += [f"## Provider `{p['name']}`", "",
+                "| attribute | value |", "|---|---|",
+                f"| GUID | `{{{p['guid'][1:-1]}}}` |",
+                f"| LTTng provider | `{p['lttng']}` |"]
+        for k in p["keywords"].values():
+            out.append(f"| keyword `{k['name']}` | `0x{k['mask']:x}` |")
+        for t in p["tasks"].values():
+            out.append(f"| task `{t['name']}` | {t['value']} |")
+        out.append("")
+        for mp in p["maps"].values():
+            out.append(f"Value map `{mp['name']}`: " +
+                       ", ".join(f"{v} = {md_escape(msg)}" for v, msg in mp["entries"]) + ".")
+            out.append("")
+        for e in p["events"]:
+            out += [f"### `{p['lttng']}:{e['symbol']}`", "",
+                    f"Event {e['id']} version {e['version']}, level {e['level_name'][4:]} ({e['level']}), "
+                    f"keywords {', '.join('`%s`' % k for k in e['keywords']) or 'none'} "
+                    f"(`0x{e['keyword_mask']:x}`), task `{e['task'] or '-'}`. "
+                    f"C API: `rasp_event_{e['api']}()`.", ""]
+            fields = e["template"]["fields"]
+            if not fields:
+                out += ["No payload.", ""]
+                continue
+            out += ["| # | field | manifest type | LTTng / CTF | meaning |", "|---|---|---|---|---|"]
+            for i, f in enumerate(fields, 1):
+                mtype = f"`{f['in']}`" + (f", map `{f['map']}`" if f["map"] else "") + \
+                        (f", shown as `{f['out']}`" if f["out"] else "")
+                out.append(f"| {i} | `{f['name']}` | {mtype} | {IN_TYPES[f['in']][3]} | "
+                           f"{md_escape(f['doc'])} |")
+            out.append("")
+    return "\n".join(out)
+
+
+def outputs(m):
+    files = ["rasp/event-meta.h", "rasp/events.h", "rasp-tp-probes.c", "rasp-events.c"]
+    files += [f"rasp-tp-{p['lttng']}.h" for p in m.providers]
+    return files
+
+
+def write_if_changed(path, text):
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("manifest")
+    ap.add_argument("--out-dir", help="directory for the generated C sources and headers")
+    ap.add_argument("--docs", help="write the event reference (Markdown) here")
+    ap.add_argument("--list-outputs", action="store_true",
+                    help="print the files --out-dir would receive, one a line, and exit")
+    ap.add_argument("--name", help="manifest path as written into generated banners "
+                    "(default: the path given)")
+    args = ap.parse_args(argv)
+    rel = args.name or args.manifest
+    try:
+        m = Manifest(args.manifest)
+    except ManifestError as e:
+        print(e, file=sys.stderr)
+        return 1
+    if args.list_outputs:
+        print("\n".join(outputs(m)))
+        return 0
+    if args.out_dir:
+        d = args.out_dir
+        write_if_changed(os.path.join(d, "rasp/event-meta.h"), gen_meta(m, rel))
+        write_if_changed(os.path.join(d, "rasp/events.h"), gen_api_header(m, rel))
+        write_if_changed(os.path.join(d, "rasp-tp-probes.c"), gen_probes(m, rel))
+        write_if_changed(os.path.join(d, "rasp-events.c"), gen_api_source(m, rel))
+        for p in m.providers:
+            write_if_changed(os.path.join(d, f"rasp-tp-{p['lttng']}.h"), gen_tp_header(m, p, rel))
+    if args.docs:
+        write_if_changed(args.docs, gen_docs(m, rel) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
