@@ -58,7 +58,8 @@ static void load_provider(void)
 		if (strcmp(enable, "0") == 0) {
 			set_error("LTTng provider disabled by RASP_LTTNG=0");
 		} else {
-			set_error("RASP_LTTNG='%s' is not 0 or 1; LTTng provider not loaded", enable);
+			set_error("RASP_LTTNG='%s' is not 0 or 1; LTTng provider not loaded",
+				  enable);
 			fprintf(stderr, "rasp: %s\n", provider_error);
 		}
 		return;
@@ -74,8 +75,9 @@ static void load_provider(void)
 		const char *slash = strrchr(self.dli_fname, '/');
 
 		if (slash) {
-			int n = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - self.dli_fname),
-					 self.dli_fname, RASP_PROVIDER_FILE);
+			int n =
+			    snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - self.dli_fname),
+				     self.dli_fname, RASP_PROVIDER_FILE);
 
 			if (n > 0 && (size_t)n < sizeof(path) && try_load(path) == 0)
 				return;

@@ -11,8 +11,8 @@
 
 #include "rasp/events.h"
 
-static const char *const type_names[] = { "System.String", "System.Int32[]", "Demo.Node",
-					  "System.Byte[]", NULL };
+static const char *const type_names[] = {"System.String", "System.Int32[]", "Demo.Node",
+					 "System.Byte[]", NULL};
 
 static int parse_u64(const char *opt, const char *text, uint64_t min, uint64_t *out)
 {
@@ -61,7 +61,8 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: rasp-emit [-n COUNT] [-s SEED] [-m MEAN]\n"
-			       "Fire COUNT DotNETRuntime:AllocationSampled events (default 1000) after one\n"
+			       "Fire COUNT DotNETRuntime:AllocationSampled events (default 1000) "
+			       "after one\n"
 			       "Rasp_Runtime:SamplingConfigured carrying MEAN (default 102400).\n");
 			return 0;
 		default:
@@ -79,7 +80,8 @@ int main(int argc, char **argv)
 		uint64_t r = next(&seed);
 		unsigned t = (unsigned)(r % 4);
 		uint32_t kind = t == 3 ? (r >> 8) % 3 : 0;
-		uint64_t size = kind == 1 ? 85000 + ((r >> 16) % 100000) : 24 + 8 * ((r >> 16) % 64);
+		uint64_t size =
+		    kind == 1 ? 85000 + ((r >> 16) % 100000) : 24 + 8 * ((r >> 16) % 64);
 
 		rasp_event_allocation_sampled(kind, 0, (uintptr_t)&type_names[t], type_names[t],
 					      (uintptr_t)(0x7f0000000000ULL + 64 * i), size,

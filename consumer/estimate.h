@@ -1,0 +1,60 @@
+/* Estimation math for sampled allocations: no babeltrace2 types, unit-tested alone.
+ *
+ * Model (docs/sampling.md): every allocated byte of a thread is a Bernoulli trial with
+ * success probability p; an object is sampled at its first successful byte, and its later
+ * bytes get no trials. A cell holds the samples of one thread that fall in one group (a type,
+ * a kind, ...): the unit every estimate starts from. Groups and totals are sums of cells
+ * over threads and processes: unbias per cell first, then sum.
+ *
+ * Errors are 0 or a negative errno value (-EINVAL names a bad argument). */
+#ifndef RASP_CONSUMER_ESTIMATE_H
+#define RASP_CONSUMER_ESTIMATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The default sampling mean of .NET and rasp: p = 1/102400. */
+#define RASP_EST_DEFAULT_MEAN 102400.0
+
+struct rasp_est_cell {
+	double p;	  /* per-byte success probability of this thread's sampler, 1/mean */
+	uint64_t samples; /* s: sampled objects */
+	double bytes;	  /* weighted estimate: sum z / (1 - q^z) */
+	double objects;	  /* weighted estimate: sum 1 / (1 - q^z) */
+	double unsampled; /* u: sum (z - o), the sampled byte and the untried bytes after it */
+};
+
+/* p in (0, 1]; -EINVAL otherwise. */
+int rasp_est_cell_init(struct rasp_est_cell *cell, double p);
+
+/* Adds one sample: object size z > 0, sampled byte offset o < z; -EINVAL otherwise, and the
+ * cell is left unchanged. */
+int rasp_est_cell_add(struct rasp_est_cell *cell, uint64_t object_size, uint64_t sampled_offset);
+
+struct rasp_est_total {
+	uint64_t samples;
+	double bytes;	  /* weighted (point) estimate */
+	double objects;	  /* weighted (point) estimate */
+	double bytes_low; /* confidence interval for bytes, from the negative binomial */
+	double
+	    bytes_high; /* (failed trials + u), with the window adjustments of docs/sampling.md */
+};
+
+/* Sums n cells (distinct threads, possibly with distinct p) into a total with a two-sided
+ * interval at `confidence` in (0, 1). n = 0 gives all zeros. -EINVAL on a NULL pointer with
+ * n > 0, a confidence out of range or a cell with an invalid p. */
+int rasp_est_sum(const struct rasp_est_cell *cells, size_t n, double confidence,
+		 struct rasp_est_total *out);
+
+/* Negative binomial NB(s, p): failures before the s-th success. Exposed for tests. */
+
+/* Regularized incomplete beta I_x(a, b), a > 0, b > 0, 0 <= x <= 1; NaN on bad input. */
+double rasp_betainc(double a, double b, double x);
+
+/* P(K <= k) = I_p(s, k + 1) for k >= 0; 0 for k < 0; NaN on bad input. */
+double rasp_nb_cdf(double k, double s, double p);
+
+/* Smallest integer k >= 0 with P(K <= k) >= prob, prob in (0, 1), s >= 1; NaN on bad input. */
+double rasp_nb_quantile(double prob, double s, double p);
+
+#endif /* RASP_CONSUMER_ESTIMATE_H */
