@@ -54,7 +54,7 @@ static void load_provider(void)
 	char path[4096];
 	Dl_info self;
 
-	if (enable && strcmp(enable, "1") != 0) {
+	if (enable && *enable && strcmp(enable, "1") != 0) {
 		if (strcmp(enable, "0") == 0) {
 			set_error("LTTng provider disabled by RASP_LTTNG=0");
 		} else {

@@ -1,0 +1,189 @@
+/* The generated provider, end to end: rasp-emit records through a real lttng-sessiond, the
+ * real babeltrace2 reads the trace back, and DotNETRuntime:AllocationSampled has CoreCLR's
+ * layout: field names and order, integer sizes and signedness, TypeName a string; the fields
+ * it shares with CoreCLR's own GCAllocationTick_V3 (a perfcollect trace) have the same shape. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "lttng-session.h"
+#include "rasp/event-meta.h"
+#include "trace-read.h"
+
+#define EMITTED 500
+
+static struct rasp_test_session session;
+
+/* Shape of a field as babeltrace2 sees it: type, and size in bits for integers. */
+struct shape {
+	char name[64];
+	bt_field_class_type type;
+	uint64_t bits;
+};
+
+struct layout {
+	const char *event;
+	int found;
+	uint64_t count;
+	size_t n;
+	struct shape f[16];
+	uint64_t configured_mean;
+	int bad_offset;
+};
+
+static void shape_of(const bt_field_class *fc, const char *name, struct shape *s)
+{
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->type = bt_field_class_get_type(fc);
+	s->bits = bt_field_class_type_is(s->type, BT_FIELD_CLASS_TYPE_INTEGER)
+			  ? bt_field_class_integer_get_field_value_range(fc)
+			  : 0;
+}
+
+static int collect_layout(const bt_event *ev, void *user)
+{
+	struct layout *l = user;
+	const bt_event_class *ec = bt_event_borrow_class_const(ev);
+	const char *name = bt_event_class_get_name(ec);
+	uint64_t size, offset;
+
+	if (strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG) == 0)
+		rasp_test_field_u64(rasp_test_event_field(ev, "SamplingMean"), &l->configured_mean);
+	if (strcmp(name, l->event) != 0)
+		return 0;
+	l->count++;
+	if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG) == 0 &&
+	    (rasp_test_field_u64(rasp_test_event_field(ev, "ObjectSize"), &size) ||
+	     rasp_test_field_u64(rasp_test_event_field(ev, "SampledByteOffset"), &offset) ||
+	     offset >= size))
+		l->bad_offset = 1;
+	if (!l->found) {
+		const bt_field_class *payload = bt_event_class_borrow_payload_field_class_const(ec);
+
+		l->found = 1;
+		l->n = bt_field_class_structure_get_member_count(payload);
+		for (size_t i = 0; i < l->n && i < 16; i++) {
+			const bt_field_class_structure_member *m =
+				bt_field_class_structure_borrow_member_by_index_const(payload, i);
+
+			shape_of(bt_field_class_structure_member_borrow_field_class_const(m),
+				 bt_field_class_structure_member_get_name(m), &l->f[i]);
+		}
+	}
+	return 0;
+}
+
+static const struct shape *field(const struct layout *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->f[i].name, name) == 0)
+			return &l->f[i];
+	return NULL;
+}
+
+static int record(void **state)
+{
+	const char *events[] = { "DotNETRuntime:*", "Rasp_Runtime:*", NULL };
+	const char *argv[] = { rasp_test_build_path("bin/rasp-emit"), "-n", "500", "-m", "65536",
+			       NULL };
+	char out[4096];
+	int rc;
+
+	(void)state;
+	if (rasp_test_session_start(&session, events) != 0)
+		return -1;
+	rc = rasp_test_run(out, sizeof(out), argv, NULL);
+	if (rc != 0 || strstr(out, "provider loaded") == NULL) {
+		fprintf(stderr, "rasp-emit failed (%d): %s\n", rc, out);
+		return -1;
+	}
+	return rasp_test_session_stop(&session);
+}
+
+static int cleanup(void **state)
+{
+	(void)state;
+	rasp_test_session_destroy(&session, 0);
+	return 0;
+}
+
+static void test_no_discarded_events(void **state)
+{
+	(void)state;
+	assert_int_equal(rasp_test_session_discarded(&session), 0);
+}
+
+static void test_allocation_sampled_has_coreclr_layout(void **state)
+{
+	static const char *const names[] = RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_NAMES;
+	static const struct {
+		const char *name;
+		bt_field_class_type type;
+		uint64_t bits;
+	} want[] = {
+		{ "AllocationKind", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 32 },
+		{ "ClrInstanceID", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 16 },
+		{ "TypeID", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 8 * sizeof(size_t) },
+		{ "TypeName", BT_FIELD_CLASS_TYPE_STRING, 0 },
+		{ "Address", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 8 * sizeof(size_t) },
+		{ "ObjectSize", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 64 },
+		{ "SampledByteOffset", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 64 },
+	};
+	struct layout l = { .event = RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG };
+	uint64_t discarded = 0;
+
+	(void)state;
+	assert_int_equal(rasp_test_trace_foreach(session.dir, collect_layout, &l, &discarded),
+			 EMITTED + 2);
+	assert_int_equal(discarded, 0);
+	assert_true(l.found);
+	assert_int_equal(l.count, EMITTED);
+	assert_false(l.bad_offset);
+	assert_int_equal(l.configured_mean, 65536);
+	assert_int_equal(l.n, 7);
+	assert_int_equal(RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_COUNT, 7);
+	for (size_t i = 0; i < 7; i++) {
+		assert_string_equal(l.f[i].name, want[i].name);
+		assert_string_equal(names[i], want[i].name);
+		assert_int_equal(l.f[i].type, want[i].type);
+		assert_int_equal(l.f[i].bits, want[i].bits);
+	}
+}
+
+static void test_shared_fields_match_coreclr_trace(void **state)
+{
+	static const char *const shared[] = { "AllocationKind", "ClrInstanceID", "TypeID",
+					      "TypeName", "Address" };
+	struct layout ours = { .event = RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG };
+	struct layout clr = { .event = "DotNETRuntime:GCAllocationTick_V3" };
+
+	(void)state;
+	assert_true(rasp_test_trace_foreach(session.dir, collect_layout, &ours, NULL) > 0);
+	assert_true(rasp_test_trace_foreach(CORECLR_TRACE_DIR, collect_layout, &clr, NULL) > 0);
+	assert_true(clr.found);
+	assert_int_equal(clr.count, 1);
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		const struct shape *a = field(&ours, shared[i]), *b = field(&clr, shared[i]);
+
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_int_equal(a->type, b->type);
+		assert_int_equal(a->bits, b->bits);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_discarded_events),
+		cmocka_unit_test(test_allocation_sampled_has_coreclr_layout),
+		cmocka_unit_test(test_shared_fields_match_coreclr_trace),
+	};
+
+	return cmocka_run_group_tests_name("provider-layout", tests, record, cleanup);
+}
