@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs rasp's build and test dependencies from Debian 12 packages (root, apt-get) and makes
+# sure an LTTng session daemon is running. Idempotent: apt-get runs only for missing packages.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+packages=(
+  build-essential cmake pkg-config python3   # toolchain, CMake >= 3.25, the event generator
+  lttng-tools liblttng-ust-dev liblttng-ctl-dev   # tracer, session daemon and client
+  babeltrace2 libbabeltrace2-dev                  # trace reader and plugin API
+  libcmocka-dev                                   # unit-test framework
+  python3-scipy                                   # reference values for the estimator tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "deps: missing Debian packages: ${missing[*]}; run this script as root" >&2
+    exit 1
+  fi
+  echo "deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # No recommends: lttng-tools would pull in kernel-module builds we do not use.
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+"$here/ensure-sessiond.sh"
