@@ -9,6 +9,7 @@ packages=(
   lttng-tools liblttng-ust-dev liblttng-ctl-dev   # tracer, session daemon and client
   babeltrace2 libbabeltrace2-dev                  # trace reader and plugin API
   libcmocka-dev                                   # unit-test framework
+  libjson-c-dev                                   # rasp diff reads JSON reports
   python3-scipy                                   # reference values for the estimator tests
 )
 
