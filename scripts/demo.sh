@@ -1,30 +1,37 @@
 #!/usr/bin/env bash
-# The main job: installs dependencies, builds, records a real LTTng trace of a program that
-# emits DotNETRuntime:AllocationSampled events, and prints it with babeltrace2.
+# The main job: installs dependencies, builds, records the demo workload (a multi-threaded
+# document store on the rasp runtime) with `rasp record`, reports it with `rasp report`, and
+# prints the estimates beside the workload's own count of what it allocated.
+#   scripts/demo.sh [--docs N] [--threads N] [--mean BYTES]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build"
+docs=20000 threads=4 mean=102400
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --docs|--threads|--mean)
+      [ $# -ge 2 ] || { echo "demo.sh: $1 needs a value" >&2; exit 2; }
+      declare "${1#--}=$2"; shift 2 ;;
+    -h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
 "$root/scripts/deps.sh"
 cmake -S "$root" -B "$build" >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
 
-session="rasp-demo-$$"
-trace="$build/traces/$session"
-cleanup() { lttng destroy "$session" >/dev/null 2>&1 || true; }
-trap cleanup EXIT
+out="$build/demo"
+rm -rf "$out" && mkdir -p "$out"
+rasp="$build/bin/rasp"
 
-lttng create "$session" --output="$trace" >/dev/null
-lttng enable-channel -u -s "$session" --subbuf-size=1M --num-subbuf=8 ch0 >/dev/null
-lttng enable-event -u -s "$session" -c ch0 'DotNETRuntime:AllocationSampled' >/dev/null
-lttng enable-event -u -s "$session" -c ch0 'Rasp_Runtime:*' >/dev/null
-lttng add-context -u -s "$session" -c ch0 -t vpid -t vtid -t procname >/dev/null
-lttng start "$session" >/dev/null
-LTTNG_UST_REGISTER_TIMEOUT=-1 "$build/bin/rasp-emit" -n 20
-lttng stop "$session" >/dev/null
-discarded=$(lttng list "$session" | awk '/Discarded events:/ { n += $3 } END { print n + 0 }')
-lttng destroy "$session" >/dev/null
-trap - EXIT
-
-echo "trace: $trace (discarded events: $discarded)"
-[ "$discarded" = 0 ] || echo "warning: the tracer discarded events; enlarge the channel (--subbuf-size/--num-subbuf)" >&2
-babeltrace2 "$trace"
+echo "== rasp record -- rasp-docstore ($threads threads x $docs documents, sampling mean $mean bytes)"
+"$rasp" record -o "$out/trace" --mean "$mean" -- \
+  "$build/bin/rasp-docstore" --threads "$threads" --docs "$docs" --truth "$out/truth.json"
+echo
+echo "== rasp report $out/trace"
+"$rasp" report "$out/trace"
+"$rasp" report --format json -o "$out/report.json" "$out/trace"
+echo
+echo "== estimates beside the truth (the workload counted its own allocations)"
+python3 "$root/examples/compare-truth.py" "$out/report.json" "$out/truth.json"

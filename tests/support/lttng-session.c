@@ -119,9 +119,12 @@ int rasp_test_run(char *out, size_t outlen, const char *const *argv, const char 
 
 const char *rasp_test_build_path(const char *rel)
 {
-	static char path[PATH_MAX];
+	/* Several paths are often used in one argv: rotate through a few buffers. */
+	static char paths[8][PATH_MAX];
+	static unsigned next;
+	char *path = paths[next++ % 8];
 
-	snprintf(path, sizeof(path), "%s/%s", RASP_TEST_BUILD_DIR, rel);
+	snprintf(path, PATH_MAX, "%s/%s", RASP_TEST_BUILD_DIR, rel);
 	return path;
 }
 

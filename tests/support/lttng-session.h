@@ -37,7 +37,8 @@ int rasp_test_lttng(char *out, size_t outlen, const char *const *args);
  * if it was killed) and its output (stdout and stderr together) in `out` if non-NULL. */
 int rasp_test_run(char *out, size_t outlen, const char *const *argv, const char *const *env_extra);
 
-/* Path of a built program or library: RASP_TEST_BUILD_DIR "/" rel, in a static buffer. */
+/* Path of a built program or library: RASP_TEST_BUILD_DIR "/" rel, in one of 8 static
+ * buffers used in turn (so a few can appear in one argv; not thread-safe). */
 const char *rasp_test_build_path(const char *rel);
 
 #endif /* RASP_TEST_LTTNG_SESSION_H */

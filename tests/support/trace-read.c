@@ -1,26 +1,15 @@
 /* Test support: reads recorded traces with the real libbabeltrace2 (the ctf and utils
- * plugins from the system), one source.ctf.fs per CTF trace found under a directory, merged
- * in time order by filter.utils.muxer, into a simple sink that calls back per event. */
+ * plugins from the system): the rasp command's own graph builder (cli/graph.h) adds one
+ * source.ctf.fs per CTF trace under a directory into filter.utils.muxer, and a simple sink
+ * calls back per event. */
 #define _GNU_SOURCE
 #include "trace-read.h"
 
-#include <ftw.h>
+#include "graph.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_TRACES 64
-
-static char *found[MAX_TRACES];
-static size_t n_found;
-
-static int collect(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	if (type == FTW_F && strcmp(path + ftw->base, "metadata") == 0 && n_found < MAX_TRACES)
-		found[n_found++] = strndup(path, (size_t)ftw->base - 1);
-	return 0;
-}
 
 struct reader {
 	rasp_test_event_fn fn;
@@ -31,7 +20,7 @@ struct reader {
 };
 
 static bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator *it,
-								   void *data)
+								  void *data)
 {
 	struct reader *r = data;
 	bt_message_array_const msgs;
@@ -59,9 +48,8 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
 			}
 			break;
 		case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
-			if (r->discarded &&
-			    bt_message_discarded_events_get_count(m, &n) ==
-				    BT_PROPERTY_AVAILABILITY_AVAILABLE)
+			if (r->discarded && bt_message_discarded_events_get_count(m, &n) ==
+						BT_PROPERTY_AVAILABILITY_AVAILABLE)
 				*r->discarded += n;
 			break;
 		case BT_MESSAGE_TYPE_DISCARDED_PACKETS:
@@ -83,67 +71,32 @@ long rasp_test_trace_foreach(const char *root, rasp_test_event_fn fn, void *user
 	const bt_plugin *ctf = NULL, *utils = NULL;
 	const bt_component_filter *mux = NULL;
 	const bt_component_sink *sink = NULL;
-	struct reader r = { fn, user, 0, discarded, 0 };
+	struct reader r = {fn, user, 0, discarded, 0};
 	bt_graph *graph = NULL;
 	bt_graph_run_status st;
 	long result = -1;
-	size_t i;
 
-	n_found = 0;
-	if (nftw(root, collect, 16, FTW_PHYS) != 0 || n_found == 0) {
-		fprintf(stderr, "test-support: no CTF trace (metadata file) under '%s'\n", root);
-		goto end;
-	}
 	if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) !=
-		    BT_PLUGIN_FIND_STATUS_OK ||
+		BT_PLUGIN_FIND_STATUS_OK ||
 	    bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &utils) !=
-		    BT_PLUGIN_FIND_STATUS_OK) {
+		BT_PLUGIN_FIND_STATUS_OK) {
 		fprintf(stderr, "test-support: babeltrace2 plugins 'ctf'/'utils' not found\n");
 		goto end;
 	}
 	graph = bt_graph_create(0);
 	if (!graph ||
 	    bt_graph_add_filter_component(
-		    graph, bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer"),
-		    "mux", NULL, BT_LOGGING_LEVEL_WARNING, &mux) != BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+		graph, bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer"), "mux",
+		NULL, BT_LOGGING_LEVEL_WARNING, &mux) != BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
 	    bt_graph_add_simple_sink_component(graph, "reader", NULL, consume, NULL, &r, &sink) !=
-		    BT_GRAPH_ADD_COMPONENT_STATUS_OK)
+		BT_GRAPH_ADD_COMPONENT_STATUS_OK)
 		goto end;
-	for (i = 0; i < n_found; i++) {
-		const bt_component_source *src;
-		bt_value *params = bt_value_map_create(), *inputs;
-		char name[32];
-		uint64_t p, nports;
-		int ok;
-
-		snprintf(name, sizeof(name), "src%zu", i);
-		ok = params &&
-		     bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) ==
-			     BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK &&
-		     bt_value_array_append_string_element(inputs, found[i]) ==
-			     BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK &&
-		     bt_graph_add_source_component(
-			     graph, bt_plugin_borrow_source_component_class_by_name_const(ctf, "fs"),
-			     name, params, BT_LOGGING_LEVEL_WARNING,
-			     &src) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
-		bt_value_put_ref(params);
-		if (!ok) {
-			fprintf(stderr, "test-support: source.ctf.fs rejected '%s'\n", found[i]);
-			goto end;
-		}
-		nports = bt_component_source_get_output_port_count(src);
-		for (p = 0; p < nports; p++) {
-			/* The muxer adds an input port each time one is connected. */
-			uint64_t in = bt_component_filter_get_input_port_count(mux) - 1;
-
-			if (bt_graph_connect_ports(
-				    graph, bt_component_source_borrow_output_port_by_index_const(src, p),
-				    bt_component_filter_borrow_input_port_by_index_const(mux, in),
-				    NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
-				goto end;
-		}
+	if (rasp_graph_add_ctf_sources("test-support", graph, ctf, root, mux) <= 0) {
+		fprintf(stderr, "test-support: no readable CTF trace under '%s'\n", root);
+		goto end;
 	}
-	if (bt_graph_connect_ports(graph, bt_component_filter_borrow_output_port_by_name_const(mux, "out"),
+	if (bt_graph_connect_ports(graph,
+				   bt_component_filter_borrow_output_port_by_name_const(mux, "out"),
 				   bt_component_sink_borrow_input_port_by_name_const(sink, "in"),
 				   NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
 		goto end;
@@ -160,9 +113,6 @@ end:
 	bt_graph_put_ref(graph);
 	bt_plugin_put_ref(ctf);
 	bt_plugin_put_ref(utils);
-	for (i = 0; i < n_found; i++)
-		free(found[i]);
-	n_found = 0;
 	return result;
 }
 
