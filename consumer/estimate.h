@@ -57,4 +57,13 @@ double rasp_nb_cdf(double k, double s, double p);
 /* Smallest integer k >= 0 with P(K <= k) >= prob, prob in (0, 1), s >= 1; NaN on bad input. */
 double rasp_nb_quantile(double prob, double s, double p);
 
+/* The failed-trials interval of one stream without window adjustments (the .NET design
+ * doc's form, for a window that starts just after a sample and ends on one):
+ * [F^-1((1-C)/2; s) + u, F^-1((1+C)/2; s) + u] with F the CDF of NB(s, p). s = 0 gives
+ * [u, u]. -EINVAL on a NULL pointer, s or u negative or not finite, p out of (0, 1] or a
+ * confidence out of (0, 1). rasp_est_sum applies the adjustments instead (upper bound with
+ * one more sample per sampling mean); this form is for tests and aligned windows. */
+int rasp_est_interval(double samples, double p, double unsampled, double confidence, double *low,
+		      double *high);
+
 #endif /* RASP_CONSUMER_ESTIMATE_H */

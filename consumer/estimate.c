@@ -1,0 +1,378 @@
+/* Estimation math of the consumer: the weighted (unbiased) estimates of a cell, and the
+ * negative binomial interval for a sum of cells (docs/sampling.md derives both). Owns the
+ * regularized incomplete beta and the NB CDF/quantile they need; no babeltrace2 types, so
+ * the plugin and the unit tests link the same code. */
+#include "estimate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+/* log(sqrt(2 pi)) */
+#define LN_SQRT_2PI 0.91893853320467274178
+
+/* Stirling's correction lgamma(x) - ((x - 1/2) ln x - x + ln sqrt(2 pi)). Taken apart from
+ * lgamma so that the log of the beta function for huge arguments (s ~ 1e7, k ~ 1e14) is not
+ * the small difference of three values near 1e15, which would leave only ~0.5 absolute
+ * accuracy in the exponent. Above 10 the asymptotic series (Bernoulli numbers B2..B12) is
+ * below 1e-15; below 10 lgamma is small, so subtracting loses nothing that matters. */
+static double stirling_delta(double x)
+{
+	if (x >= 10.0) {
+		double r = 1.0 / x, r2 = r * r;
+
+		return r *
+		       (1.0 / 12 + r2 * (-1.0 / 360 +
+					 r2 * (1.0 / 1260 +
+					       r2 * (-1.0 / 1680 +
+						     r2 * (1.0 / 1188 + r2 * (-691.0 / 360360))))));
+	}
+	return lgamma(x) - ((x - 0.5) * log(x) - x + LN_SQRT_2PI);
+}
+
+/* log1p(t) - t without the cancellation of the two terms for small t: with y = t / (2 + t),
+ * log1p(t) = 2 atanh(y) = 2 (y + y^3/3 + ...), and 2y - t = -t^2 / (2 + t). At most ~20
+ * terms for |t| <= 1/2. */
+static double log1pmx(double t)
+{
+	if (fabs(t) > 0.5)
+		return log1p(t) - t;
+	double y = t / (2.0 + t), y2 = y * y, pow = y * y2, sum = 0.0;
+
+	for (int k = 3; k < 200; k += 2) {
+		double term = pow / k;
+
+		sum += term;
+		if (fabs(term) <= fabs(sum) * 1e-17)
+			break;
+		pow *= y2;
+	}
+	return -t * t / (2.0 + t) + 2.0 * sum;
+}
+
+/* ln(num / den) - dlt / den, where num = den + dlt. Near 1 from log1pmx(dlt / den); far
+ * from 1 from the ratio itself, since 1 + dlt / den would have lost the digits of a ratio
+ * near 0 (a = 1, b = 1e14, x = 1e-28: 5e-4 relative). 1 - x is exact for x >= 1/2 and
+ * relative to 1 otherwise, so num is good to an ulp either way. */
+static double log_ratio_mx(double num, double den, double dlt)
+{
+	double t = dlt / den;
+
+	return fabs(t) <= 0.5 ? log1pmx(t) : log(num / den) - t;
+}
+
+/* log(x^a (1-x)^b / B(a, b)), accurate for huge a and b. With n = a + b and d = n x - a:
+ * a ln(x n / a) + b ln((1-x) n / b) = a log1pmx(d / a) + b log1pmx(-d / b) (the +d and -d
+ * cancel exactly on paper instead of in floating point), and Stirling gives the rest. */
+static double log_beta_kernel(double a, double b, double x)
+{
+	double n = a + b;
+	double d = fma(x, n, -a); /* = a - (1 - x) n as well: one rounding, not two */
+	double core = a * log_ratio_mx(x * n, a, d) + b * log_ratio_mx((1.0 - x) * n, b, -d);
+
+	return core + 0.5 * log(a * b / n) - LN_SQRT_2PI - stirling_delta(a) - stirling_delta(b) +
+	       stirling_delta(n);
+}
+
+/* The continued fraction of I_x(a, b) (x^a (1-x)^b / (a B(a, b)) times it), evaluated with
+ * the modified Lentz method: no precomputed depth, stops when a step changes the value by
+ * less than 1e-16 relative. Converges fast for x < (a + 1) / (a + b + 2); the caller swaps
+ * otherwise. Needs O(sqrt(min(a, b))) steps near the mean: ~3000 at a = 1e7. */
+static double betacf(double a, double b, double x)
+{
+	const double tiny = 1e-300;
+	double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0);
+
+	if (fabs(d) < tiny)
+		d = tiny;
+	d = 1.0 / d;
+	double h = d;
+
+	for (int m = 1; m <= 1000000; m++) {
+		double m2 = 2.0 * m;
+		/* even step: m (b - m) x / ((a + 2m - 1)(a + 2m)) */
+		double num = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
+
+		d = 1.0 + num * d;
+		d = fabs(d) < tiny ? 1.0 / tiny : 1.0 / d;
+		c = 1.0 + num / c;
+		if (fabs(c) < tiny)
+			c = tiny;
+		h *= d * c;
+		/* odd step: -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)) */
+		num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
+		d = 1.0 + num * d;
+		d = fabs(d) < tiny ? 1.0 / tiny : 1.0 / d;
+		c = 1.0 + num / c;
+		if (fabs(c) < tiny)
+			c = tiny;
+		double delta = d * c;
+
+		h *= delta;
+		if (fabs(delta - 1.0) < 1e-16)
+			break;
+	}
+	return h;
+}
+
+/* I_x(a, b) = x^a (1-x)^b / (a B(a, b)) * 2F1(a + b, 1; a + 1; x): all terms positive, so
+ * no cancellation (n terms lose ~n ulp). The terms grow while (a + b + n) x > a + 1 + n and
+ * then fall like a Gaussian of width ~sqrt(a): the caller bounds the count. */
+static double beta_series(double a, double b, double x)
+{
+	double term = 1.0, sum = 1.0;
+
+	for (double n = 0.0; n < 1e8; n++) {
+		term *= (a + b + n) * x / (a + 1.0 + n);
+		sum += term;
+		if (term <= sum * 1e-17 && (a + b + n) * x < a + 1.0 + n)
+			break;
+	}
+	return sum;
+}
+
+double rasp_betainc(double a, double b, double x)
+{
+	if (!(a > 0.0) || !(b > 0.0) || !(x >= 0.0 && x <= 1.0) || isinf(a) || isinf(b))
+		return NAN;
+	if (x == 0.0)
+		return 0.0;
+	if (x == 1.0)
+		return 1.0;
+	/* The kernel x^a (1-x)^b / B(a, b) is symmetric, so it is taken before any swap, from
+	 * the exact x: from the rounded 1 - x of a tiny x (p = 1/102400) it would be off by
+	 * ~1e-16 / sd(x) ~ 1e-9 relative at a = 1e5. */
+	double kernel = exp(log_beta_kernel(a, b, x));
+
+	/* Left of the mean the fraction converges fast and is well conditioned. */
+	double excess = x * (a + b + 2.0) - (a + 1.0);
+	if (excess <= 0.0)
+		return kernel / a * betacf(a, b, x);
+	/* Right of it, the textbook move evaluates the smaller tail as 1 - I_{1-x}(b, a). But
+	 * with b >> a (the NB: b = k + 1 ~ s / p) that fraction has its first parameter near
+	 * 1e10 and 1 - x near 1: its terms cancel, and it lost up to 1e-4 relative at b = 1e14.
+	 * There the positive series wins while the tail is not negligible (up to ~10 sd past
+	 * the mean: at most ~20 sqrt(a) terms, 6e4 at a = 1e7); farther out the complement is
+	 * below 1e-20 and the swapped fraction's error no longer shows. */
+	if (b > a && excess / (1.0 - x) < 10.0 * sqrt(a) + 50.0)
+		return kernel / a * beta_series(a, b, x);
+	return 1.0 - kernel / b * betacf(b, a, 1.0 - x);
+}
+
+double rasp_nb_cdf(double k, double s, double p)
+{
+	if (isnan(k) || !(s > 0.0) || isinf(s) || !(p > 0.0 && p <= 1.0))
+		return NAN;
+	if (k < 0.0)
+		return 0.0;
+	if (isinf(k) || p == 1.0)
+		return 1.0;
+	return rasp_betainc(s, floor(k) + 1.0, p);
+}
+
+/* Standard normal quantile, to ~5e-4 (Abramowitz & Stegun 26.2.23): only a starting point
+ * for the integer search, which is exact whatever the start. */
+static double normal_quantile(double prob)
+{
+	double pr = prob < 0.5 ? prob : 1.0 - prob;
+	double t = sqrt(-2.0 * log(pr));
+	double z = t - (2.515517 + t * (0.802853 + t * 0.010328)) /
+			   (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
+
+	return prob < 0.5 ? -z : z;
+}
+
+/* NB quantile for any real s > 0 (the moment-matched sums of rasp_est_sum have real s).
+ * Brackets from the normal approximation, widening by doubling steps, then bisects on
+ * integers: ~2 log2(sd) CDF evaluations. Integers up to 2^53 are exact in a double, and k
+ * stays far below that (s = 1e7 at p = 2^-24 gives k ~ 1.7e14). */
+static double nb_quantile(double prob, double s, double p)
+{
+	if (p == 1.0)
+		return 0.0;
+	double q = 1.0 - p;
+	double mean = s * q / p, sd = sqrt(s * q) / p;
+	double guess = floor(mean + normal_quantile(prob) * sd);
+	double step = fmax(1.0, floor(0.25 * sd));
+	double lo, hi; /* invariant: CDF(lo) < prob <= CDF(hi); lo = -1 stands for "none" */
+
+	if (guess < 0.0)
+		guess = 0.0;
+	if (rasp_nb_cdf(guess, s, p) >= prob) {
+		hi = guess;
+		for (;;) {
+			lo = hi - step;
+			if (lo < 0.0) {
+				lo = -1.0;
+				break;
+			}
+			if (rasp_nb_cdf(lo, s, p) < prob)
+				break;
+			hi = lo;
+			step *= 2.0;
+		}
+	} else {
+		lo = guess;
+		for (;;) {
+			hi = lo + step;
+			if (rasp_nb_cdf(hi, s, p) >= prob)
+				break;
+			lo = hi;
+			step *= 2.0;
+			if (hi > 1e17) /* cannot happen for prob < 1; guards a NaN CDF */
+				return NAN;
+		}
+	}
+	while (hi - lo > 1.0) {
+		double mid = floor(lo + (hi - lo) / 2.0);
+
+		if (rasp_nb_cdf(mid, s, p) >= prob)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+double rasp_nb_quantile(double prob, double s, double p)
+{
+	if (!(prob > 0.0 && prob < 1.0) || !(s >= 1.0) || isinf(s) || !(p > 0.0 && p <= 1.0))
+		return NAN;
+	return nb_quantile(prob, s, p);
+}
+
+/* Probability that an object of z bytes is sampled: 1 - q^z, as -expm1(z log1p(-p)).
+ * 1 - pow(1 - p, z) cancels: ~1e-10 relative at p = 2^-24 and z = 16 (more where 1 - p
+ * itself rounds), against ~1e-16 here. p = 1 gives exactly 1. */
+static double p_hit(double p, double z)
+{
+	return -expm1(z * log1p(-p));
+}
+
+int rasp_est_cell_init(struct rasp_est_cell *cell, double p)
+{
+	if (!cell || !(p > 0.0 && p <= 1.0))
+		return -EINVAL;
+	*cell = (struct rasp_est_cell){.p = p};
+	return 0;
+}
+
+int rasp_est_cell_add(struct rasp_est_cell *cell, uint64_t object_size, uint64_t sampled_offset)
+{
+	if (!cell || !(cell->p > 0.0 && cell->p <= 1.0) || object_size == 0 ||
+	    sampled_offset >= object_size)
+		return -EINVAL;
+	double z = (double)object_size;
+	double hit = p_hit(cell->p, z);
+
+	cell->samples++;
+	cell->bytes += z / hit;
+	cell->objects += 1.0 / hit;
+	cell->unsampled += (double)(object_size - sampled_offset);
+	return 0;
+}
+
+int rasp_est_interval(double samples, double p, double unsampled, double confidence, double *low,
+		      double *high)
+{
+	if (!low || !high || !(samples >= 0.0) || isinf(samples) || !(p > 0.0 && p <= 1.0) ||
+	    !(unsampled >= 0.0) || isinf(unsampled) || !(confidence > 0.0 && confidence < 1.0))
+		return -EINVAL;
+	double alpha = 1.0 - confidence;
+
+	/* NB(0, p) is the point mass at 0: no sample, no failed trial before it. */
+	*low = samples > 0.0 ? nb_quantile(alpha / 2.0, samples, p) + unsampled : unsampled;
+	*high = samples > 0.0 ? nb_quantile(1.0 - alpha / 2.0, samples, p) + unsampled : unsampled;
+	return 0;
+}
+
+/* One sampling stream: the cells sharing a p, which concatenate into one Bernoulli sequence
+ * (docs/sampling.md, "Sums of cells"). */
+struct stream {
+	double p;
+	double samples;
+};
+
+static int stream_cmp(const void *x, const void *y)
+{
+	double a = ((const struct stream *)x)->p, b = ((const struct stream *)y)->p;
+
+	return (a > b) - (a < b);
+}
+
+/* Quantile of the failures of several independent streams, each NB(s_g + extra, p_g): one
+ * stream is exact; several are matched by the NB with the same mean and variance (real
+ * shape), the discrete form of the gamma interval of Fay & Feuer (1997) for weighted sums
+ * of Poisson counts. Streams with p = 1 have no failures and drop out. */
+static double streams_quantile(const struct stream *st, size_t n, double extra, double prob)
+{
+	double mean = 0.0, var = 0.0, excess = 0.0, p1 = 1.0;
+	size_t used = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double s = st[i].samples + extra, p = st[i].p, q = 1.0 - p;
+
+		if (s <= 0.0 || p == 1.0)
+			continue;
+		mean += s * q / p;
+		var += s * q / (p * p);
+		excess += s * (q / p) * (q / p); /* var - mean, without subtracting */
+		p1 = p;
+		used++;
+	}
+	if (used == 0)
+		return 0.0;
+	if (used == 1) {
+		for (size_t i = 0; i < n; i++)
+			if (st[i].p == p1)
+				return nb_quantile(prob, st[i].samples + extra, p1);
+	}
+	return nb_quantile(prob, mean * mean / excess, mean / var);
+}
+
+int rasp_est_sum(const struct rasp_est_cell *cells, size_t n, double confidence,
+		 struct rasp_est_total *out)
+{
+	if (!out || (n > 0 && !cells) || !(confidence > 0.0 && confidence < 1.0))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!(cells[i].p > 0.0 && cells[i].p <= 1.0))
+			return -EINVAL;
+	*out = (struct rasp_est_total){0};
+	if (n == 0)
+		return 0;
+
+	/* Group the cells by p: sort a copy (n log n; the cells are threads x processes, so a
+	 * few thousand at most) and merge equal neighbours. */
+	struct stream *st = malloc(n * sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	double unsampled = 0.0;
+
+	for (size_t i = 0; i < n; i++) {
+		st[i] = (struct stream){.p = cells[i].p, .samples = (double)cells[i].samples};
+		out->samples += cells[i].samples;
+		out->bytes += cells[i].bytes;
+		out->objects += cells[i].objects;
+		unsampled += cells[i].unsampled;
+	}
+	qsort(st, n, sizeof(*st), stream_cmp);
+	size_t groups = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (groups > 0 && st[groups - 1].p == st[i].p)
+			st[groups - 1].samples += st[i].samples;
+		else
+			st[groups++] = st[i];
+	}
+
+	/* Lower bound: the failures are at least NB(S_g) per stream (memorylessness: a window
+	 * that starts between samples loses nothing). Upper bound: each stream's window ends
+	 * once, between samples, so its failures are at most NB(S_g + 1). */
+	double alpha = 1.0 - confidence;
+
+	out->bytes_low = streams_quantile(st, groups, 0.0, alpha / 2.0) + unsampled;
+	out->bytes_high = streams_quantile(st, groups, 1.0, 1.0 - alpha / 2.0) + unsampled;
+	free(st);
+	return 0;
+}

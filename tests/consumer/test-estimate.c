@@ -1,0 +1,385 @@
+/* Unit tests of consumer/estimate.c: the design doc's quantile table and example, reference
+ * values of the incomplete beta (50-digit mpmath), the weighted estimator on hand-computed
+ * cases, sums of cells (empty, unsampled, split over threads, mixed p), huge s and bad
+ * arguments. Coverage by simulation is in test-estimate-sim.c; scipy in -scipy.c. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "estimate.h"
+
+#define P_DOTNET (1.0 / 102400)
+
+/* |got - want| <= tol * |want|, with both figures in the failure message. */
+static void check_rel(double got, double want, double tol, const char *what)
+{
+	if (!(fabs(got - want) <= tol * fabs(want))) {
+		printf("%s: got %.17g, want %.17g (rel %.3g > %.3g)\n", what, got, want,
+		       fabs(got - want) / fabs(want), tol);
+		fail();
+	}
+}
+
+/* The .NET design doc's table: NB(s, 1/102400) failures at CDF 0.025 and 0.975. Its values
+ * are one below the smallest k with CDF(k) >= prob (scipy's ppf and ours): within 1. */
+static void test_estimate_quantile_table(void **state)
+{
+	(void)state;
+	static const double table[][3] = {
+	    {1, 2591, 377738},
+	    {2, 24800, 570531},
+	    {3, 63349, 739802},
+	    {4, 111599, 897761},
+	    {5, 166241, 1048730},
+	    {8, 353666, 1476870},
+	    {10, 491039, 1749469},
+	    {20, 1250954, 3038270},
+	    {50, 3800118, 6633475},
+	    {100, 8331581, 12342053},
+	    {500, 46809487, 55783459},
+	    {1000, 96149867, 108842093},
+	    {5000, 497900649, 526283322},
+	    {10000, 1004017229, 1044156743},
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		double s = table[i][0];
+		double lo = rasp_nb_quantile(0.025, s, P_DOTNET);
+		double hi = rasp_nb_quantile(0.975, s, P_DOTNET);
+
+		if (!(fabs(lo - table[i][1]) <= 1.0 && fabs(hi - table[i][2]) <= 1.0)) {
+			printf("s = %.0f: [%.0f, %.0f], table [%.0f, %.0f]\n", s, lo, hi,
+			       table[i][1], table[i][2]);
+			fail();
+		}
+		/* The definition itself: CDF crosses prob between k - 1 and k. */
+		assert_true(rasp_nb_cdf(lo, s, P_DOTNET) >= 0.025);
+		assert_true(rasp_nb_cdf(lo - 1, s, P_DOTNET) < 0.025);
+		assert_true(rasp_nb_cdf(hi, s, P_DOTNET) >= 0.975);
+		assert_true(rasp_nb_cdf(hi - 1, s, P_DOTNET) < 0.975);
+	}
+}
+
+/* The doc's example: C = 0.95, s = 8, u = 10908 gives [364574, 1487778] (no adjustment). */
+static void test_estimate_interval_doc_example(void **state)
+{
+	(void)state;
+	double lo, hi;
+
+	assert_int_equal(rasp_est_interval(8, P_DOTNET, 10908, 0.95, &lo, &hi), 0);
+	assert_true(fabs(lo - 364574) <= 1.0);
+	assert_true(fabs(hi - 1487778) <= 1.0);
+	/* s = 0: NB(0) is the point mass at 0. */
+	assert_int_equal(rasp_est_interval(0, P_DOTNET, 5, 0.95, &lo, &hi), 0);
+	assert_true(lo == 5.0 && hi == 5.0);
+}
+
+/* The width table of docs/sampling.md: half-widths relative to s / p at C = 0.95. */
+static void test_estimate_interval_widths(void **state)
+{
+	(void)state;
+	static const double rows[][3] = {
+	    /* s, lower and upper relative half-width, within 0.01 */
+	    {10, 0.52, 0.71},
+	    {1000, 0.061, 0.063},
+	    {10000, 0.0196, 0.0196},
+	};
+
+	for (size_t i = 0; i < 3; i++) {
+		double s = rows[i][0], lo, hi;
+
+		assert_int_equal(rasp_est_interval(s, P_DOTNET, 0, 0.95, &lo, &hi), 0);
+		double mid = s / P_DOTNET;
+
+		printf("s = %.0f: -%.4f +%.4f\n", s, 1 - lo / mid, hi / mid - 1);
+		assert_true(fabs((1 - lo / mid) - rows[i][1]) < 0.01);
+		assert_true(fabs((hi / mid - 1) - rows[i][2]) < 0.01);
+	}
+}
+
+/* I_x(a, b) against the continued fraction evaluated with 50 digits (mpmath, run to
+ * 1e-35; the values agree with scipy's Boost to its own ~1e-9 and with an independent
+ * power series to 1e-14). Covers both sides of the mean, b >> a up to 1e14 (the NB), the
+ * far left tail and the a = 1 closed form 1 - (1-x)^b. */
+static void test_estimate_betainc_reference(void **state)
+{
+	(void)state;
+	static const double ref[][4] = {
+	    {1e7, 1e10, 0.000999000999000999, 0.50004198916717687},
+	    {1e7, 1e8, 0.090909090909090912, 0.50003608568711252},
+	    {1e7, 1e6, 0.90909090909090906, 0.4998858870359484},
+	    {1e5, 10262567096.0, 9.7656250000000002e-06, 0.75820432634440371},
+	    {10, 1250661, 9.7656250000000002e-06, 0.7757700948225632},
+	    {1e5, 1e10, 1.0094766907793139e-05, 0.99861248688904644},
+	    {1e6, 102470679650.0, 9.7656250000000002e-06, 0.75808944101178092},
+	    {1e7, 1e10, 0.00099805373695123468, 0.0013461688004771502},
+	    {1e7, 1e14, 1.0002212594030179e-07, 0.75805313530560948},
+	    {1e5, 1e6, 0.090086787615834787, 0.0013179899412808489},
+	    {1, 1e14, 1.0097419586828951e-28, 1.00974195868289e-14},
+	    {10, 1e8, 1.2213593019010883e-07, 0.77577045908419757},
+	    {1e7, 1e6, 0.9090042306776448, 0.15865523524909714},
+	    {2.5, 7, 0.1, 0.10188029911305444},
+	    {1, 1, 0.3, 0.3},
+	};
+	char what[96];
+
+	for (size_t i = 0; i < sizeof(ref) / sizeof(ref[0]); i++) {
+		snprintf(what, sizeof(what), "I_%.17g(%g, %g)", ref[i][2], ref[i][0], ref[i][1]);
+		check_rel(rasp_betainc(ref[i][0], ref[i][1], ref[i][2]), ref[i][3], 3e-12, what);
+	}
+	assert_true(rasp_betainc(3, 4, 0) == 0.0);
+	assert_true(rasp_betainc(3, 4, 1) == 1.0);
+	/* Symmetry: I_x(a, b) = 1 - I_{1-x}(b, a). */
+	check_rel(rasp_betainc(30, 40, 0.375), 1 - rasp_betainc(40, 30, 0.625), 1e-14, "sym");
+}
+
+/* 1 - q^z by hand: p = 1/2, 1/4 exactly; p = 2^-24 and z = 16 by the binomial series,
+ * 16 p - 120 p^2 + 560 p^3, exact to ~1e-21 (pow(1 - p, z) gets ~1e-9 here). */
+static void test_estimate_cell_weighted(void **state)
+{
+	(void)state;
+	struct rasp_est_cell c;
+
+	assert_int_equal(rasp_est_cell_init(&c, 0.5), 0);
+	assert_int_equal(rasp_est_cell_add(&c, 1, 0), 0); /* 1 - q = 1/2 */
+	assert_int_equal(rasp_est_cell_add(&c, 3, 2), 0); /* 1 - q^3 = 7/8 */
+	assert_int_equal(c.samples, 2);
+	check_rel(c.bytes, 2.0 + 24.0 / 7.0, 1e-15, "bytes p=1/2");
+	check_rel(c.objects, 2.0 + 8.0 / 7.0, 1e-15, "objects p=1/2");
+	assert_true(c.unsampled == 1.0 + 1.0);
+
+	assert_int_equal(rasp_est_cell_init(&c, 0.25), 0);
+	assert_int_equal(rasp_est_cell_add(&c, 2, 1), 0); /* 1 - 9/16 = 7/16 */
+	check_rel(c.bytes, 32.0 / 7.0, 1e-15, "bytes p=1/4");
+	check_rel(c.objects, 16.0 / 7.0, 1e-15, "objects p=1/4");
+
+	double p = ldexp(1.0, -24);
+	double hit = 16 * p - 120 * p * p + 560 * p * p * p;
+
+	assert_int_equal(rasp_est_cell_init(&c, p), 0);
+	assert_int_equal(rasp_est_cell_add(&c, 16, 5), 0);
+	check_rel(c.bytes, 16.0 / hit, 1e-15, "bytes p=2^-24");
+	check_rel(c.objects, 1.0 / hit, 1e-15, "objects p=2^-24");
+	assert_true(c.unsampled == 11.0);
+
+	/* p = 1: every object sampled at its first byte, weights 1. */
+	assert_int_equal(rasp_est_cell_init(&c, 1.0), 0);
+	assert_int_equal(rasp_est_cell_add(&c, 100, 0), 0);
+	assert_true(c.bytes == 100.0 && c.objects == 1.0);
+	struct rasp_est_total t;
+
+	assert_int_equal(rasp_est_sum(&c, 1, 0.95, &t), 0);
+	assert_true(t.bytes_low == 100.0 && t.bytes_high == 100.0);
+}
+
+static void test_estimate_cell_bad_arguments(void **state)
+{
+	(void)state;
+	struct rasp_est_cell c;
+
+	assert_int_equal(rasp_est_cell_init(NULL, 0.5), -EINVAL);
+	assert_int_equal(rasp_est_cell_init(&c, 0.0), -EINVAL);
+	assert_int_equal(rasp_est_cell_init(&c, -0.5), -EINVAL);
+	assert_int_equal(rasp_est_cell_init(&c, 1.5), -EINVAL);
+	assert_int_equal(rasp_est_cell_init(&c, NAN), -EINVAL);
+	assert_int_equal(rasp_est_cell_init(&c, INFINITY), -EINVAL);
+
+	assert_int_equal(rasp_est_cell_init(&c, P_DOTNET), 0);
+	assert_int_equal(rasp_est_cell_add(&c, 64, 3), 0);
+	struct rasp_est_cell before = c;
+
+	assert_int_equal(rasp_est_cell_add(NULL, 64, 3), -EINVAL);
+	assert_int_equal(rasp_est_cell_add(&c, 0, 0), -EINVAL);
+	assert_int_equal(rasp_est_cell_add(&c, 64, 64), -EINVAL);
+	assert_int_equal(rasp_est_cell_add(&c, 64, 1000), -EINVAL);
+	assert_memory_equal(&c, &before, sizeof(c));
+}
+
+static void test_estimate_sum_bad_arguments(void **state)
+{
+	(void)state;
+	struct rasp_est_cell c;
+	struct rasp_est_total t;
+
+	assert_int_equal(rasp_est_cell_init(&c, P_DOTNET), 0);
+	assert_int_equal(rasp_est_sum(NULL, 1, 0.95, &t), -EINVAL);
+	assert_int_equal(rasp_est_sum(&c, 1, 0.95, NULL), -EINVAL);
+	assert_int_equal(rasp_est_sum(&c, 1, 0.0, &t), -EINVAL);
+	assert_int_equal(rasp_est_sum(&c, 1, 1.0, &t), -EINVAL);
+	assert_int_equal(rasp_est_sum(&c, 1, NAN, &t), -EINVAL);
+	assert_int_equal(rasp_est_sum(&c, 1, -0.5, &t), -EINVAL);
+	c.p = 0.0; /* a cell that skipped rasp_est_cell_init */
+	assert_int_equal(rasp_est_sum(&c, 1, 0.95, &t), -EINVAL);
+	c.p = NAN;
+	assert_int_equal(rasp_est_sum(&c, 1, 0.95, &t), -EINVAL);
+
+	double lo, hi;
+
+	assert_int_equal(rasp_est_interval(1, P_DOTNET, 0, 0.95, NULL, &hi), -EINVAL);
+	assert_int_equal(rasp_est_interval(-1, P_DOTNET, 0, 0.95, &lo, &hi), -EINVAL);
+	assert_int_equal(rasp_est_interval(NAN, P_DOTNET, 0, 0.95, &lo, &hi), -EINVAL);
+	assert_int_equal(rasp_est_interval(1, 0, 0, 0.95, &lo, &hi), -EINVAL);
+	assert_int_equal(rasp_est_interval(1, P_DOTNET, NAN, 0.95, &lo, &hi), -EINVAL);
+	assert_int_equal(rasp_est_interval(1, P_DOTNET, 0, 1.0, &lo, &hi), -EINVAL);
+
+	assert_true(isnan(rasp_betainc(NAN, 1, 0.5)));
+	assert_true(isnan(rasp_betainc(1, NAN, 0.5)));
+	assert_true(isnan(rasp_betainc(1, 1, NAN)));
+	assert_true(isnan(rasp_betainc(0, 1, 0.5)));
+	assert_true(isnan(rasp_betainc(1, -1, 0.5)));
+	assert_true(isnan(rasp_betainc(1, 1, 1.5)));
+	assert_true(isnan(rasp_nb_cdf(NAN, 1, 0.5)));
+	assert_true(isnan(rasp_nb_cdf(1, 0, 0.5)));
+	assert_true(isnan(rasp_nb_cdf(1, 1, 0)));
+	assert_true(rasp_nb_cdf(-1, 1, 0.5) == 0.0);
+	assert_true(isnan(rasp_nb_quantile(0.0, 1, 0.5)));
+	assert_true(isnan(rasp_nb_quantile(1.0, 1, 0.5)));
+	assert_true(isnan(rasp_nb_quantile(NAN, 1, 0.5)));
+	assert_true(isnan(rasp_nb_quantile(0.5, 0.5, 0.5)));
+	assert_true(isnan(rasp_nb_quantile(0.5, NAN, 0.5)));
+	assert_true(isnan(rasp_nb_quantile(0.5, 1, 1.5)));
+}
+
+/* n = 0 and cells without samples: point estimate 0, but a thread that allocated and was
+ * never sampled may still have allocated up to ~Q(0.975; 1) / p: the upper bound says so. */
+static void test_estimate_sum_unsampled(void **state)
+{
+	(void)state;
+	struct rasp_est_cell c[3];
+	struct rasp_est_total t;
+
+	memset(&t, 0xff, sizeof(t));
+	assert_int_equal(rasp_est_sum(NULL, 0, 0.95, &t), 0);
+	assert_true(t.samples == 0 && t.bytes == 0 && t.objects == 0 && t.bytes_low == 0 &&
+		    t.bytes_high == 0);
+
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rasp_est_cell_init(&c[i], P_DOTNET), 0);
+	assert_int_equal(rasp_est_sum(c, 3, 0.95, &t), 0);
+	assert_true(t.samples == 0 && t.bytes == 0 && t.bytes_low == 0);
+	/* Three empty threads of one process are one stream with s = 0: NB(1) at 0.975. */
+	assert_true(fabs(t.bytes_high - 377738) <= 1.0);
+}
+
+/* Cells with one p concatenate into one stream: splitting a thread's samples over 8 threads
+ * changes neither the point estimate nor the interval (the +1 of the upper bound is once
+ * per stream, not per thread). */
+static void test_estimate_sum_threads(void **state)
+{
+	(void)state;
+	struct rasp_est_cell one, eight[8];
+	struct rasp_est_total t1, t8;
+
+	assert_int_equal(rasp_est_cell_init(&one, P_DOTNET), 0);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(rasp_est_cell_init(&eight[i], P_DOTNET), 0);
+	for (int k = 0; k < 40; k++) {
+		uint64_t z = 16 + 8 * (uint64_t)k * k, o = (uint64_t)k % 16;
+
+		assert_int_equal(rasp_est_cell_add(&one, z, o), 0);
+		assert_int_equal(rasp_est_cell_add(&eight[k % 5], z, o), 0); /* 3 stay empty */
+	}
+	assert_int_equal(rasp_est_sum(&one, 1, 0.95, &t1), 0);
+	assert_int_equal(rasp_est_sum(eight, 8, 0.95, &t8), 0);
+	assert_int_equal(t1.samples, 40);
+	assert_int_equal(t8.samples, 40);
+	check_rel(t8.bytes, t1.bytes, 1e-14, "bytes");
+	check_rel(t8.bytes_low, t1.bytes_low, 1e-14, "low");
+	check_rel(t8.bytes_high, t1.bytes_high, 1e-14, "high");
+
+	/* And the single stream is the documented NB: lower NB(s), upper NB(s + 1). */
+	assert_true(fabs(t1.bytes_low - (rasp_nb_quantile(0.025, 40, P_DOTNET) + one.unsampled)) <
+		    0.5);
+	assert_true(fabs(t1.bytes_high - (rasp_nb_quantile(0.975, 41, P_DOTNET) + one.unsampled)) <
+		    0.5);
+	assert_true(t1.bytes_low < t1.bytes && t1.bytes < t1.bytes_high);
+}
+
+/* Two processes at different means: a p = 1 group adds no failures (the other group's
+ * interval is exact again); two groups give an interval between the per-group sums. */
+static void test_estimate_sum_mixed_p(void **state)
+{
+	(void)state;
+	struct rasp_est_cell c[2];
+	struct rasp_est_total t;
+
+	assert_int_equal(rasp_est_cell_init(&c[0], P_DOTNET), 0);
+	assert_int_equal(rasp_est_cell_init(&c[1], 1.0), 0);
+	for (int k = 0; k < 30; k++)
+		assert_int_equal(rasp_est_cell_add(&c[0], 24, 7), 0);
+	assert_int_equal(rasp_est_cell_add(&c[1], 500, 0), 0);
+	assert_int_equal(rasp_est_sum(c, 2, 0.99, &t), 0);
+	assert_true(fabs(t.bytes_low - (rasp_nb_quantile(0.005, 30, P_DOTNET) + 30 * 17 + 500)) <
+		    0.5);
+	assert_true(fabs(t.bytes_high - (rasp_nb_quantile(0.995, 31, P_DOTNET) + 30 * 17 + 500)) <
+		    0.5);
+
+	/* 1/102400 and 1/16384: the sum's interval is narrower than the sum of the two
+	 * intervals (errors partly cancel) and wider than each alone. */
+	assert_int_equal(rasp_est_cell_init(&c[1], 1.0 / 16384), 0);
+	for (int k = 0; k < 30; k++)
+		assert_int_equal(rasp_est_cell_add(&c[1], 24, 7), 0);
+	assert_int_equal(rasp_est_sum(c, 2, 0.95, &t), 0);
+	struct rasp_est_total a, b;
+
+	assert_int_equal(rasp_est_sum(&c[0], 1, 0.95, &a), 0);
+	assert_int_equal(rasp_est_sum(&c[1], 1, 0.95, &b), 0);
+	check_rel(t.bytes, a.bytes + b.bytes, 1e-15, "bytes");
+	assert_true(t.bytes_low > a.bytes_low + b.bytes_low);
+	assert_true(t.bytes_high < a.bytes_high + b.bytes_high);
+	assert_true(t.bytes_high - t.bytes_low > a.bytes_high - a.bytes_low);
+	assert_true(t.bytes_low < t.bytes && t.bytes < t.bytes_high);
+}
+
+/* 1e7 samples (~1 TB at the default mean): no overflow, no loss; the failed-trials
+ * estimate s q / p + u sits mid-interval and the half-width is ~1.96 / sqrt(s). */
+static void test_estimate_sum_huge(void **state)
+{
+	(void)state;
+	struct rasp_est_cell c;
+	struct rasp_est_total t;
+	const uint64_t s = 10000000;
+
+	int bad = 0;
+
+	assert_int_equal(rasp_est_cell_init(&c, P_DOTNET), 0);
+	for (uint64_t i = 0; i < s; i++)
+		bad |= rasp_est_cell_add(&c, 16, i % 16);
+	assert_int_equal(bad, 0);
+	assert_int_equal(rasp_est_sum(&c, 1, 0.95, &t), 0);
+	assert_int_equal(t.samples, s);
+	double hit = -expm1(16 * log1p(-P_DOTNET));
+
+	check_rel(t.bytes, 16.0 * s / hit, 1e-9, "bytes");
+	check_rel(t.objects, s / hit, 1e-9, "objects");
+	double mid = s * (1 - P_DOTNET) / P_DOTNET + c.unsampled;
+
+	check_rel((t.bytes_high - t.bytes_low) / 2, 1.959964 * sqrt(s) / P_DOTNET, 2e-3, "width");
+	check_rel((t.bytes_high + t.bytes_low) / 2, mid, 1e-5, "middle");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_estimate_quantile_table),
+	    cmocka_unit_test(test_estimate_interval_doc_example),
+	    cmocka_unit_test(test_estimate_interval_widths),
+	    cmocka_unit_test(test_estimate_betainc_reference),
+	    cmocka_unit_test(test_estimate_cell_weighted),
+	    cmocka_unit_test(test_estimate_cell_bad_arguments),
+	    cmocka_unit_test(test_estimate_sum_bad_arguments),
+	    cmocka_unit_test(test_estimate_sum_unsampled),
+	    cmocka_unit_test(test_estimate_sum_threads),
+	    cmocka_unit_test(test_estimate_sum_mixed_p),
+	    cmocka_unit_test(test_estimate_sum_huge),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
