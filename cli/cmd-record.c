@@ -249,8 +249,11 @@ int rasp_cli_record(int argc, char **argv)
 		rasp_cli_error(cmd, "cannot run '%s': %s", argv[optind], strerror(rc));
 		exit_code = 127;
 	} else {
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		pid_t r;
+
+		do
+			r = waitpid(pid, &status, 0);
+		while (r < 0 && errno == EINTR);
 		exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 	sigaction(SIGINT, &old_int, NULL);

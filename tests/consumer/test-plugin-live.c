@@ -1,0 +1,269 @@
+/* sink.rasp.report on a live session: lttng-relayd on loopback ports of its own, a session
+ * created with --live, babeltrace2 -i lttng-live attached before rasp-emit runs; the sink
+ * must pass AGAIN through until the session is destroyed, then report every event. Every
+ * child runs under a timeout and is killed by pid on the way out, so the test cannot hang. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lttng-session.h"
+#include "plugin-cli.h"
+
+extern char **environ;
+
+static pid_t relayd_pid, reader_pid;
+static char session[96];
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Starts argv in the background with stdout+stderr to `log`. */
+static pid_t spawn_bg(const char *const *argv, const char *log)
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int rc;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc ? -1 : pid;
+}
+
+/* Waits up to ms for pid; its exit status, or -1 if it is still running. */
+static int wait_ms(pid_t pid, long ms)
+{
+	int status;
+
+	for (long t = 0; t <= ms; t += 50) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		sleep_ms(50);
+	}
+	return -1;
+}
+
+static void stop_child(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGTERM);
+		if (wait_ms(*pid, 3000) < 0) {
+			kill(*pid, SIGKILL);
+			waitpid(*pid, NULL, 0);
+		}
+	}
+	*pid = 0;
+}
+
+static int teardown(void **state)
+{
+	const char *destroy[] = {"destroy", session, NULL};
+
+	(void)state;
+	if (session[0])
+		rasp_test_lttng(NULL, 0, destroy);
+	stop_child(&reader_pid);
+	stop_child(&relayd_pid);
+	return 0;
+}
+
+static int lttng(const char *const *args)
+{
+	char out[4096];
+	int rc = rasp_test_lttng(out, sizeof(out), args);
+
+	if (rc)
+		fprintf(stderr, "lttng %s failed (%d): %s\n", args[0], rc, out);
+	return rc;
+}
+
+static void test_plugin_live(void **state)
+{
+	static char out[65536];
+	char dir[PATH_MAX - 64], log[PATH_MAX], relay_log[PATH_MAX], report[PATH_MAX];
+	char ctl[64], data[64], live[64], url[64], live_url[256], host[128], params[PATH_MAX + 64];
+	char timeout_s[] = "60";
+	int base = 20000 + (int)(getpid() % 15000) * 3, rc;
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/live-%ld", RASP_TEST_OUT, (long)getpid());
+	assert_int_equal(plugin_mkdirs(dir), 0);
+	snprintf(log, sizeof(log), "%s/reader.log", dir);
+	snprintf(relay_log, sizeof(relay_log), "%s/relayd.log", dir);
+	snprintf(report, sizeof(report), "%s/report.json", dir);
+	snprintf(session, sizeof(session), "rasp-live-%ld", (long)getpid());
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+
+	/* A port already taken makes the relay daemon exit at once: move on to the next
+	 * three ports, a few times. */
+	for (int attempt = 0; attempt < 5; attempt++, base += 3) {
+		char out_opt[PATH_MAX + 8];
+		const char *relayd[] = {RASP_TEST_TIMEOUT,
+					"120",
+					"lttng-relayd",
+					"-C",
+					ctl,
+					"-D",
+					data,
+					"-L",
+					live,
+					"-o",
+					out_opt,
+					NULL};
+
+		snprintf(ctl, sizeof(ctl), "tcp://127.0.0.1:%d", base);
+		snprintf(data, sizeof(data), "tcp://127.0.0.1:%d", base + 1);
+		snprintf(live, sizeof(live), "tcp://127.0.0.1:%d", base + 2);
+		snprintf(out_opt, sizeof(out_opt), "%s/relay", dir);
+		/* timeout runs lttng-relayd through PATH, like the lttng client. */
+		relayd_pid = spawn_bg(relayd, relay_log);
+		assert_true(relayd_pid > 0);
+		if (wait_ms(relayd_pid, 500) < 0)
+			break;
+		relayd_pid = 0;
+	}
+	assert_true(relayd_pid > 0);
+	snprintf(url, sizeof(url), "--set-url=net://127.0.0.1:%d:%d", base, base + 1);
+	snprintf(live_url, sizeof(live_url), "net://127.0.0.1:%d/host/%s/%s", base + 2, host,
+		 session);
+	{
+		const char *create[] = {"create", session, "--live=100000", url, NULL};
+		const char *channel[] = {"enable-channel", "-u",  "-s", session, "--subbuf-size=1M",
+					 "--num-subbuf=4", "ch0", NULL};
+		/* Only rasp-emit: other programs of this user may fire the same events now. */
+		const char *enable[] = {"enable-event",
+					"-u",
+					"-s",
+					session,
+					"-c",
+					"ch0",
+					"DotNETRuntime:*,Rasp_Runtime:*",
+					"--filter",
+					"$ctx.procname == \"rasp-emit\"",
+					NULL};
+		const char *context[] = {"add-context", "-u",	"-s", session, "-c", "ch0",
+					 "-t",		"vpid", "-t", "vtid",  NULL};
+		const char *start[] = {"start", session, NULL};
+
+		/* The relay daemon may need a moment to listen: retry create briefly. */
+		for (int i = 0; i < 20 && (rc = rasp_test_lttng(out, sizeof(out), create)); i++)
+			sleep_ms(250);
+		if (rc)
+			fprintf(stderr, "lttng create failed: %s\n", out);
+		assert_int_equal(rc, 0);
+		assert_int_equal(lttng(channel), 0);
+		assert_int_equal(lttng(enable), 0);
+		assert_int_equal(lttng(context), 0);
+		assert_int_equal(lttng(start), 0);
+	}
+	{
+		char plugin_path[PATH_MAX + 16];
+		const char *reader[] = {RASP_TEST_TIMEOUT,
+					"-k",
+					"5",
+					timeout_s,
+					RASP_TEST_BABELTRACE2,
+					"--omit-home-plugin-path",
+					plugin_path,
+					"-i",
+					"lttng-live",
+					live_url,
+					"-c",
+					"sink.rasp.report",
+					"-p",
+					params,
+					NULL};
+
+		snprintf(plugin_path, sizeof(plugin_path), "--plugin-path=%s",
+			 RASP_TEST_PLUGIN_DIR);
+		snprintf(params, sizeof(params), "format=\"json\",output=\"%s\"", report);
+#ifdef RASP_TEST_BT2_PRELOAD
+		setenv("LD_PRELOAD", RASP_TEST_BT2_PRELOAD, 1);
+		setenv("ASAN_OPTIONS", "detect_leaks=1:exitcode=99", 1);
+#endif
+		reader_pid = spawn_bg(reader, log);
+#ifdef RASP_TEST_BT2_PRELOAD
+		unsetenv("LD_PRELOAD");
+#endif
+		assert_true(reader_pid > 0);
+	}
+	/* Let the reader attach and receive the metadata before anything can end the session
+	 * (babeltrace2 2.0.4 races on a session closed before its first metadata). */
+	sleep_ms(1500);
+	{
+		const char *emit[] = {rasp_test_build_path("bin/rasp-emit"), "-n", "50", NULL};
+		const char *env[] = {"LTTNG_UST_REGISTER_TIMEOUT=-1", NULL};
+		char prog[PATH_MAX];
+
+		snprintf(prog, sizeof(prog), "%s", emit[0]);
+		emit[0] = prog;
+		rc = rasp_test_run(out, sizeof(out), emit, env);
+		if (rc)
+			fprintf(stderr, "rasp-emit: %s\n", out);
+		assert_int_equal(rc, 0);
+	}
+	/* The reader keeps running (AGAIN) while the session lives: it must not have ended. */
+	sleep_ms(1000);
+	assert_int_equal(wait_ms(reader_pid, 0), -1);
+	{
+		const char *stop[] = {"stop", session, NULL};
+		const char *destroy[] = {"destroy", session, NULL};
+
+		assert_int_equal(lttng(stop), 0);
+		assert_int_equal(lttng(destroy), 0);
+		session[0] = '\0';
+	}
+	rc = wait_ms(reader_pid, 30000);
+	reader_pid = 0;
+	if (rc != 0) {
+		f = fopen(log, "r");
+		n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
+		out[n] = '\0';
+		if (f)
+			fclose(f);
+		fprintf(stderr, "live reader exited %d:\n%s\n", rc, out);
+	}
+	assert_int_equal(rc, 0);
+	f = fopen(report, "r");
+	assert_non_null(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	fclose(f);
+	assert_non_null(strstr(out, "\"total\": {\"samples\": 50,"));
+	assert_non_null(strstr(out, "\"discarded_events\": 0,"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_teardown(test_plugin_live, teardown),
+	};
+
+	return cmocka_run_group_tests_name("plugin-live", tests, NULL, NULL);
+}
