@@ -20,7 +20,7 @@ set_target_properties(rasp-bt2-plugin PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${RASP_BT2_PLUGIN_BUILD_DIR})
 # --no-undefined: a symbol missing from the estimator fails the link, not the plugin load.
 target_link_options(rasp-bt2-plugin PRIVATE -Wl,--no-undefined)
-target_link_libraries(rasp-bt2-plugin PRIVATE rasp-report rasp-estimate PkgConfig::BABELTRACE2)
+target_link_libraries(rasp-bt2-plugin PRIVATE rasp-report rasp-estimate rasp-events-headers PkgConfig::BABELTRACE2)
 
 # Install into the directory babeltrace2 searches by itself (its libdir from pkg-config +
 # babeltrace2/plugins), whatever CMAKE_INSTALL_PREFIX is: a plugin elsewhere would need

@@ -12,10 +12,11 @@
 
 #include <babeltrace2/babeltrace.h>
 
+#include "rasp/event-meta.h" /* event names, generated from the manifest */
 #include "report.h"
 
-#define EV_SAMPLED    "DotNETRuntime:AllocationSampled"
-#define EV_CONFIGURED "Rasp_Runtime:SamplingConfigured"
+#define EV_SAMPLED    RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG
+#define EV_CONFIGURED RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG
 #define NO_INDEX      UINT64_MAX
 
 enum role {
