@@ -1,0 +1,95 @@
+#!/bin/sh
+# Runtime benchmarks (docs/performance.md): builds bench-alloc once per allocator against a
+# built librasp, then prints (1) instructions per small allocation under callgrind, sampling
+# on and off and the peers, (2) mixed allocate/free throughput with ratios to glibc malloc,
+# (3) the overhead of sampling at the default mean under a recording LTTng session.
+# Usage: bench/runtime/run.sh BUILD_DIR [callgrind|mixed|lttng|all]   (Debian packages:
+# valgrind, libjemalloc-dev, libmimalloc-dev; lttng-tools with a running session daemon)
+set -eu
+BUILD=$(cd "${1:?usage: run.sh BUILD_DIR [what]}" && pwd)
+WHAT=${2:-all}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=$BUILD/bench-runtime
+mkdir -p "$OUT"
+CC=${CC:-cc}
+CFLAGS="-O2 -g -std=c11 -Wall -Wextra"
+$CC $CFLAGS -DBENCH_RASP -I"$SRC/include" -I"$BUILD/generated" "$SRC/bench/runtime/bench-alloc.c" \
+	-L"$BUILD/lib" -lrasp -Wl,-rpath,"$BUILD/lib" -o "$OUT/bench-alloc-rasp"
+$CC $CFLAGS "$SRC/bench/runtime/bench-alloc.c" -o "$OUT/bench-alloc-glibc"
+$CC $CFLAGS -DNAME='"jemalloc"' "$SRC/bench/runtime/bench-alloc.c" -ljemalloc -o "$OUT/bench-alloc-jemalloc"
+$CC $CFLAGS -DBENCH_MIMALLOC "$SRC/bench/runtime/bench-alloc.c" -lmimalloc -o "$OUT/bench-alloc-mimalloc"
+export RASP_SEED=1
+
+# Inclusive instructions of the measured loop per allocation; for rasp also the self cost of
+# rasp_alloc per call (its fast path; slow paths are in rasp__alloc_slow).
+callgrind_one() { # label env... -- binary
+	label=$1; shift
+	f=$OUT/callgrind.$label.out
+	env "$@" RASP_LTTNG=0 valgrind --tool=callgrind --callgrind-out-file="$f" \
+		"$OUT/bench-alloc-$BIN" fastpath $N >/dev/null 2>&1
+	incl=$(callgrind_annotate --inclusive=yes "$f" | grep -m1 'run_fastpath' | awk '{gsub(",","",$1); print $1}')
+	line="$label: $(awk -v i="$incl" -v n=$N 'BEGIN{printf "%.2f", i/n}') instructions/allocation (loop inclusive)"
+	if [ "$BIN" = rasp ]; then
+		self=$(callgrind_annotate --inclusive=no "$f" | grep -m1 ':rasp_alloc ' | awk '{gsub(",","",$1); print $1}')
+		line="$line, rasp_alloc self $(awk -v i="$self" -v n=$N 'BEGIN{printf "%.3f", i/n}')/call"
+	fi
+	echo "$line"
+}
+
+if [ "$WHAT" = all ] || [ "$WHAT" = callgrind ]; then
+	N=${N:-1000000}
+	echo "== callgrind: $N allocations of 32 payload bytes, no frees"
+	BIN=rasp callgrind_one rasp-sampling-off RASP_SAMPLING=off
+	BIN=rasp callgrind_one rasp-sampling-on RASP_SAMPLING=on
+	BIN=glibc callgrind_one glibc-malloc
+	BIN=jemalloc callgrind_one jemalloc
+	BIN=mimalloc callgrind_one mimalloc
+fi
+
+best_of() { # runs... -> best ns/op of 5 runs
+	best=
+	for _ in 1 2 3 4 5; do
+		v=$("$@" | awk '/ns\/op=/{for(i=1;i<=NF;i++) if ($i ~ /^ns\/op=/) {sub("ns/op=","",$i); print $i}}')
+		if [ -z "$best" ] || awk -v a="$v" -v b="$best" 'BEGIN{exit !(a<b)}'; then best=$v; fi
+	done
+	echo "$best"
+}
+
+if [ "$WHAT" = all ] || [ "$WHAT" = mixed ]; then
+	M=${M:-20000000}
+	echo "== mixed allocate/free, $M pairs, 4096 live, sizes 8..8192 (best of 5, ns/op)"
+	g=$(best_of "$OUT/bench-alloc-glibc" mixed $M)
+	for b in glibc jemalloc mimalloc rasp; do
+		if [ $b = glibc ]; then
+			v=$g
+		elif [ $b = rasp ]; then
+			v=$(RASP_SAMPLING=off RASP_LTTNG=0 best_of "$OUT/bench-alloc-rasp" mixed $M)
+		else
+			v=$(best_of "$OUT/bench-alloc-$b" mixed $M)
+		fi
+		awk -v b=$b -v v="$v" -v g="$g" 'BEGIN{printf "%-9s %7.2f ns/op  %.3f x glibc\n", b, v, v/g}'
+	done
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = lttng ]; then
+	M=${M:-20000000}
+	S=rasp-bench-$$
+	W=${W:-small}
+	echo "== sampling overhead, $W workload, $M pairs: RASP_SAMPLING=off vs auto under a session (median of 7)"
+	lttng create $S --output="$OUT/trace-$S" >/dev/null
+	lttng enable-channel -u -s $S --subbuf-size=1M --num-subbuf=8 ch0 >/dev/null
+	lttng enable-event -u -s $S -c ch0 DotNETRuntime:AllocationSampled,Rasp_Runtime:SamplingConfigured >/dev/null
+	lttng start $S >/dev/null
+	offs=; ons=
+	for _ in 1 2 3 4 5 6 7; do
+		offs="$offs $(RASP_SAMPLING=off "$OUT/bench-alloc-rasp" $W $M | awk -F'ns/op=' '/ns\/op/{split($2,a," "); print a[1]}')"
+		ons="$ons $(RASP_SAMPLING=auto "$OUT/bench-alloc-rasp" $W $M | awk -F'ns/op=' '/ns\/op/{split($2,a," "); print a[1]}')"
+	done
+	samples=$(RASP_SAMPLING=auto "$OUT/bench-alloc-rasp" $W $M | awk '/samples=/{print $2}')
+	lttng stop $S >/dev/null
+	lttng destroy $S >/dev/null
+	rm -rf "$OUT/trace-$S"
+	med() { echo "$@" | tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+	mo=$(med $offs); mn=$(med $ons)
+	awk -v o="$mo" -v n="$mn" -v s="$samples" 'BEGIN{printf "off %.2f ns/op, auto+session %.2f ns/op: ratio %.4f (%+.2f%%); %s per run\n", o, n, n/o, (n/o-1)*100, s}'
+fi

@@ -1,0 +1,154 @@
+/* rasp: a C allocator with .NET-style per-thread allocation contexts whose samples are
+ * per-byte Bernoulli trials, emitted as the LTTng event DotNETRuntime:AllocationSampled.
+ * This is the whole public API of the runtime; docs/runtime.md describes the model.
+ * Conventions: allocation functions return NULL and set errno; the others return 0 or a
+ * negative errno code (rasp_strerror() turns it into text). */
+#ifndef RASP_RASP_H
+#define RASP_RASP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rasp/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rasp_heap rasp_heap_t;
+typedef struct rasp_type rasp_type_t;
+/* The calling thread's allocation context on one heap (CoreCLR's ee_alloc_context). */
+typedef struct rasp_context rasp_context_t;
+
+/* Sampling modes (RASP_SAMPLING=auto|on|off). */
+enum rasp_sampling_mode {
+	/* On while an LTTng session enables DotNETRuntime:AllocationSampled (checked at every
+	 * context refill, so a session takes effect within one allocation context). */
+	RASP_SAMPLING_AUTO = 0,
+	RASP_SAMPLING_ON = 1, /* always sample (events still go only where a session listens) */
+	RASP_SAMPLING_OFF = 2,
+};
+
+/* AllocationKind of the event (GCAllocationKindMap). */
+enum rasp_alloc_kind {
+	RASP_KIND_SMALL = 0,  /* object size < RASP_LARGE_OBJECT_SIZE, bump-allocated */
+	RASP_KIND_LARGE = 1,  /* object size >= RASP_LARGE_OBJECT_SIZE, own region */
+	RASP_KIND_PINNED = 2, /* allocated with RASP_ALLOC_PINNED */
+};
+
+/* Allocation flags. */
+#define RASP_ALLOC_PINNED 0x1u
+
+/* Objects whose size (header included, rounded to 8) reaches this are large (.NET's LOH). */
+#define RASP_LARGE_OBJECT_SIZE 85000u
+/* Bytes of header before each object: its size and type. ObjectSize includes them. */
+#define RASP_OBJECT_HEADER_SIZE 16u
+
+#define RASP_DEFAULT_SAMPLING_MEAN   102400u
+#define RASP_DEFAULT_ALLOC_QUANTUM   8192u
+#define RASP_MIN_ALLOC_QUANTUM	     256u
+#define RASP_MAX_ALLOC_QUANTUM	     262144u
+#define RASP_MAX_SAMPLING_MEAN	     (UINT64_C(1) << 48)
+#define RASP_DEFAULT_CLR_INSTANCE_ID 0u
+
+/* Heap configuration. Initialise with rasp_config_init() (defaults), optionally apply the
+ * environment with rasp_config_from_env(), then change fields. */
+typedef struct rasp_config {
+	int sampling;		/* enum rasp_sampling_mode */
+	uint64_t sampling_mean; /* mean bytes between samples (1/p), 1..RASP_MAX_SAMPLING_MEAN */
+	size_t alloc_quantum;	/* bytes per context refill, multiple of 8, MIN..MAX above */
+	int has_seed;		/* 1: seed the per-thread PRNGs from `seed` (reproducible) */
+	uint64_t seed;		/* context n of the heap (attach order) gets a seed mixed from it */
+	uint16_t clr_instance_id; /* ClrInstanceID of the events */
+} rasp_config_t;
+
+/* Sets the defaults: auto sampling, mean 102400, quantum 8 KiB, seeds from the OS. */
+RASP_API void rasp_config_init(rasp_config_t *cfg);
+/* Applies RASP_SAMPLING (auto|on|off), RASP_SAMPLING_MEAN (bytes), RASP_SEED (decimal or
+ * 0x hex), RASP_ALLOC_QUANTUM (bytes). An invalid value is reported on stderr with the
+ * accepted range and -EINVAL returned; nothing is clamped. */
+RASP_API int rasp_config_from_env(rasp_config_t *cfg);
+/* 0 if cfg is valid, else -EINVAL (with the reason on stderr). */
+RASP_API int rasp_config_validate(const rasp_config_t *cfg);
+
+/* Creates a heap. cfg NULL: defaults plus the RASP_* environment; otherwise cfg as given.
+ * Returns 0, -EINVAL (bad configuration or out == NULL) or -ENOMEM. */
+RASP_API int rasp_heap_create(rasp_heap_t **out, const rasp_config_t *cfg);
+/* Returns all memory of the heap to the OS. No thread may use the heap during or after. */
+RASP_API void rasp_heap_destroy(rasp_heap_t *heap);
+
+/* Registers a type (its address is the event's TypeID, its name TypeName). Registering a
+ * name twice returns the same type. NULL + errno (EINVAL, ENOMEM) on error. */
+RASP_API const rasp_type_t *rasp_type_register(rasp_heap_t *heap, const char *name);
+RASP_API const char *rasp_type_name(const rasp_type_t *type);
+
+/* Allocates `size` payload bytes (>= 1) of `type`; flags 0 or RASP_ALLOC_PINNED. The result
+ * is 8-byte aligned and uninitialised. NULL + errno: EINVAL (NULL heap/type, size 0, unknown
+ * flag; a type registered on another heap, detected on slow paths and always in debug
+ * builds), ENOMEM (size too large, OS out of memory). Thread-safe. */
+RASP_API void *rasp_alloc(rasp_heap_t *heap, const rasp_type_t *type, size_t size, unsigned flags);
+/* As rasp_alloc for count * size bytes; EOVERFLOW if the product overflows. */
+RASP_API void *rasp_alloc_array(rasp_heap_t *heap, const rasp_type_t *type, size_t count,
+				size_t size, unsigned flags);
+/* Frees an object of this heap (any thread). NULL is ignored. In debug builds a pointer that
+ * is not a live object of this heap is reported on stderr and ignored (errno = EINVAL). */
+RASP_API void rasp_free(rasp_heap_t *heap, void *obj);
+
+/* The ObjectSize its AllocationSampled event carries: header included, rounded up to 8. */
+RASP_API size_t rasp_object_size(const void *obj);
+RASP_API const rasp_type_t *rasp_object_type(const void *obj);
+/* AllocationKind of the object (enum rasp_alloc_kind). */
+RASP_API int rasp_object_kind(const void *obj);
+
+/* The faster entry point: the calling thread's context on `heap` (attached on first use;
+ * NULL + errno on error). It is valid until the thread exits or the heap is destroyed and
+ * must only be used by the thread that got it. rasp_context_alloc skips rasp_alloc's
+ * thread lookup (a thread-local compare). */
+RASP_API rasp_context_t *rasp_context_get(rasp_heap_t *heap);
+RASP_API void *rasp_context_alloc(rasp_context_t *ctx, const rasp_type_t *type, size_t size,
+				  unsigned flags);
+
+/* Sampling control. mode: enum rasp_sampling_mode; mean 0 keeps the current one. Safe while
+ * other threads allocate: each thread applies it at its next context refill (within one
+ * allocation quantum of its allocations). -EINVAL on bad values. */
+RASP_API int rasp_heap_set_sampling(rasp_heap_t *heap, int mode, uint64_t mean);
+/* 1 if the heap samples now (auto mode: an LTTng session enables the event), else 0. */
+RASP_API int rasp_heap_sampling_active(rasp_heap_t *heap);
+
+/* Concurrency contract of the whole-heap operations below (CoreCLR's "GC suspension"):
+ * rasp_heap_collect and rasp_heap_walk visit every thread's allocation context and change
+ * it, so every other thread that has allocated from the heap must be quiescent (not inside
+ * rasp_alloc / rasp_context_alloc on this heap) for their duration. rasp_free may run
+ * concurrently with rasp_heap_collect, not with rasp_heap_walk (which reads every header).
+ * Debug builds detect a context in use and abort with a message. rasp_heap_set_sampling,
+ * rasp_heap_sampling_active, rasp_heap_stats and rasp_type_register are safe at any time. */
+
+/* Retires every thread's context (its unused tail is dropped) and returns regions holding
+ * no live object to the OS. Returns 0. */
+RASP_API int rasp_heap_collect(rasp_heap_t *heap);
+
+/* Calls fn for every live object (retires contexts first, as collect does). fn returning
+ * non-zero stops the walk and is returned. fn must not allocate or free on this heap. */
+typedef int (*rasp_walk_fn)(void *obj, const rasp_type_t *type, size_t object_size, int kind,
+			    void *arg);
+RASP_API int rasp_heap_walk(rasp_heap_t *heap, rasp_walk_fn fn, void *arg);
+
+typedef struct rasp_heap_stats {
+	uint64_t samples;	  /* AllocationSampled events fired */
+	uint64_t refills;	  /* context refills (slow paths that took a new quantum) */
+	uint64_t regions;	  /* regions currently mapped */
+	uint64_t mapped_bytes;	  /* bytes currently mapped from the OS */
+	uint64_t contexts;	  /* contexts currently attached */
+	uint64_t sampling_starts; /* times sampling turned on (SamplingConfigured events) */
+	uint64_t invalid_frees;	  /* rasp_free calls rejected (debug checks, double frees) */
+} rasp_heap_stats_t;
+RASP_API int rasp_heap_stats(rasp_heap_t *heap, rasp_heap_stats_t *out);
+
+/* Text for an error code (negative or positive errno value). Never NULL. */
+RASP_API const char *rasp_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RASP_RASP_H */

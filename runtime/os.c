@@ -1,0 +1,76 @@
+/* The OS seam: every mmap/munmap and every read of OS entropy goes through here, so tests can
+ * make the OS fail (rasp__os_set_ops) without touching the code under test. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static void *os_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void os_unmap(void *addr, size_t size)
+{
+	munmap(addr, size);
+}
+
+static const struct rasp__os_ops default_ops = {os_map, os_unmap};
+static _Atomic(const struct rasp__os_ops *) ops = &default_ops;
+
+void rasp__os_set_ops(const struct rasp__os_ops *o)
+{
+	atomic_store(&ops, o ? o : &default_ops);
+}
+
+void *rasp__os_map(size_t size)
+{
+	void *p = atomic_load_explicit(&ops, memory_order_acquire)->map(size);
+
+	if (!p)
+		errno = ENOMEM;
+	return p;
+}
+
+void rasp__os_unmap(void *addr, size_t size)
+{
+	atomic_load_explicit(&ops, memory_order_acquire)->unmap(addr, size);
+}
+
+/* Seeds only: a failing getrandom falls back to the clock and addresses, which is weak but
+ * still gives threads different streams; sampling stays unbiased either way. */
+void rasp__os_random(void *buf, size_t len)
+{
+	unsigned char *b = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = getrandom(b + got, len - got, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		got += (size_t)n;
+	}
+	if (got < len) {
+		struct timespec ts;
+		uint64_t x;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)buf;
+		for (; got < len; got++) {
+			x = x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+			b[got] = (unsigned char)(x >> 56);
+		}
+	}
+}

@@ -1,0 +1,541 @@
+/* Allocation contexts (runtime/context.c, runtime/heap.c), white-box: enumeration keeps
+ * combined_limit in sync (the stale-limit test), retirement at collect and at thread exit,
+ * 8 threads allocating and freeing while sampling is toggled, the OS-failure seam, and the
+ * debug checks (bad frees, enumeration while an owner is allocating). */
+#define _DEFAULT_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static rasp_heap_t *make_heap(int sampling, uint64_t mean)
+{
+	rasp_config_t cfg;
+	rasp_heap_t *h;
+
+	rasp_config_init(&cfg);
+	cfg.sampling = sampling;
+	cfg.sampling_mean = mean;
+	cfg.has_seed = 1;
+	cfg.seed = 2024;
+	assert_int_equal(rasp_heap_create(&h, &cfg), 0);
+	return h;
+}
+
+struct trim_arg {
+	struct rasp_context *target;
+	uintptr_t new_limit;
+};
+
+static void trim_one(struct rasp_context *c, void *arg)
+{
+	struct trim_arg *t = arg;
+
+	if (c == t->target)
+		c->alloc_limit = t->new_limit;
+}
+
+/* Another thread shrinks a context through the enumeration (as a trim would): the next fast
+ * paths must stop at the new alloc_limit. With combined_limit left stale, the third object
+ * lands past the real limit. Both with sampling off (combined == limit) and on. */
+static void check_trim_stops_fast_path(int sampling)
+{
+	rasp_heap_t *h = make_heap(sampling, 1u << 30);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	struct rasp_context *c = rasp_context_get(h);
+	struct trim_arg arg;
+	uintptr_t ptr0, o1, o2, o3;
+	rasp_heap_stats_t st;
+	uint64_t refills;
+
+	assert_non_null(rasp_alloc(h, t, 16, 0)); /* the context now holds a chunk */
+	ptr0 = c->alloc_ptr;
+	assert_true(c->alloc_limit - ptr0 > 1024);
+	assert_true(c->combined_limit - ptr0 > 1024); /* mean 1 GiB: budget beyond the chunk */
+	arg.target = c;
+	arg.new_limit = ptr0 + 64;
+	pthread_mutex_lock(&h->lock);
+	rasp__contexts_enumerate(h, trim_one, &arg);
+	pthread_mutex_unlock(&h->lock);
+
+	rasp_heap_stats(h, &st);
+	refills = st.refills;
+	o1 = (uintptr_t)rasp_alloc(h, t, 16, 0) - RASP_OBJECT_HEADER_SIZE; /* z = 32 */
+	o2 = (uintptr_t)rasp_alloc(h, t, 16, 0) - RASP_OBJECT_HEADER_SIZE;
+	o3 = (uintptr_t)rasp_alloc(h, t, 16, 0) - RASP_OBJECT_HEADER_SIZE;
+	assert_int_equal(o1, ptr0);
+	assert_int_equal(o2, ptr0 + 32);
+	if (o3 == ptr0 + 64)
+		fail_msg("fast path allocated past the trimmed alloc_limit (stale combined_limit)");
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.refills, refills + 1);
+	rasp_heap_destroy(h);
+}
+
+static void test_enumeration_trim_syncs_combined_limit(void **state)
+{
+	(void)state;
+	check_trim_stops_fast_path(RASP_SAMPLING_OFF);
+	check_trim_stops_fast_path(RASP_SAMPLING_ON);
+}
+
+/* collect retires every context: alloc_ptr, alloc_limit and combined_limit all 0, so the
+ * next allocation takes the slow path and gets a new chunk. */
+static void test_collect_retires_contexts(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 1u << 30);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	struct rasp_context *c = rasp_context_get(h);
+	rasp_heap_stats_t st;
+	void *a, *b;
+
+	(void)state;
+	a = rasp_alloc(h, t, 100, 0);
+	assert_non_null(a);
+	assert_int_equal(rasp_heap_collect(h), 0);
+	assert_true(c->alloc_ptr == 0 && c->alloc_limit == 0 && c->combined_limit == 0);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.refills, 1);
+	b = rasp_alloc(h, t, 100, 0);
+	assert_non_null(b);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.refills, 2);
+	/* Everything freed and collected: every region goes back to the OS. */
+	rasp_free(h, a);
+	rasp_free(h, b);
+	assert_int_equal(rasp_heap_collect(h), 0);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.regions, 0);
+	assert_int_equal(st.mapped_bytes, 0);
+	rasp_heap_destroy(h);
+}
+
+struct exit_arg {
+	rasp_heap_t *h;
+	const rasp_type_t *t;
+	void *objs[64];
+};
+
+static void *alloc_and_exit(void *p)
+{
+	struct exit_arg *a = p;
+	int i;
+
+	for (i = 0; i < 64; i++)
+		a->objs[i] = rasp_alloc(a->h, a->t, 200, 0);
+	return NULL;
+}
+
+/* A thread's exit retires its context: it leaves the heap's list, and its chunk's region
+ * is released once its objects are freed. */
+static void test_thread_exit_retires_context(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 4096);
+	struct exit_arg a = {h, rasp_type_register(h, "t"), {0}};
+	rasp_heap_stats_t st;
+	pthread_t th;
+	int i;
+
+	(void)state;
+	assert_int_equal(pthread_create(&th, NULL, alloc_and_exit, &a), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.contexts, 0);
+	assert_true(st.regions >= 1);
+	for (i = 0; i < 64; i++) {
+		assert_non_null(a.objs[i]);
+		rasp_free(h, a.objs[i]);
+	}
+	assert_int_equal(rasp_heap_collect(h), 0);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.regions, 0);
+	rasp_heap_destroy(h);
+}
+
+/* 8 threads allocate (small, overflowing, large, pinned) and free, half of their frees for
+ * objects another thread allocated, while the main thread toggles sampling and its mean. */
+#define NTHREADS 8
+#define SLOTS	 256
+static _Atomic uint64_t hook_calls, hook_bad;
+static _Atomic int stop_flag;
+static void *shared_slots[SLOTS];
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void count_hook(void *arg, uint32_t kind, const rasp_type_t *type, void *addr, uint64_t z,
+		       uint64_t offset)
+{
+	(void)arg;
+	(void)type;
+	if (offset >= z || kind > 2 || rasp_object_size(addr) != z)
+		atomic_fetch_add(&hook_bad, 1);
+	atomic_fetch_add(&hook_calls, 1);
+}
+
+struct worker_arg {
+	rasp_heap_t *h;
+	const rasp_type_t *t;
+	unsigned seed;
+	long iters;
+};
+
+static void *worker(void *p)
+{
+	struct worker_arg *w = p;
+	void *mine[64] = {0};
+	unsigned x = w->seed;
+	long i;
+
+	for (i = 0; i < w->iters; i++) {
+		size_t size;
+		unsigned flags = 0;
+		void *o, *old;
+		int slot;
+
+		x = x * 1103515245u + 12345u;
+		switch ((x >> 16) % 100) {
+		case 0:
+			size = 100000; /* large */
+			break;
+		case 1:
+			size = 300;
+			flags = RASP_ALLOC_PINNED;
+			break;
+		case 2:
+		case 3:
+			size = 10000; /* overflows the 8 KiB context */
+			break;
+		default:
+			size = 1 + (x >> 20) % 200;
+		}
+		o = rasp_alloc(w->h, w->t, size, flags);
+		if (!o) {
+			fprintf(stderr, "allocation failed: %s\n", strerror(errno));
+			abort();
+		}
+		memset(o, 0xab, size < 64 ? size : 64);
+		if (i & 1) {
+			slot = (int)((x >> 8) % SLOTS);
+			pthread_mutex_lock(&shared_lock);
+			old = shared_slots[slot];
+			shared_slots[slot] = o;
+			pthread_mutex_unlock(&shared_lock);
+		} else {
+			slot = (int)((x >> 8) % 64);
+			old = mine[slot];
+			mine[slot] = o;
+		}
+		if (old)
+			rasp_free(w->h, old);
+	}
+	for (i = 0; i < 64; i++)
+		rasp_free(w->h, mine[i]);
+	return NULL;
+}
+
+static void test_threads_alloc_free_with_toggling(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 2048);
+	struct worker_arg w[NTHREADS];
+	pthread_t th[NTHREADS];
+	rasp_heap_stats_t st;
+	int i, round = 0;
+
+	(void)state;
+	h->sample_hook = count_hook;
+	for (i = 0; i < NTHREADS; i++) {
+		w[i].h = h;
+		w[i].t = rasp_type_register(h, "mt");
+		w[i].seed = 1000u + (unsigned)i;
+		w[i].iters = 30000;
+		assert_int_equal(pthread_create(&th[i], NULL, worker, &w[i]), 0);
+	}
+	for (round = 0; round < 200; round++) {
+		static const int modes[] = {RASP_SAMPLING_ON, RASP_SAMPLING_OFF,
+					    RASP_SAMPLING_AUTO};
+
+		assert_int_equal(
+		    rasp_heap_set_sampling(h, modes[round % 3], (uint64_t)(512 << (round % 4))), 0);
+		usleep(500);
+	}
+	atomic_store(&stop_flag, 1);
+	for (i = 0; i < NTHREADS; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	for (i = 0; i < SLOTS; i++) {
+		rasp_free(h, shared_slots[i]);
+		shared_slots[i] = NULL;
+	}
+	assert_int_equal(atomic_load(&hook_bad), 0);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.contexts, 0);
+	assert_int_equal(st.invalid_frees, 0);
+	assert_int_equal(st.samples, atomic_load(&hook_calls));
+	assert_true(st.samples > 0);
+	assert_true(st.sampling_starts >= 1);
+	assert_int_equal(rasp_heap_collect(h), 0);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.regions, 0);
+	rasp_heap_destroy(h);
+}
+
+/* rasp_free may run while rasp_heap_collect retires contexts and releases regions: 4 threads
+ * free objects allocated beforehand while the main thread collects in a loop. Every region
+ * goes back exactly once (the release count reaches 0 once), checked by the final count. */
+struct free_arg {
+	rasp_heap_t *h;
+	void **objs;
+	long n;
+};
+
+static void *free_all(void *p)
+{
+	struct free_arg *f = p;
+	long i;
+
+	for (i = 0; i < f->n; i++)
+		rasp_free(f->h, f->objs[i]);
+	return NULL;
+}
+
+static void test_free_concurrent_with_collect(void **state)
+{
+	enum { PER = 20000, NT = 4 };
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1024);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	struct free_arg f[NT];
+	pthread_t th[NT];
+	rasp_heap_stats_t st;
+	void **objs = malloc(sizeof(void *) * PER * NT);
+	int i;
+
+	(void)state;
+	assert_non_null(objs);
+	for (i = 0; i < PER * NT; i++) {
+		objs[i] = rasp_alloc(h, t, (size_t)(16 + (i % 7) * 100),
+				     i % 50 == 0 ? RASP_ALLOC_PINNED : 0);
+		assert_non_null(objs[i]);
+	}
+	for (i = 0; i < NT; i++) {
+		/* Interleaved: every region has objects of every thread. */
+		f[i].h = h;
+		f[i].n = PER;
+		f[i].objs = malloc(sizeof(void *) * PER);
+		assert_non_null(f[i].objs);
+		for (long k = 0; k < PER; k++)
+			f[i].objs[k] = objs[k * NT + i];
+	}
+	for (i = 0; i < NT; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, free_all, &f[i]), 0);
+	for (i = 0; i < 200; i++)
+		assert_int_equal(rasp_heap_collect(h), 0);
+	for (i = 0; i < NT; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		free(f[i].objs);
+	}
+	assert_int_equal(rasp_heap_collect(h), 0);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.regions, 0);
+	assert_int_equal(st.mapped_bytes, 0);
+	assert_int_equal(st.invalid_frees, 0);
+	free(objs);
+	rasp_heap_destroy(h);
+}
+
+/* One thread, several heaps: the thread cache follows the heap used, and a heap created at
+ * the address of a destroyed one gets a new context (the cache keys on a never-reused id). */
+static void test_several_heaps_and_reused_address(void **state)
+{
+	rasp_heap_t *a = make_heap(RASP_SAMPLING_OFF, 1024), *b = make_heap(RASP_SAMPLING_ON, 64);
+	const rasp_type_t *ta = rasp_type_register(a, "a"), *tb = rasp_type_register(b, "b");
+	rasp_heap_stats_t st;
+	rasp_heap_t *old;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 1000; i++) {
+		void *x = rasp_alloc(a, ta, 24, 0), *y = rasp_alloc(b, tb, 24, 0);
+
+		assert_ptr_equal(rasp__region_of(x)->heap, a);
+		assert_ptr_equal(rasp__region_of(y)->heap, b);
+	}
+	errno = 0;
+	assert_null(rasp_alloc(a, tb, 24, 0)); /* a type of another heap */
+	assert_int_equal(errno, EINVAL);
+	assert_ptr_not_equal(rasp_context_get(a), rasp_context_get(b));
+	old = a;
+	rasp_heap_destroy(a);
+	for (i = 0; i < 64; i++) {
+		a = make_heap(RASP_SAMPLING_OFF, 1024);
+		if (a == old)
+			break;
+		rasp_heap_destroy(a);
+		a = NULL;
+	}
+	if (a) { /* malloc gave the same address back: the cache must not hand out the old one */
+		ta = rasp_type_register(a, "a");
+		assert_non_null(rasp_alloc(a, ta, 24, 0));
+		rasp_heap_stats(a, &st);
+		assert_int_equal(st.contexts, 1);
+		assert_ptr_equal(rasp_context_get(a)->heap, a);
+		rasp_heap_destroy(a);
+	}
+	rasp_heap_destroy(b);
+}
+
+/* OS seam: when mmap fails, allocation returns NULL with ENOMEM and the heap is intact. */
+static _Atomic int fail_maps;
+static void *failing_map(size_t size)
+{
+	void *p;
+
+	if (atomic_load(&fail_maps))
+		return NULL;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+static void plain_unmap(void *p, size_t size)
+{
+	munmap(p, size);
+}
+static const struct rasp__os_ops failing_ops = {failing_map, plain_unmap};
+
+static void test_os_failure_gives_enomem(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 1024);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	void *a, *b;
+	int i;
+
+	(void)state;
+	rasp__os_set_ops(&failing_ops);
+	atomic_store(&fail_maps, 1);
+	errno = 0;
+	assert_null(rasp_alloc(h, t, 10, 0));
+	assert_int_equal(errno, ENOMEM);
+	errno = 0;
+	assert_null(rasp_alloc(h, t, 200000, 0));
+	assert_int_equal(errno, ENOMEM);
+	errno = 0;
+	assert_null(rasp_alloc(h, t, 10, RASP_ALLOC_PINNED));
+	assert_int_equal(errno, ENOMEM);
+	atomic_store(&fail_maps, 0);
+	a = rasp_alloc(h, t, 10, 0);
+	assert_non_null(a);
+	/* Fill the region, then fail the next one: the failure leaves earlier objects valid. */
+	atomic_store(&fail_maps, 1);
+	for (i = 0; i < 100000; i++)
+		if (!rasp_alloc(h, t, 1000, 0))
+			break;
+	assert_true(i < 100000);
+	assert_int_equal(errno, ENOMEM);
+	atomic_store(&fail_maps, 0);
+	b = rasp_alloc(h, t, 1000, 0);
+	assert_non_null(b);
+	assert_int_equal(rasp_object_size(a), 32);
+	rasp_free(h, a);
+	rasp_free(h, b);
+	rasp__os_set_ops(NULL);
+	rasp_heap_destroy(h);
+}
+
+/* Debug checks: a double free and a foreign pointer are reported and ignored. */
+static void test_debug_bad_frees_rejected(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1024), *h2 = make_heap(RASP_SAMPLING_OFF, 1);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	char *foreign = malloc(64);
+	rasp_heap_stats_t st;
+	void *a = rasp_alloc(h, t, 10, 0), *big = rasp_alloc(h, t, 100000, 0);
+
+	(void)state;
+	assert_non_null(a);
+	rasp_free(h, a);
+	errno = 0;
+	rasp_free(h, a);
+	assert_int_equal(errno, EINVAL);
+	rasp_free(h, foreign + 32);
+	rasp_free(h, big);
+	rasp_free(h, big);			/* its region is gone: caught by the region check */
+	rasp_free(h2, rasp_alloc(h, t, 10, 0)); /* object of another heap */
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.invalid_frees, 3);
+	rasp_heap_stats(h2, &st);
+	assert_int_equal(st.invalid_frees, 1);
+	free(foreign);
+	rasp_heap_destroy(h);
+	rasp_heap_destroy(h2);
+}
+
+/* Debug check of the concurrency contract: collect while another thread is inside an
+ * allocation aborts with a message (run in a child process). */
+static pthread_barrier_t bar;
+static void *busy_owner(void *p)
+{
+	rasp_heap_t *h = p;
+	struct rasp_context *c = rasp_context_get(h);
+
+	atomic_store(&c->busy, 1); /* as if stopped inside rasp_alloc */
+	pthread_barrier_wait(&bar);
+	pause();
+	return NULL;
+}
+
+static void test_debug_enumeration_detects_busy_owner(void **state)
+{
+	pid_t pid;
+	int status;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1024);
+		pthread_t th;
+
+		(void)!freopen("/dev/null", "w", stderr);
+		pthread_barrier_init(&bar, NULL, 2);
+		pthread_create(&th, NULL, busy_owner, h);
+		pthread_barrier_wait(&bar);
+		rasp_heap_collect(h);
+		_exit(0); /* not reached when the check works */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+#ifdef __SANITIZE_THREAD__
+	/* TSan turns the abort of a multi-threaded child into its own exit code. */
+	if (WIFEXITED(status)) {
+		assert_int_not_equal(WEXITSTATUS(status), 0);
+		return;
+	}
+#endif
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+		fail_msg("child status 0x%x: expected SIGABRT from the contract check", status);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_enumeration_trim_syncs_combined_limit),
+	    cmocka_unit_test(test_collect_retires_contexts),
+	    cmocka_unit_test(test_thread_exit_retires_context),
+	    cmocka_unit_test(test_threads_alloc_free_with_toggling),
+	    cmocka_unit_test(test_free_concurrent_with_collect),
+	    cmocka_unit_test(test_several_heaps_and_reused_address),
+	    cmocka_unit_test(test_os_failure_gives_enomem),
+	    cmocka_unit_test(test_debug_bad_frees_rejected),
+	    cmocka_unit_test(test_debug_enumeration_detects_busy_owner),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,240 @@
+/* End to end through a real lttng-sessiond and babeltrace2: a program allocating under a
+ * session records exactly the AllocationSampled events the runtime says it fired, with 0
+ * discarded; and in a running process `lttng enable-event` turns sampling on within one
+ * allocation context, `lttng disable-event` turns it off, with no restart. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lttng-session.h"
+#include "rasp/event-meta.h"
+#include "rasp/rasp.h"
+#include "trace-read.h"
+
+/* The types of rasp-alloc-prog: name, object size, objects allocated per round. */
+static const struct {
+	const char *name;
+	uint64_t z;
+	long per_round;
+} prog_types[] = {
+    {"Rasp.Small32", 32, 64},	     {"Rasp.Medium1016", 1016, 8}, {"Rasp.Overflow20016", 20016, 1},
+    {"Rasp.Large100016", 100016, 1}, {"Rasp.Pinned216", 216, 2},
+};
+#define NPROG (sizeof(prog_types) / sizeof(prog_types[0]))
+
+struct counts {
+	long sampled, configured, stopped, bad;
+	long by_kind[3];
+	long by_type[NPROG];
+	uint64_t last_trigger;
+};
+
+static int count_events(const bt_event *ev, void *user)
+{
+	struct counts *c = user;
+	const char *name = bt_event_class_get_name(bt_event_borrow_class_const(ev));
+	uint64_t kind, size, off, trig;
+
+	if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG) == 0) {
+		c->sampled++;
+		if (rasp_test_field_u64(rasp_test_event_field(ev, "AllocationKind"), &kind) ||
+		    rasp_test_field_u64(rasp_test_event_field(ev, "ObjectSize"), &size) ||
+		    rasp_test_field_u64(rasp_test_event_field(ev, "SampledByteOffset"), &off) ||
+		    kind > 2 || off >= size || size % 8) {
+			c->bad++;
+			return 0;
+		}
+		c->by_kind[kind]++;
+		name = bt_field_string_get_value(rasp_test_event_field(ev, "TypeName"));
+		for (size_t i = 0; i < NPROG; i++)
+			if (strcmp(name, prog_types[i].name) == 0 && size == prog_types[i].z)
+				c->by_type[i]++;
+	} else if (strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG) == 0) {
+		c->configured++;
+		if (rasp_test_field_u64(rasp_test_event_field(ev, "Trigger"), &trig) == 0)
+			c->last_trigger = trig;
+	} else if (strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLINGSTOPPED_LTTNG) == 0) {
+		c->stopped++;
+	}
+	return 0;
+}
+
+/* The session of the running test, destroyed by teardown even when an assertion fails. */
+static struct rasp_test_session sess;
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&sess, 0, sizeof(sess));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rasp_test_session_destroy(&sess, 0);
+	return 0;
+}
+
+static void test_recorded_events_equal_emitted(void **state)
+{
+	const char *events[] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+				RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG,
+				RASP_EVENT_RASP_RUNTIME_SAMPLINGSTOPPED_LTTNG, NULL};
+	const char *argv[] = {rasp_test_build_path("bin/rasp-alloc-prog"), "3000", NULL};
+	const char *env[] = {"RASP_SAMPLING=auto", "RASP_SAMPLING_MEAN=16384", "RASP_SEED=7", NULL};
+	struct rasp_test_session *s = &sess;
+	struct counts c = {0};
+	unsigned long long samples = 0, starts = 0;
+	char out[8192];
+	const char *line;
+	int status;
+
+	(void)state;
+	assert_int_equal(rasp_test_session_start(s, events), 0);
+	status = rasp_test_run(out, sizeof(out), argv, env);
+	assert_int_equal(rasp_test_session_stop(s), 0);
+	if (status != 0)
+		fail_msg("rasp-alloc-prog failed (%d): %s", status, out);
+	line = strstr(out, "samples=");
+	assert_non_null(line);
+	assert_int_equal(sscanf(line, "samples=%llu starts=%llu", &samples, &starts), 2);
+	assert_int_equal(rasp_test_session_discarded(s), 0);
+	assert_true(rasp_test_trace_foreach(s->dir, count_events, &c, NULL) > 0);
+
+	assert_int_equal(c.bad, 0);
+	assert_true(samples > 1000);
+	assert_int_equal(c.sampled, (long)samples);
+	assert_int_equal(starts, 1);
+	assert_int_equal(c.configured, 1);
+	assert_int_equal(c.last_trigger, RASP_MAP_SAMPLINGTRIGGERMAP_SESSION);
+	assert_int_equal(c.stopped, 1); /* heap destroy */
+	assert_true(c.by_kind[0] > 0 && c.by_kind[1] > 0 && c.by_kind[2] > 0);
+	/* Per type, the recorded samples match sum(1 - q^z) within 4 standard errors. */
+	for (size_t i = 0; i < NPROG; i++) {
+		double n = 3000.0 * (double)prog_types[i].per_round;
+		double ps = -expm1((double)prog_types[i].z * log1p(-1.0 / 16384.0));
+		double exp = n * ps, se = sqrt(n * ps * (1 - ps));
+
+		if (fabs((double)c.by_type[i] - exp) > 4 * se)
+			fail_msg("%s: %ld samples recorded, expected %.1f +- %.1f",
+				 prog_types[i].name, c.by_type[i], exp, se);
+	}
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Allocates `bytes` in 1000-byte objects (freed at once). */
+static void churn(rasp_heap_t *h, const rasp_type_t *t, size_t bytes)
+{
+	size_t done;
+
+	for (done = 0; done < bytes; done += 1016)
+		rasp_free(h, rasp_alloc(h, t, 1000, 0));
+}
+
+static uint64_t samples_of(rasp_heap_t *h)
+{
+	rasp_heap_stats_t st;
+
+	rasp_heap_stats(h, &st);
+	return st.samples;
+}
+
+static void test_enable_event_on_running_process(void **state)
+{
+	const char *events[] = {RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG, NULL};
+	struct rasp_test_session *s = &sess;
+	struct counts c = {0};
+	rasp_config_t cfg;
+	rasp_heap_t *h;
+	const rasp_type_t *t;
+	uint64_t at_stop, at_start;
+	double t0;
+	char out[4096];
+
+	(void)state;
+	rasp_config_init(&cfg); /* auto: on while a session enables AllocationSampled */
+	assert_int_equal(rasp_heap_create(&h, &cfg), 0);
+	t = rasp_type_register(h, "Rasp.Live");
+	assert_int_equal(rasp_test_session_start(s, events), 0);
+
+	/* The tracepoint state of this process follows every session of the daemon: wait
+	 * until no session (an earlier test's, being torn down) enables the event. */
+	for (t0 = now(); rasp_heap_sampling_active(h) && now() - t0 < 10;)
+		churn(h, t, 64 << 10);
+	assert_int_equal(rasp_heap_sampling_active(h), 0);
+	churn(h, t, 16 << 10);
+	at_start = samples_of(h);
+	churn(h, t, 8 << 20);
+	assert_int_equal(samples_of(h), at_start);
+
+	const char *enable[] = {"enable-event",
+				"-u",
+				"-s",
+				s->name,
+				"-c",
+				"ch0",
+				RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+				NULL};
+	if (rasp_test_lttng(out, sizeof(out), enable) != 0)
+		fail_msg("lttng enable-event: %s", out);
+	for (t0 = now(); !rasp_heap_sampling_active(h) && now() - t0 < 10;)
+		churn(h, t, 64 << 10);
+	assert_int_equal(rasp_heap_sampling_active(h), 1);
+	/* Sampling starts at the next refill: within 8 KiB, then ~1 sample per 100 KiB. */
+	churn(h, t, 20 << 20);
+	assert_true(samples_of(h) - at_start > 50);
+
+	const char *disable[] = {"disable-event",
+				 "-u",
+				 "-s",
+				 s->name,
+				 "-c",
+				 "ch0",
+				 RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+				 NULL};
+	if (rasp_test_lttng(out, sizeof(out), disable) != 0)
+		fail_msg("lttng disable-event: %s", out);
+	for (t0 = now(); rasp_heap_sampling_active(h) && now() - t0 < 10;)
+		churn(h, t, 64 << 10);
+	assert_int_equal(rasp_heap_sampling_active(h), 0);
+	churn(h, t, 16 << 10); /* past one allocation context */
+	at_stop = samples_of(h);
+	churn(h, t, 20 << 20);
+	assert_int_equal(samples_of(h), at_stop);
+
+	assert_int_equal(rasp_test_session_stop(s), 0);
+	assert_int_equal(rasp_test_session_discarded(s), 0);
+	assert_true(rasp_test_trace_foreach(s->dir, count_events, &c, NULL) > 0);
+	assert_int_equal(c.bad, 0);
+	assert_int_equal(c.sampled, (long)(at_stop - at_start));
+	assert_true(c.configured >= 1);
+	assert_int_equal(c.last_trigger, RASP_MAP_SAMPLINGTRIGGERMAP_SESSION);
+	rasp_heap_destroy(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_recorded_events_equal_emitted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_enable_event_on_running_process, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

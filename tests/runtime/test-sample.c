@@ -1,0 +1,305 @@
+/* Sampling statistics of runtime/sample.c and the slow path in runtime/context.c, observed
+ * through the sample hook (white-box): samples per type against sum(1 - q^z), offsets
+ * against the model's distribution (chi-square), per-object probability with a large p,
+ * and the fields of every sample (offset range, ObjectSize, kinds). Fixed seeds; tolerances
+ * are 4 standard errors, chi-square at p = 0.001. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_TYPES 8
+
+struct obs {
+	const rasp_type_t *types[MAX_TYPES];
+	uint64_t count[MAX_TYPES];
+	uint64_t bad; /* samples whose fields break the contract */
+	uint64_t kinds[3];
+	uint64_t *offsets; /* histogram of offsets, if set */
+	size_t noffsets;
+	const rasp_type_t *offset_type;
+	void *last_addr;
+	uint64_t last_offset;
+};
+
+static void hook(void *arg, uint32_t kind, const rasp_type_t *type, void *addr, uint64_t z,
+		 uint64_t offset)
+{
+	struct obs *o = arg;
+	int i;
+
+	if (offset >= z || z != rasp_object_size(addr) || rasp_object_type(addr) != type ||
+	    (uint32_t)rasp_object_kind(addr) != kind || z % 8 || kind > 2)
+		o->bad++;
+	if (kind <= 2)
+		o->kinds[kind]++;
+	for (i = 0; i < MAX_TYPES; i++)
+		if (o->types[i] == type)
+			o->count[i]++;
+	if (o->offsets && type == o->offset_type && offset < o->noffsets)
+		o->offsets[offset]++;
+	o->last_addr = addr;
+	o->last_offset = offset;
+}
+
+static rasp_heap_t *make_heap(uint64_t mean, size_t quantum, uint64_t seed, struct obs *o)
+{
+	rasp_config_t cfg;
+	rasp_heap_t *h;
+
+	rasp_config_init(&cfg);
+	cfg.sampling = RASP_SAMPLING_ON;
+	cfg.sampling_mean = mean;
+	cfg.alloc_quantum = quantum;
+	cfg.has_seed = 1;
+	cfg.seed = seed;
+	assert_int_equal(rasp_heap_create(&h, &cfg), 0);
+	h->sample_hook = hook;
+	h->sample_hook_arg = o;
+	return h;
+}
+
+static double p_sampled(uint64_t mean, uint64_t z)
+{
+	return -expm1((double)z * log1p(-1.0 / (double)mean));
+}
+
+/* Samples per type over many objects match sum(1 - q^z) within 4 standard errors, for
+ * objects that fit their context, overflow it, and are large or pinned. */
+static void test_sample_counts_match_model(void **state)
+{
+	static const size_t payload[] = {1, 40, 1000, 12000, 90000, 500};
+	static const unsigned flags[] = {0, 0, 0, 0, 0, RASP_ALLOC_PINNED};
+	static const long n[] = {200000, 200000, 100000, 20000, 2000, 20000};
+	const uint64_t mean = 4096;
+	struct obs o = {0};
+	rasp_heap_t *h = make_heap(mean, 8192, 12345, &o);
+	char name[32];
+	size_t t;
+	long i;
+
+	(void)state;
+	for (t = 0; t < 6; t++) {
+		snprintf(name, sizeof(name), "T%zu", t);
+		o.types[t] = rasp_type_register(h, name);
+		assert_non_null(o.types[t]);
+	}
+	/* Interleave types so each type's objects meet every context state. */
+	for (i = 0; i < 200000; i++) {
+		for (t = 0; t < 6; t++) {
+			void *p;
+
+			if (i >= n[t])
+				continue;
+			p = rasp_alloc(h, o.types[t], payload[t], flags[t]);
+			assert_non_null(p);
+			rasp_free(h, p);
+		}
+	}
+	assert_int_equal(o.bad, 0);
+	for (t = 0; t < 6; t++) {
+		uint64_t z = rasp__object_size_for(payload[t]);
+		double ps = p_sampled(mean, z);
+		double exp = (double)n[t] * ps, se = sqrt((double)n[t] * ps * (1 - ps));
+
+		if (fabs((double)o.count[t] - exp) > 4 * se + 1e-9)
+			fail_msg("type %zu (z=%llu): %llu samples, expected %.1f +- %.1f", t,
+				 (unsigned long long)z, (unsigned long long)o.count[t], exp, se);
+	}
+	assert_true(o.kinds[RASP_KIND_LARGE] > 0);
+	assert_true(o.kinds[RASP_KIND_PINNED] > 0);
+	rasp_heap_destroy(h);
+}
+
+/* Offsets of sampled objects follow P(k | sampled) = q^k p / (1 - q^z) (near uniform when
+ * z << mean); chi-square over `nbins` equal-width bins (16 or 24). */
+static void check_offsets(uint64_t mean, size_t payload, long n, uint64_t seed, int nbins)
+{
+	struct obs o = {0};
+	rasp_heap_t *h = make_heap(mean, 8192, seed, &o);
+	uint64_t z = rasp__object_size_for(payload), k, total = 0;
+	double q = 1.0 - 1.0 / (double)mean, chi = 0, norm;
+	double expected[24] = {0};
+	uint64_t observed[24] = {0};
+	/* chi-square at p = 0.001 with 15 or 23 degrees of freedom */
+	const double crit = nbins == 16 ? 37.70 : 49.73;
+	long i;
+	int b;
+
+	o.types[0] = o.offset_type = rasp_type_register(h, "offsets");
+	o.noffsets = z;
+	o.offsets = calloc(z, sizeof(uint64_t));
+	assert_non_null(o.offsets);
+	for (i = 0; i < n; i++) {
+		void *p = rasp_alloc(h, o.types[0], payload, 0);
+
+		assert_non_null(p);
+		rasp_free(h, p);
+	}
+	assert_int_equal(o.bad, 0);
+	norm = -expm1((double)z * log(q));
+	for (k = 0; k < z; k++) {
+		b = (int)(k * (uint64_t)nbins / z);
+		observed[b] += o.offsets[k];
+		total += o.offsets[k];
+		expected[b] += pow(q, (double)k) * (1 - q) / norm;
+	}
+	assert_true(total > 2000);
+	for (b = 0; b < nbins; b++) {
+		double e = expected[b] * (double)total;
+
+		chi += ((double)observed[b] - e) * ((double)observed[b] - e) / e;
+	}
+	if (chi > crit)
+		fail_msg("offsets (mean %llu, z %llu, %llu samples): chi-square %.1f > %.1f",
+			 (unsigned long long)mean, (unsigned long long)z, (unsigned long long)total,
+			 chi, crit);
+	free(o.offsets);
+	rasp_heap_destroy(h);
+}
+
+static void test_offsets_uniform_small_objects(void **state)
+{
+	(void)state;
+	/* z = 1016 << mean: the model is uniform within 1%. */
+	check_offsets(102400, 1000, 1000000, 7, 16);
+}
+
+static void test_offsets_follow_model_large_p(void **state)
+{
+	(void)state;
+	/* z = 1016 with mean 1024: P(k) falls by 63% across the object. */
+	check_offsets(1024, 1000, 300000, 8, 16);
+	/* z = 20016 overflows the 8 KiB context: offsets count from the object's start. */
+	check_offsets(8192, 20000, 60000, 9, 16);
+	/* z = 24, mean 8: one bin per byte, so an offset off by one cannot hide. */
+	check_offsets(8, 1, 100000, 10, 24);
+}
+
+/* With p large (mean of a few bytes), the fraction of objects sampled is 1 - q^z for each
+ * z, within 4 standard errors; sizes alternate so each object follows a different one. */
+static void test_per_object_probability_large_p(void **state)
+{
+	static const size_t payload[] = {1, 9, 17, 41, 113};
+	const uint64_t mean = 64;
+	const long n = 40000;
+	struct obs o = {0};
+	rasp_heap_t *h = make_heap(mean, 8192, 99, &o);
+	size_t t;
+	long i;
+
+	(void)state;
+	for (t = 0; t < 5; t++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "P%zu", t);
+		o.types[t] = rasp_type_register(h, name);
+	}
+	for (i = 0; i < n; i++)
+		for (t = 0; t < 5; t++)
+			assert_non_null(rasp_alloc(h, o.types[t], payload[t], 0));
+	assert_int_equal(o.bad, 0);
+	for (t = 0; t < 5; t++) {
+		uint64_t z = rasp__object_size_for(payload[t]);
+		double ps = p_sampled(mean, z), se = sqrt(ps * (1 - ps) / (double)n);
+		double got = (double)o.count[t] / (double)n;
+
+		if (fabs(got - ps) > 4 * se)
+			fail_msg("z=%llu: sampled fraction %.4f, model %.4f +- %.4f",
+				 (unsigned long long)z, got, ps, se);
+	}
+	rasp_heap_destroy(h);
+}
+
+/* mean 1: every byte is a success, so every object is sampled at offset 0, whatever its
+ * kind or whether it overflows its context (the smallest quantum is 256 bytes). */
+static void test_every_object_sampled_at_offset_zero(void **state)
+{
+	struct obs o = {0};
+	rasp_heap_t *h = make_heap(1, 256, 1, &o);
+	const rasp_type_t *t = rasp_type_register(h, "all");
+	static const size_t sizes[] = {1, 7, 8, 9, 240, 241, 1000, 84976, 84977, 200000};
+	uint64_t before;
+	size_t i;
+	void *p;
+
+	(void)state;
+	o.types[0] = t;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		before = o.count[0];
+		p = rasp_alloc(h, t, sizes[i], 0);
+		assert_non_null(p);
+		assert_int_equal(o.count[0], before + 1);
+		assert_ptr_equal(o.last_addr, p);
+		assert_int_equal(o.last_offset, 0);
+		assert_int_equal(rasp_object_size(p), rasp__object_size_for(sizes[i]));
+		assert_int_equal(rasp_object_kind(p),
+				 sizes[i] <= 84976 ? RASP_KIND_SMALL : RASP_KIND_LARGE);
+		p = rasp_alloc(h, t, sizes[i], RASP_ALLOC_PINNED);
+		assert_non_null(p);
+		assert_int_equal(rasp_object_kind(p), RASP_KIND_PINNED);
+		assert_int_equal(o.last_offset, 0);
+	}
+	assert_int_equal(o.bad, 0);
+	/* ObjectSize: header included, rounded to 8. */
+	assert_int_equal(rasp__object_size_for(1), 24);
+	assert_int_equal(rasp__object_size_for(8), 24);
+	assert_int_equal(rasp__object_size_for(9), 32);
+	rasp_heap_destroy(h);
+}
+
+/* Sampling off: no sample, and combined_limit is alloc_limit (the fast path covers the
+ * whole context). The same seed gives the same samples (reproducible runs). */
+static void test_off_and_reproducible(void **state)
+{
+	struct obs o1 = {0}, o2 = {0};
+	rasp_heap_t *h1 = make_heap(512, 8192, 42, &o1), *h2;
+	rasp_context_t *c;
+	int i;
+
+	(void)state;
+	o1.types[0] = rasp_type_register(h1, "r");
+	for (i = 0; i < 10000; i++)
+		rasp_alloc(h1, o1.types[0], 100, 0);
+	rasp_heap_destroy(h1);
+	h2 = make_heap(512, 8192, 42, &o2);
+	o2.types[0] = rasp_type_register(h2, "r");
+	for (i = 0; i < 10000; i++)
+		rasp_alloc(h2, o2.types[0], 100, 0);
+	assert_true(o1.count[0] > 100);
+	assert_int_equal(o1.count[0], o2.count[0]);
+	assert_int_equal(o1.last_offset, o2.last_offset);
+
+	assert_int_equal(rasp_heap_set_sampling(h2, RASP_SAMPLING_OFF, 0), 0);
+	o2.count[0] = 0;
+	for (i = 0; i < 10000; i++)
+		rasp_alloc(h2, o2.types[0], 100, 0);
+	assert_int_equal(o2.count[0], 0);
+	c = rasp_context_get(h2);
+	assert_non_null(c);
+	assert_false(c->sampling);
+	assert_true(c->combined_limit == c->alloc_limit);
+	rasp_heap_destroy(h2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sample_counts_match_model),
+	    cmocka_unit_test(test_offsets_uniform_small_objects),
+	    cmocka_unit_test(test_offsets_follow_model_large_p),
+	    cmocka_unit_test(test_per_object_probability_large_p),
+	    cmocka_unit_test(test_every_object_sampled_at_offset_zero),
+	    cmocka_unit_test(test_off_and_reproducible),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
