@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs rasp's build and test dependencies from Debian 12 packages (root, apt-get) and makes
 # sure an LTTng session daemon is running. Idempotent: apt-get runs only for missing packages.
+#   scripts/deps.sh [--bench]   (--bench adds the benchmarks' tools)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -12,6 +13,11 @@ packages=(
   libjson-c-dev                                   # rasp diff reads JSON reports
   python3-scipy                                   # reference values for the estimator tests
 )
+
+# --bench: also what bench/ needs (callgrind, the peer allocators, plots).
+if [ "${1:-}" = --bench ]; then
+  packages+=(valgrind libjemalloc-dev libmimalloc-dev gnuplot-nox)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
