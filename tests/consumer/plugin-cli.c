@@ -32,11 +32,12 @@ int plugin_run(char *out, size_t outlen, const char *const *pre, const char *par
 	static char plugin_path[PATH_MAX + 16], secs[16];
 	const char *argv[48];
 	size_t n = 0;
-	/* babeltrace2 is not built with ASan: preload the runtime the plugin needs. The CLI
-	 * itself leaks nothing at exit (checked with 2.0.4), so leak checks stay on. */
+	/* babeltrace2 is not built with a sanitizer: preload the runtime a sanitized plugin
+	 * needs. The CLI itself leaks nothing at exit (checked with 2.0.4), so leak checks stay
+	 * on under ASan. */
 	const char *env[] = {
 #ifdef RASP_TEST_BT2_PRELOAD
-	    "LD_PRELOAD=" RASP_TEST_BT2_PRELOAD, "ASAN_OPTIONS=detect_leaks=1:exitcode=99",
+	    "LD_PRELOAD=" RASP_TEST_BT2_PRELOAD, RASP_TEST_BT2_SANITIZER_OPTIONS,
 #endif
 	    NULL};
 

@@ -24,7 +24,14 @@ if(RASP_SANITIZE STREQUAL "address")
   execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libubsan.so
                   OUTPUT_VARIABLE rasp_ubsan OUTPUT_STRIP_TRAILING_WHITESPACE)
   target_compile_definitions(rasp-test-plugin-cli PUBLIC
-    RASP_TEST_BT2_PRELOAD="${rasp_asan}:${rasp_ubsan}")
+    RASP_TEST_BT2_PRELOAD="${rasp_asan}:${rasp_ubsan}"
+    RASP_TEST_BT2_SANITIZER_OPTIONS="ASAN_OPTIONS=detect_leaks=1:exitcode=99")
+elseif(RASP_SANITIZE STREQUAL "thread")
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libtsan.so
+                  OUTPUT_VARIABLE rasp_tsan OUTPUT_STRIP_TRAILING_WHITESPACE)
+  target_compile_definitions(rasp-test-plugin-cli PUBLIC
+    RASP_TEST_BT2_PRELOAD="${rasp_tsan}"
+    RASP_TEST_BT2_SANITIZER_OPTIONS="TSAN_OPTIONS=halt_on_error=1:exitcode=66:suppressions=${CMAKE_SOURCE_DIR}/tests/tsan.supp")
 endif()
 add_dependencies(rasp-test-plugin-cli rasp-bt2-plugin)
 

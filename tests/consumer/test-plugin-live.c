@@ -205,7 +205,7 @@ static void test_plugin_live(void **state)
 		snprintf(params, sizeof(params), "format=\"json\",output=\"%s\"", report);
 #ifdef RASP_TEST_BT2_PRELOAD
 		setenv("LD_PRELOAD", RASP_TEST_BT2_PRELOAD, 1);
-		setenv("ASAN_OPTIONS", "detect_leaks=1:exitcode=99", 1);
+		putenv((char *)RASP_TEST_BT2_SANITIZER_OPTIONS);
 #endif
 		reader_pid = spawn_bg(reader, log);
 #ifdef RASP_TEST_BT2_PRELOAD
