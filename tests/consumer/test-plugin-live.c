@@ -205,7 +205,13 @@ static void test_plugin_live(void **state)
 		snprintf(params, sizeof(params), "format=\"json\",output=\"%s\"", report);
 #ifdef RASP_TEST_BT2_PRELOAD
 		setenv("LD_PRELOAD", RASP_TEST_BT2_PRELOAD, 1);
-		putenv((char *)RASP_TEST_BT2_SANITIZER_OPTIONS);
+		{
+			char opt[] = RASP_TEST_BT2_SANITIZER_OPTIONS; /* NAME=VALUE */
+			char *eq = strchr(opt, '=');
+
+			*eq = '\0';
+			setenv(opt, eq + 1, 1);
+		}
 #endif
 		reader_pid = spawn_bg(reader, log);
 #ifdef RASP_TEST_BT2_PRELOAD
