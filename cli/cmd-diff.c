@@ -3,10 +3,15 @@
  * directories (reported here by type) or JSON reports from `rasp report --format json`.
  *
  * The test: each side's interval gives a standard error on the side facing the other estimate
- * (intervals are skewed at few samples, so the half that matters is used); the change is
- * significant when |new - base| > z * sqrt(se_base^2 + se_new^2), z the two-sided normal
- * quantile of the confidence. A type one side never sampled has 0 bytes there, and an upper
- * bound of the negative binomial quantile for one sample (what could hide below the rate). */
+ * (intervals are skewed at few samples, so the half that matters is used, divided by the
+ * normal quantile of the confidence); the change's z-score is (new - base) /
+ * sqrt(se_base^2 + se_new^2) and its two-sided p-value follows. A report compares many types
+ * at once: at 5% each, 11 unchanged types would show a false change in 43% of diffs. So the
+ * flags control the false discovery rate at 1 - confidence (Benjamini-Hochberg): when nothing
+ * changed, any flag at all appears in at most 5% of diffs, and a real change of one big type
+ * is still flagged. A type one side never sampled has 0 bytes there, and an upper bound of
+ * the negative binomial quantile for one sample at the largest mean the report used (what
+ * could hide below the sampling rate). */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "estimate.h"
@@ -24,7 +29,8 @@
 static const char usage[] =
     "usage: rasp diff [--format text|json] [--confidence C] BASE NEW\n"
     "Per type, the change in estimated bytes and objects from BASE to NEW, with '*' on\n"
-    "changes that are statistically significant given both confidence intervals.\n"
+    "changes that are statistically significant given both confidence intervals\n"
+    "(Benjamini-Hochberg over the types: false discovery rate 1 - C).\n"
     "BASE and NEW are trace directories or JSON reports (rasp report --format json).\n"
     "  --format FMT    text (default) or json\n"
     "  --confidence C  in (0, 1), default 0.95\n";
@@ -37,7 +43,7 @@ struct row {
 
 struct side {
 	const char *path;
-	double mean; /* sampling mean the report used, for the bound of unseen types */
+	double mean; /* largest sampling mean the report used, for the bound of unseen types */
 	struct row *rows;
 	size_t n;
 };
@@ -132,6 +138,24 @@ static int load_side(const char *cmd, struct side *s, double confidence)
 	s->mean = num(root, "sampling_mean", &ok);
 	if (!ok || s->mean < 1)
 		s->mean = RASP_EST_DEFAULT_MEAN;
+	/* Per-process means (SamplingConfigured): the unseen bound takes the largest. */
+	if (json_object_object_get_ex(root, "sampling_means", &conf) &&
+	    json_object_is_type(conf, json_type_array)) {
+		double largest = 0;
+
+		for (size_t i = 0; i < json_object_array_length(conf); i++) {
+			json_object *e = json_object_array_get_idx(conf, i);
+			int has = 1;
+			double m = json_object_is_type(e, json_type_object)
+				       ? num(e, "sampling_mean", &has)
+				       : json_object_get_double(e);
+
+			if (has && m > largest)
+				largest = m;
+		}
+		if (largest >= 1)
+			s->mean = largest;
+	}
 	/* A JSON report made at another confidence would make the test wrong. */
 	ok = 1;
 	if (json_object_object_get_ex(root, "confidence", &conf) &&
@@ -142,19 +166,24 @@ static int load_side(const char *cmd, struct side *s, double confidence)
 			       json_object_get_double(conf));
 		goto out;
 	}
-	s->n = json_object_array_length(rows);
-	s->rows = calloc(s->n ? s->n : 1, sizeof(*s->rows));
+	s->rows = calloc(json_object_array_length(rows) + 1, sizeof(*s->rows));
 	if (!s->rows) {
 		rc = -ENOMEM;
 		goto out;
 	}
+	s->n = json_object_array_length(rows);
 	for (size_t i = 0; i < s->n; i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *t;
 		struct row *row = &s->rows[i];
 
 		if (!json_object_object_get_ex(r, "type", &t) ||
-		    !json_object_is_type(t, json_type_string)) {
-			rasp_cli_error(cmd, "'%s': row %zu has no type (report it grouped by type)",
+		    !json_object_is_type(t, json_type_string) ||
+		    json_object_object_get_ex(r, "kind", NULL) ||
+		    json_object_object_get_ex(r, "thread", NULL) ||
+		    json_object_object_get_ex(r, "process", NULL)) {
+			rasp_cli_error(cmd,
+				       "'%s': row %zu is not a per-type row (make the report "
+				       "with --group-by type)",
 				       s->path, i);
 			goto out;
 		}
@@ -189,6 +218,7 @@ static const struct row *find(const struct side *s, const char *type)
 struct change {
 	const char *type;
 	struct row base, new_;
+	double p_value; /* two-sided, of the change in bytes */
 	int significant;
 };
 
@@ -201,16 +231,48 @@ static struct row unseen(const struct side *s, const char *type, double confiden
 	return r;
 }
 
-static int significant(const struct row *b, const struct row *n, double z)
+/* Two-sided p-value of the change in bytes, from the halves of the intervals that face each
+ * other (z_c: the normal quantile the intervals were made at). */
+static double p_value(const struct row *b, const struct row *n, double z_c)
 {
-	double se_b, se_n, diff = n->bytes - b->bytes;
+	double se_b, se_n, diff = n->bytes - b->bytes, se;
 
 	if (diff == 0)
-		return 0;
-	/* The halves of the intervals that face each other. */
-	se_b = (diff > 0 ? b->high - b->bytes : b->bytes - b->low) / z;
-	se_n = (diff > 0 ? n->bytes - n->low : n->high - n->bytes) / z;
-	return fabs(diff) > z * sqrt(se_b * se_b + se_n * se_n);
+		return 1;
+	se_b = (diff > 0 ? b->high - b->bytes : b->bytes - b->low) / z_c;
+	se_n = (diff > 0 ? n->bytes - n->low : n->high - n->bytes) / z_c;
+	se = sqrt(se_b * se_b + se_n * se_n);
+	if (!(se > 0))
+		return 0; /* both exact and different */
+	return erfc(fabs(diff) / se / M_SQRT2);
+}
+
+static int cmp_p(const void *a, const void *b)
+{
+	const struct change *const *x = a, *const *y = b;
+
+	return (*x)->p_value < (*y)->p_value ? -1 : (*x)->p_value > (*y)->p_value;
+}
+
+/* Benjamini-Hochberg at level alpha: flags the k smallest p-values, k the largest rank with
+ * p_(k) <= k alpha / m. */
+static int flag_changes(struct change *c, size_t n, double alpha)
+{
+	struct change **by_p = calloc(n + 1, sizeof(*by_p));
+	size_t k = 0;
+
+	if (!by_p)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		by_p[i] = &c[i];
+	qsort(by_p, n, sizeof(*by_p), cmp_p);
+	for (size_t i = 0; i < n; i++)
+		if (by_p[i]->p_value <= (double)(i + 1) * alpha / (double)n)
+			k = i + 1;
+	for (size_t i = 0; i < n; i++)
+		by_p[i]->significant = i < k;
+	free(by_p);
+	return 0;
 }
 
 static int cmp_change(const void *a, const void *b)
@@ -236,8 +298,9 @@ static void write_text(const struct change *c, size_t n, double confidence)
 	for (size_t i = 0; i < n; i++)
 		if ((int)strlen(c[i].type) > w)
 			w = (int)strlen(c[i].type);
-	printf("rasp diff: estimated bytes per type; '*' marks a change significant at %g%%\n",
-	       confidence * 100);
+	printf("rasp diff: estimated bytes per type; '*' marks a significant change (false "
+	       "discovery rate %g%%)\n",
+	       (1 - confidence) * 100);
 	printf("%-*s %16s %16s %9s %14s %14s  %s\n", w, "type", "base bytes", "new bytes", "change",
 	       "base objects", "new objects", "sig");
 	for (size_t i = 0; i < n; i++) {
@@ -264,11 +327,12 @@ static void write_json(const struct change *c, size_t n, double confidence)
 		       "\"bytes_base_low\": %.17g, \"bytes_base_high\": %.17g, "
 		       "\"bytes_new_low\": %.17g, \"bytes_new_high\": %.17g, "
 		       "\"objects_base\": %.17g, \"objects_new\": %.17g, \"samples_base\": %llu, "
-		       "\"samples_new\": %llu, \"significant\": %s}",
+		       "\"samples_new\": %llu, \"p_value\": %.6g, \"significant\": %s}",
 		       c[i].base.bytes, c[i].new_.bytes, c[i].new_.bytes - c[i].base.bytes,
 		       c[i].base.low, c[i].base.high, c[i].new_.low, c[i].new_.high,
 		       c[i].base.objects, c[i].new_.objects, (unsigned long long)c[i].base.samples,
-		       (unsigned long long)c[i].new_.samples, c[i].significant ? "true" : "false");
+		       (unsigned long long)c[i].new_.samples, c[i].p_value,
+		       c[i].significant ? "true" : "false");
 	}
 	printf("\n]}\n");
 }
@@ -354,7 +418,9 @@ int rasp_cli_diff(int argc, char **argv)
 		n++;
 	}
 	for (size_t i = 0; i < n; i++)
-		changes[i].significant = significant(&changes[i].base, &changes[i].new_, z);
+		changes[i].p_value = p_value(&changes[i].base, &changes[i].new_, z);
+	if (flag_changes(changes, n, 1 - confidence) != 0)
+		goto out;
 	qsort(changes, n, sizeof(*changes), cmp_change);
 	if (strcmp(format, "json") == 0)
 		write_json(changes, n, confidence);

@@ -113,13 +113,19 @@ struct rasp_context {
 typedef void (*rasp__sample_hook_fn)(void *arg, uint32_t kind, const rasp_type_t *type, void *addr,
 				     uint64_t object_size, uint64_t offset);
 
+#define RASP__ANNOUNCING UINT64_MAX
+
 struct rasp_heap {
 	uint64_t id; /* unique in the process, never reused: thread caches key on it */
 	pthread_mutex_t lock;
 	rasp_config_t cfg;
-	_Atomic int sampling_mode;	 /* enum rasp_sampling_mode */
-	_Atomic uint64_t sampling_mean;	 /* bytes */
-	_Atomic int sampling_announced;	 /* 1 once SamplingConfigured fired for the current run */
+	_Atomic int sampling_mode;	/* enum rasp_sampling_mode */
+	_Atomic uint64_t sampling_mean; /* bytes */
+	/* What SamplingConfigured/SamplingStopped last told the trace: 0 sampling off, else the
+	 * mean announced; RASP__ANNOUNCING while one thread emits the change (others treat
+	 * sampling as off meanwhile, so no sample precedes its SamplingConfigured). */
+	_Atomic uint64_t sampling_announced;
+	_Atomic int config_listening;	 /* SamplingConfigured enabled at the last slow path */
 	struct rasp_context *contexts;	 /* lock */
 	struct rasp__region *regions;	 /* every mapped region, lock */
 	struct rasp__region *cur_small;	 /* region chunks are carved from, lock */

@@ -86,30 +86,46 @@ void rasp__context_redraw(struct rasp_context *c)
 	c->combined_limit = c->alloc_ptr + (uintptr_t)(budget < avail ? budget : avail);
 }
 
+/* Whether this slow path samples, and the trace's record of it. SamplingConfigured is
+ * emitted whenever what the trace was told changes: sampling turned on, the mean changed
+ * while on, or a consumer of SamplingConfigured appeared while on (a session that enabled
+ * AllocationSampled first, or enabled Rasp_Runtime later); SamplingStopped when it turns
+ * off. One thread wins each change (CAS to RASP__ANNOUNCING), emits, then publishes the new
+ * state; until then the others do not sample, so no sample precedes the SamplingConfigured
+ * that gives its mean. Skipping trials this way depends on no trial outcome: no bias.
+ * Cost: two tracepoint-state loads and one atomic load per slow path. */
 bool rasp__sampling_now(struct rasp_heap *h)
 {
 	int mode = atomic_load_explicit(&h->sampling_mode, memory_order_relaxed);
-	int on, was;
+	uint64_t mean = atomic_load_explicit(&h->sampling_mean, memory_order_relaxed);
+	int listening = rasp_event_sampling_configured_enabled();
+	int heard = atomic_exchange_explicit(&h->config_listening, listening, memory_order_relaxed);
+	uint64_t want, was;
+	bool on;
 
 	if (mode == RASP_SAMPLING_AUTO)
 		on = rasp_event_allocation_sampled_enabled();
 	else
 		on = mode == RASP_SAMPLING_ON;
-	was = atomic_load_explicit(&h->sampling_announced, memory_order_relaxed);
-	/* One thread wins each transition and announces it; the others just follow. */
-	if (on != was && atomic_compare_exchange_strong(&h->sampling_announced, &was, on)) {
-		if (on) {
+	want = on ? mean : 0;
+	was = atomic_load_explicit(&h->sampling_announced, memory_order_acquire);
+	if (was == RASP__ANNOUNCING)
+		return false;
+	if (want == was && !(on && listening && !heard))
+		return on;
+	if (!atomic_compare_exchange_strong(&h->sampling_announced, &was, RASP__ANNOUNCING))
+		return false; /* another thread announces; sample from the next slow path */
+	if (on) {
+		if (was == 0)
 			atomic_fetch_add_explicit(&h->starts, 1, memory_order_relaxed);
-			rasp_event_sampling_configured(
-			    h->cfg.clr_instance_id,
-			    atomic_load_explicit(&h->sampling_mean, memory_order_relaxed),
-			    h->cfg.alloc_quantum,
-			    mode == RASP_SAMPLING_ON ? RASP_MAP_SAMPLINGTRIGGERMAP_FORCED
-						     : RASP_MAP_SAMPLINGTRIGGERMAP_SESSION);
-		} else {
-			rasp_event_sampling_stopped(h->cfg.clr_instance_id);
-		}
+		rasp_event_sampling_configured(h->cfg.clr_instance_id, mean, h->cfg.alloc_quantum,
+					       mode == RASP_SAMPLING_ON
+						   ? RASP_MAP_SAMPLINGTRIGGERMAP_FORCED
+						   : RASP_MAP_SAMPLINGTRIGGERMAP_SESSION);
+	} else {
+		rasp_event_sampling_stopped(h->cfg.clr_instance_id);
 	}
+	atomic_store_explicit(&h->sampling_announced, want, memory_order_release);
 	return on;
 }
 

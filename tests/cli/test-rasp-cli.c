@@ -54,13 +54,16 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Records the demo into work/<name> with a fixed sampling seed; returns rasp's status. */
+/* Records the demo into work/<name> with a fixed sampling seed; returns rasp's status. The
+ * demo's threads attach in any order, so which thread gets which seeded stream varies: the
+ * tests' statistics hold for any samples, with tolerances stated where they are checked.
+ * 20000 documents give the type doubled in the diff test ~180 samples (z > 4 for a 2x change). */
 static int record_demo(const char *name, const char *seed, const char *truth, const char *scale,
 		       char *out)
 {
 	const char *argv[16] = {rasp(),	  "record", "-o", in_work(name),
 				"--seed", seed,	    "--", rasp_test_build_path("bin/rasp-docstore"),
-				"--docs", "6000"};
+				"--docs", "20000"};
 	int n = 10;
 
 	if (truth) {
@@ -79,10 +82,11 @@ static int record_demo(const char *name, const char *seed, const char *truth, co
 	return rc;
 }
 
-static json_object *report_json(const char *trace)
+static json_object *report_json_at(const char *trace, const char *confidence)
 {
-	const char *argv[] = {rasp(), "report", "--format", "json", "-o", in_work("report.json"),
-			      trace,  NULL};
+	const char *argv[] = {rasp(),	      "report",	  "--format", "json",
+			      "--confidence", confidence, "-o",	      in_work("report.json"),
+			      trace,	      NULL};
 	char out[OUT];
 
 	if (rasp_test_run(out, sizeof(out), argv, NULL) != 0) {
@@ -112,7 +116,8 @@ static void test_record_then_report_the_demo(void **state)
 	assert_non_null(strstr(out, " 0 discarded"));
 	assert_null(strstr(out, "warning"));
 
-	rep = report_json(in_work("demo"));
+	/* The 99.9% interval (about 3.3 standard errors): sampling differs run to run. */
+	rep = report_json_at(in_work("demo"), "0.999");
 	truth = json_object_from_file(truth_path);
 	assert_non_null(rep);
 	assert_non_null(truth);
@@ -325,6 +330,46 @@ static void test_diff_same_program_and_doubled_type(void **state)
 	free(out);
 }
 
+/* The sampling mean changes while the program runs: the trace must say so, and each type be
+ * unbiased with the mean it was sampled at. One mean for both would be 16x off for one type;
+ * the 99.9% interval (about 3.3 standard errors) keeps a chance failure rare. */
+static void test_mean_change_while_recording(void **state)
+{
+	const char *argv[] = {
+	    rasp(),   "record", "-o", in_work("switch"),
+	    "--seed", "5",	"--", rasp_test_build_path("bin/rasp-test-mean-switch"),
+	    NULL};
+	char *out = malloc(OUT);
+	json_object *rep, *rows, *truth;
+	const char *brace;
+
+	(void)state;
+	assert_int_equal(rasp_test_run(out, OUT, argv, NULL), 0);
+	brace = strchr(out, '{');
+	assert_non_null(brace);
+	truth = json_tokener_parse(brace);
+	assert_non_null(truth);
+	rep = report_json_at(in_work("switch"), "0.999");
+	assert_non_null(rep);
+	assert_true(json_object_object_get_ex(rep, "rows", &rows));
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *r = json_object_array_get_idx(rows, i), *t, *tv;
+		double want;
+
+		assert_true(json_object_object_get_ex(r, "type", &t));
+		assert_true(json_object_object_get_ex(truth, json_object_get_string(t), &tv));
+		want = json_object_get_double(tv);
+		if (!(get_num(r, "bytes_low") <= want && want <= get_num(r, "bytes_high")))
+			fail_msg("%s: true %.0f outside [%.0f, %.0f] (estimate %.0f)",
+				 json_object_get_string(t), want, get_num(r, "bytes_low"),
+				 get_num(r, "bytes_high"), get_num(r, "bytes"));
+	}
+	assert_int_equal(json_object_array_length(rows), 2);
+	json_object_put(rep);
+	json_object_put(truth);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +379,7 @@ int main(void)
 	    cmocka_unit_test(test_no_session_daemon_and_none_can_start),
 	    cmocka_unit_test(test_help_on_every_command),
 	    cmocka_unit_test(test_diff_same_program_and_doubled_type),
+	    cmocka_unit_test(test_mean_change_while_recording),
 	};
 
 	return cmocka_run_group_tests_name("rasp-cli", tests, setup, teardown);
