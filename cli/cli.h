@@ -35,6 +35,8 @@ struct rasp_session {
 	char output[4096];    /* trace directory */
 	uint64_t subbuf_size; /* per-CPU sub-buffer bytes (power of 2) */
 	uint64_t num_subbuf;  /* sub-buffers per CPU (power of 2) */
+	bool all_processes;   /* record every process of the user, else only `pid` */
+	int pid;	      /* the one process recorded (vpid tracker), when not all */
 	bool created, started;
 };
 
@@ -42,7 +44,8 @@ struct rasp_session {
  * $RASP_LTTNG_SESSIOND) when none answers. */
 int rasp_session_daemon_ensure(const char *cmd);
 /* Creates the session writing to s->output, one discard-mode channel sized by s, the rasp
- * events enabled with contexts vpid, vtid and procname, and starts it. */
+ * events enabled with contexts vpid, vtid and procname, tracking only s->pid unless
+ * s->all_processes, and starts it. */
 int rasp_session_start(const char *cmd, struct rasp_session *s);
 /* Stops (flushes) the session and reports discarded events over all channels. */
 int rasp_session_stop(const char *cmd, struct rasp_session *s, uint64_t *discarded);

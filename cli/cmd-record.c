@@ -5,12 +5,12 @@
 #include "cli.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +22,15 @@
 extern char **environ;
 
 static const char usage[] =
-    "usage: rasp record [-o DIR] [--mean BYTES] [--seed N] [--subbuf-size BYTES]\n"
+    "usage: rasp record [-o DIR] [-a] [--mean BYTES] [--seed N] [--subbuf-size BYTES]\n"
     "                   [--num-subbuf N] -- PROGRAM [ARGS...]\n"
     "Runs PROGRAM under an LTTng session recording DotNETRuntime:AllocationSampled and\n"
     "rasp's own events (contexts vpid, vtid, procname), then prints the trace directory,\n"
-    "the number of events and the number of discarded events. Exits with PROGRAM's status.\n"
+    "the number of events and the number of discarded events. Exits with PROGRAM's status\n"
+    "(128+N when a signal N ended it; signals sent to rasp are passed on to PROGRAM).\n"
+    "  -a, --all            record every process of this user while PROGRAM runs, not only\n"
+    "                       PROGRAM's own process (for programs started by PROGRAM, or already\n"
+    "                       running, e.g. `rasp record -a -- sleep 30`)\n"
     "  -o, --output DIR     trace directory (default: rasp-YYYYMMDD-HHMMSS); must not exist\n"
     "                       or be empty\n"
     "  --mean BYTES         sampling mean for rasp programs (RASP_SAMPLING_MEAN; K/M/G ok)\n"
@@ -139,6 +143,132 @@ static char **child_env(char **extra, size_t n_extra)
 	return env;
 }
 
+/* --- the program: forked, held until the session tracks it, then exec'd ------------------ */
+
+struct child {
+	pid_t pid;
+	int go_fd;  /* write a byte: exec; close: give up */
+	int err_fd; /* exec's errno, or EOF when exec succeeded */
+};
+
+static volatile sig_atomic_t child_pid;
+static const int forwarded[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+static struct sigaction saved[4];
+
+/* A signal a process sent to rasp goes on to the program; one the kernel sent the whole
+ * foreground group (Ctrl-C, hangup) already reached it. Either way rasp stays to save the
+ * trace and exits with the program's status. */
+static void on_signal(int sig, siginfo_t *info, void *unused)
+{
+	(void)unused;
+	if (info->si_code <= 0 && child_pid > 0)
+		kill(child_pid, sig);
+}
+
+static void forward_signals(pid_t pid)
+{
+	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
+
+	child_pid = pid;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 4; i++)
+		sigaction(forwarded[i], &sa, &saved[i]);
+}
+
+static void restore_signals(void)
+{
+	for (int i = 0; i < 4; i++)
+		sigaction(forwarded[i], &saved[i], NULL);
+	child_pid = 0;
+}
+
+static int child_fork(const char *cmd, char **argv, char **env, struct child *ch)
+{
+	int go[2], err[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) != 0) {
+		rasp_cli_error(cmd, "cannot create a pipe: %s", strerror(errno));
+		return -errno;
+	}
+	if (pipe2(err, O_CLOEXEC) != 0) {
+		rasp_cli_error(cmd, "cannot create a pipe: %s", strerror(errno));
+		close(go[0]);
+		close(go[1]);
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		rasp_cli_error(cmd, "cannot fork: %s", strerror(errno));
+		close(go[0]);
+		close(go[1]);
+		close(err[0]);
+		close(err[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		char go_byte;
+		int e;
+
+		/* Only async-signal-safe calls from here to exec. */
+		if (read(go[0], &go_byte, 1) != 1)
+			_exit(127);
+		execvpe(argv[0], argv, env);
+		e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	ch->pid = pid;
+	ch->go_fd = go[1];
+	ch->err_fd = err[0];
+	return 0;
+}
+
+/* Lets the program exec; returns 0 once it did, or exec's error. */
+static int child_wait(struct child *ch);
+
+static int child_release(struct child *ch)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (write(ch->go_fd, "g", 1) != 1)
+		e = errno;
+	close(ch->go_fd);
+	do
+		n = read(ch->err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(ch->err_fd);
+	if (e)
+		child_wait(ch);
+	return n > 0 || e ? (e ? e : EIO) : 0;
+}
+
+/* Waits for the program; its exit status, or 128 + the signal that killed it. */
+static int child_wait(struct child *ch)
+{
+	int status;
+	pid_t r;
+
+	do
+		r = waitpid(ch->pid, &status, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return 127;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The session could not be set up: the held program exits without running. */
+static void child_abandon(struct child *ch)
+{
+	close(ch->go_fd);
+	close(ch->err_fd);
+	child_wait(ch);
+}
+
 int rasp_cli_record(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -147,6 +277,7 @@ int rasp_cli_record(int argc, char **argv)
 	    {"seed", required_argument, NULL, 's'},
 	    {"subbuf-size", required_argument, NULL, 'b'},
 	    {"num-subbuf", required_argument, NULL, 'n'},
+	    {"all", no_argument, NULL, 'a'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -156,14 +287,13 @@ int rasp_cli_record(int argc, char **argv)
 	char *extra[8];
 	size_t n_extra = 0;
 	uint64_t v, discarded = 0, events = 0;
-	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+	struct child child;
 	char **env = NULL;
-	pid_t pid;
-	int c, rc, status = 0, exit_code;
+	int c, rc, exit_code;
 
 	optind = 1;
 	opterr = 0; /* our own one-line messages below */
-	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -199,6 +329,9 @@ int rasp_cli_record(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'a':
+			s.all_processes = true;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -218,13 +351,6 @@ int rasp_cli_record(int argc, char **argv)
 	}
 	if (prepare_output(cmd, output, s.output, sizeof(s.output)) != 0)
 		return 2;
-	if (rasp_session_daemon_ensure(cmd) != 0)
-		return 2;
-	if (rasp_session_start(cmd, &s) != 0) {
-		rasp_session_destroy(&s);
-		return 2;
-	}
-
 	/* Wait for registration: the session exists, so this returns within milliseconds, and a
 	 * program shorter than that still has its first events recorded. */
 	if (!getenv("LTTNG_UST_REGISTER_TIMEOUT"))
@@ -237,36 +363,44 @@ int rasp_cli_record(int argc, char **argv)
 	env = child_env(extra, n_extra);
 	if (!env) {
 		rasp_cli_error(cmd, "out of memory");
-		rasp_session_destroy(&s);
 		return 2;
 	}
-	/* Ctrl-C goes to the program (same process group); we stay to save the trace. */
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	rc = posix_spawnp(&pid, argv[optind], NULL, NULL, argv + optind, env);
+	if (rasp_session_daemon_ensure(cmd) != 0) {
+		free(env);
+		return 2;
+	}
+	/* The program is forked first and held before exec, so that its pid can be tracked
+	 * before it registers with the session daemon: only its events are recorded. */
+	if (child_fork(cmd, argv + optind, env, &child) != 0) {
+		free(env);
+		return 2;
+	}
 	free(env);
+	forward_signals(child.pid);
+	s.pid = s.all_processes ? 0 : child.pid;
+	if (rasp_session_start(cmd, &s) != 0) {
+		child_abandon(&child);
+		rasp_session_destroy(&s);
+		restore_signals();
+		return 2;
+	}
+	rc = child_release(&child);
 	if (rc != 0) {
 		rasp_cli_error(cmd, "cannot run '%s': %s", argv[optind], strerror(rc));
 		exit_code = 127;
 	} else {
-		pid_t r;
-
-		do
-			r = waitpid(pid, &status, 0);
-		while (r < 0 && errno == EINTR);
-		exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		exit_code = child_wait(&child);
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
+	restore_signals();
 
 	rc = rasp_session_stop(cmd, &s, &discarded);
 	rasp_session_destroy(&s);
 	if (rc != 0)
 		return exit_code ? exit_code : 2;
-	if (rasp_graph_count_events(cmd, s.output, &events) != 0) {
-		/* A program that emitted nothing leaves no trace files: say so plainly. */
-		events = 0;
-	}
+	rc = rasp_graph_count_events(cmd, s.output, &events);
+	if (rc != 0 && rc != -ENOENT) /* -ENOENT: nothing was emitted, so no trace files */
+		rasp_cli_error(cmd, "the trace in %s could not be read to count its events",
+			       s.output);
 	fprintf(stderr, "rasp record: trace in %s\n", s.output);
 	fprintf(stderr, "rasp record: %" PRIu64 " events, %" PRIu64 " discarded\n", events,
 		discarded);

@@ -20,11 +20,16 @@ static struct {
 	char *dirs[MAX_TRACES];
 	size_t n;
 	int overflow;
+	char *unreadable; /* first directory or file the walk could not read */
 } walk;
 
 static int collect(const char *path, const struct stat *sb, int type, struct FTW *ftw)
 {
 	(void)sb;
+	if ((type == FTW_DNR || type == FTW_NS) && !walk.unreadable) {
+		walk.unreadable = strdup(path);
+		return 1;
+	}
 	if (type != FTW_F || strcmp(path + ftw->base, "metadata") != 0)
 		return 0;
 	if (walk.n == MAX_TRACES) {
@@ -49,10 +54,25 @@ int rasp_graph_add_ctf_sources(const char *who, bt_graph *graph, const bt_plugin
 
 	walk.n = 0;
 	walk.overflow = 0;
-	if (nftw(root, collect, 16, FTW_PHYS) != 0 && walk.n == 0) {
-		fprintf(stderr, "%s: cannot read trace directory '%s': %s\n", who, root,
-			walk.overflow ? "too many traces" : strerror(errno ? errno : ENOENT));
-		return -(errno ? errno : ENOENT);
+	walk.unreadable = NULL;
+	errno = 0;
+	if (nftw(root, collect, 16, FTW_PHYS) != 0 || walk.overflow || walk.unreadable) {
+		int err = errno ? errno : EIO;
+
+		if (walk.overflow)
+			fprintf(stderr,
+				"%s: '%s' holds more than %d CTF traces; report fewer at once\n",
+				who, root, MAX_TRACES);
+		else if (walk.unreadable)
+			fprintf(stderr, "%s: cannot read '%s' under the trace directory '%s'\n",
+				who, walk.unreadable, root);
+		else
+			fprintf(stderr, "%s: cannot read trace directory '%s': %s\n", who, root,
+				strerror(err));
+		for (size_t i = 0; i < walk.n; i++)
+			free(walk.dirs[i]);
+		free(walk.unreadable);
+		return walk.overflow ? -E2BIG : -err;
 	}
 	/* Sorted: components get stable names whatever order the directory lists. */
 	qsort(walk.dirs, walk.n, sizeof(walk.dirs[0]), cmp_str);

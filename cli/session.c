@@ -80,6 +80,30 @@ static int fail(const char *cmd, const char *what, const char *arg, int code)
 	return -EIO;
 }
 
+/* Records only `pid` (vpid tracker, include set): other processes of the user that emit the
+ * same events while the program runs stay out of the trace and do not start sampling. */
+static int track_only(const char *cmd, const char *session, int pid)
+{
+	struct lttng_process_attr_tracker_handle *t = NULL;
+	enum lttng_error_code ec;
+	int rc = 0;
+
+	ec = lttng_session_get_tracker_handle(session, LTTNG_DOMAIN_UST,
+					      LTTNG_PROCESS_ATTR_VIRTUAL_PROCESS_ID, &t);
+	if (ec != LTTNG_OK)
+		return fail(cmd, "cannot get the process tracker of session", session, -(int)ec);
+	if (lttng_process_attr_tracker_handle_set_tracking_policy(
+		t, LTTNG_TRACKING_POLICY_INCLUDE_SET) !=
+		LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK ||
+	    lttng_process_attr_virtual_process_id_tracker_handle_add_pid(t, pid) !=
+		LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK) {
+		rasp_cli_error(cmd, "cannot restrict session %s to process %d", session, pid);
+		rc = -EIO;
+	}
+	lttng_process_attr_tracker_handle_destroy(t);
+	return rc;
+}
+
 int rasp_session_start(const char *cmd, struct rasp_session *s)
 {
 	struct lttng_domain dom;
@@ -146,6 +170,11 @@ int rasp_session_start(const char *cmd, struct rasp_session *s)
 			rc = fail(cmd, "cannot add context to channel", CHANNEL, ret);
 			goto out;
 		}
+	}
+	if (!s->all_processes) {
+		rc = track_only(cmd, s->name, s->pid);
+		if (rc)
+			goto out;
 	}
 	ret = lttng_start_tracing(s->name);
 	if (ret < 0) {

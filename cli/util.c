@@ -43,8 +43,16 @@ int rasp_cli_parse_u64(const char *cmd, const char *opt, const char *text, uint6
 	uint64_t mult = 1;
 	char *end;
 
+	/* Decimal, or hexadecimal with 0x: never octal (a leading 0 is not base 8), no sign, no
+	 * leading space. */
 	errno = 0;
-	v = strtoull(text, &end, 0);
+	if (!(text[0] >= '0' && text[0] <= '9')) {
+		end = (char *)text;
+		v = 0;
+	} else {
+		v = strtoull(text, &end,
+			     text[0] == '0' && (text[1] == 'x' || text[1] == 'X') ? 16 : 10);
+	}
 	if (suffixes && end != text && end[0] && !end[1]) {
 		switch (end[0]) {
 		case 'K':

@@ -453,15 +453,22 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 		ret = rasp_report_add_sample(s->report, bt_field_string_get_value(f[F_TYPE]),
 					     v[F_KIND], process, context_id(ctx, c->vtid),
 					     v[F_SIZE], v[F_OFFSET]);
-		if (ret == -EINVAL)
-			return malformed(s, ev,
-					 v[F_SIZE] ? fields[F_OFFSET].name : fields[F_SIZE].name,
-					 v[F_SIZE] ? "not-below-ObjectSize" : "zero");
+		if (ret == -EINVAL) {
+			char why[96];
+
+			/* The values, so the bad event can be found in the trace. */
+			snprintf(why, sizeof(why),
+				 "%s (SampledByteOffset=%" PRIu64 " ObjectSize=%" PRIu64 ")",
+				 v[F_SIZE] ? "not-below-ObjectSize" : "zero", v[F_OFFSET],
+				 v[F_SIZE]);
+			return malformed(
+			    s, ev, v[F_SIZE] ? fields[F_OFFSET].name : fields[F_SIZE].name, why);
+		}
 		break;
 	case ROLE_CONFIGURED:
 		ret = rasp_report_set_mean(s->report, process, (double)v[F_MEAN]);
 		if (ret == -EINVAL)
-			return malformed(s, ev, fields[F_MEAN].name, "zero");
+			return malformed(s, ev, fields[F_MEAN].name, "zero (SamplingMean=0)");
 		break;
 	case ROLE_TICK:
 		/* V2 and later carry the 64-bit amount; the 32-bit one can wrap past 4 GiB. */

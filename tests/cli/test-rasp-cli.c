@@ -7,13 +7,20 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <json-c/json.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "lttng-session.h"
+
+extern char **environ;
 
 #define OUT 65536
 
@@ -370,6 +377,54 @@ static void test_mean_change_while_recording(void **state)
 	free(out);
 }
 
+/* A signal sent to `rasp record` reaches the program, and rasp still stops and destroys its
+ * session before exiting with 128 + the signal. */
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+static void record_then_signal(int sig)
+{
+	char name[32], session[64], list[16384];
+	const char *argv[] = {rasp(), "record", "-o", NULL, "--", "/bin/sleep", "30", NULL};
+	const char *ls[] = {"list", NULL};
+	int status, rc;
+	pid_t pid;
+
+	snprintf(name, sizeof(name), "signal-%d", sig);
+	argv[3] = in_work(name);
+	assert_int_equal(posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ), 0);
+	snprintf(session, sizeof(session), "rasp-record-%ld", (long)pid);
+	/* Wait until the session exists (the program is running under it). */
+	for (int i = 0; i < 100; i++) {
+		rasp_test_lttng(list, sizeof(list), ls);
+		if (strstr(list, session))
+			break;
+		sleep_ms(50);
+	}
+	assert_non_null(strstr(list, session));
+	sleep_ms(200);
+	assert_int_equal(kill(pid, sig), 0);
+	while ((rc = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	assert_int_equal(rc, pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 128 + sig);
+	rasp_test_lttng(list, sizeof(list), ls);
+	if (strstr(list, session))
+		fail_msg("session %s still exists after rasp record ended:\n%s", session, list);
+}
+
+static void test_record_passes_signals_on(void **state)
+{
+	(void)state;
+	record_then_signal(SIGINT);
+	record_then_signal(SIGTERM);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +435,7 @@ int main(void)
 	    cmocka_unit_test(test_help_on_every_command),
 	    cmocka_unit_test(test_diff_same_program_and_doubled_type),
 	    cmocka_unit_test(test_mean_change_while_recording),
+	    cmocka_unit_test(test_record_passes_signals_on),
 	};
 
 	return cmocka_run_group_tests_name("rasp-cli", tests, setup, teardown);

@@ -3,6 +3,7 @@
  * the runtime fired, in total and per type, so a test can compare with the trace. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +59,8 @@ int main(int argc, char **argv)
 		}
 	}
 	rasp_heap_stats(h, &st);
-	printf("samples=%" PRIu64 " starts=%" PRIu64 "\n", st.samples, st.sampling_starts);
+	printf("samples=%" PRIu64 " starts=%" PRIu64 " pid=%ld\n", st.samples, st.sampling_starts,
+	       (long)getpid());
 	for (k = 0; k < NKINDS; k++)
 		printf("type %s objects=%ld payload=%zu\n", kinds[k].name,
 		       rounds * kinds[k].per_round, kinds[k].payload);

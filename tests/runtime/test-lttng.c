@@ -32,6 +32,7 @@ static const struct {
 #define NPROG (sizeof(prog_types) / sizeof(prog_types[0]))
 
 struct counts {
+	int64_t vpid; /* count only this process's events; others may share the session */
 	long sampled, configured, stopped, bad;
 	long by_kind[3];
 	long by_type[NPROG];
@@ -42,7 +43,11 @@ static int count_events(const bt_event *ev, void *user)
 {
 	struct counts *c = user;
 	const char *name = bt_event_class_get_name(bt_event_borrow_class_const(ev));
-	uint64_t kind, size, off, trig;
+	uint64_t kind, size, off, trig, vpid;
+
+	if (c->vpid && (rasp_test_field_u64(rasp_test_event_context(ev, "vpid"), &vpid) ||
+			(int64_t)vpid != c->vpid))
+		return 0;
 
 	if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG) == 0) {
 		c->sampled++;
@@ -95,6 +100,7 @@ static void test_recorded_events_equal_emitted(void **state)
 	struct rasp_test_session *s = &sess;
 	struct counts c = {0};
 	unsigned long long samples = 0, starts = 0;
+	long pid = 0;
 	char out[8192];
 	const char *line;
 	int status;
@@ -107,7 +113,9 @@ static void test_recorded_events_equal_emitted(void **state)
 		fail_msg("rasp-alloc-prog failed (%d): %s", status, out);
 	line = strstr(out, "samples=");
 	assert_non_null(line);
-	assert_int_equal(sscanf(line, "samples=%llu starts=%llu", &samples, &starts), 2);
+	assert_int_equal(sscanf(line, "samples=%llu starts=%llu pid=%ld", &samples, &starts, &pid),
+			 3);
+	c.vpid = pid;
 	assert_int_equal(rasp_test_session_discarded(s), 0);
 	assert_true(rasp_test_trace_foreach(s->dir, count_events, &c, NULL) > 0);
 
