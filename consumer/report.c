@@ -789,9 +789,18 @@ static void text_fill(struct text_line *l, const struct row *row, const struct r
 	}
 	snprintf(l->cell[COL_SAMPLES], CELL_LEN, "%" PRIu64, e->samples);
 	snprintf(l->cell[COL_BYTES], CELL_LEN, "%.0f", e->bytes);
-	if (e->bytes > 0 && isfinite(half))
-		snprintf(l->cell[COL_CI], CELL_LEN, "±%.1f%%", 100.0 * half / e->bytes);
-	else
+	if (e->bytes > 0 && isfinite(half)) {
+		/* Few samples give a skewed interval (at 10 samples about -52%/+71%): a single
+		 * "±" would hide that and could suggest a negative bound, so the two sides are
+		 * shown apart unless they agree within a tenth. */
+		double lo = 100.0 * (e->bytes - e->bytes_low) / e->bytes;
+		double hi = 100.0 * (e->bytes_high - e->bytes) / e->bytes;
+
+		if (fabs(hi - lo) <= 0.1 * fmax(fabs(hi), fabs(lo)))
+			snprintf(l->cell[COL_CI], CELL_LEN, "±%.1f%%", 100.0 * half / e->bytes);
+		else
+			snprintf(l->cell[COL_CI], CELL_LEN, "%+.1f%%/%+.1f%%", -lo, hi);
+	} else
 		snprintf(l->cell[COL_CI], CELL_LEN, "-");
 	snprintf(l->cell[COL_OBJECTS], CELL_LEN, "%.1f", e->objects);
 }
