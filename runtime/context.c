@@ -263,16 +263,19 @@ void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t s
 			avail = c->alloc_limit - c->alloc_ptr;
 			sampled = c->combined_limit < c->alloc_limit && budget < z;
 			if (!sampled && z > avail) {
-				/* The context's remaining bytes were all failures. */
-				budget = avail + rasp__geometric(c);
-				sampled = budget < z;
+				/* The context's remaining bytes were all failures; a fresh draw
+				 * covers the rest of the object (its value matters only if it
+				 * lands inside: budget = avail + draw < z). */
+				uint64_t g;
+
+				sampled = !rasp__geometric_at_least(c, z - avail, &g);
+				budget = avail + (sampled ? g : 0);
 			}
 		} else {
 			/* Sampling just started or p changed: no cached trials to reuse. */
 			c->mean = mean;
 			c->inv_log_q = rasp__inv_log_q(mean);
-			budget = rasp__geometric(c);
-			sampled = budget < z;
+			sampled = !rasp__geometric_at_least(c, z, &budget);
 		}
 	}
 	c->sampling = on;
@@ -311,8 +314,8 @@ static inline void *alloc_fast(struct rasp_context *c, const rasp_type_t *type, 
 			       unsigned flags)
 {
 	uintptr_t p = c->alloc_ptr;
-	uintptr_t odd = (uintptr_t)((size - 1 >= RASP__SMALL_MAX_PAYLOAD) | (flags != 0) |
-				    (type == NULL));
+	uintptr_t odd =
+	    (uintptr_t)((size - 1 >= RASP__SMALL_MAX_PAYLOAD) | (flags != 0) | (type == NULL));
 	uintptr_t z = ((size + RASP_OBJECT_HEADER_SIZE + 7) & ~(uintptr_t)7) | (0 - odd);
 
 	if (RASP__UNLIKELY(z > c->combined_limit - p))

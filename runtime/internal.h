@@ -158,6 +158,10 @@ void rasp__rng_seed(struct rasp_context *c, const rasp_config_t *cfg);
 uint64_t rasp__rng_next(uint64_t s[4]);
 double rasp__inv_log_q(uint64_t mean);
 uint64_t rasp__geometric(struct rasp_context *c);
+/* One draw of the same inversion: true when it is >= k (its value is then not computed),
+ * else false with the value in *g. Decisions and values equal rasp__geometric's for the
+ * same generator state; most calls skip the log (sample.c). */
+bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g);
 /* Decides whether the heap samples now and announces transitions (events). */
 bool rasp__sampling_now(struct rasp_heap *h);
 /* Recomputes combined_limit from alloc_ptr with a fresh draw (or = alloc_limit if off). */

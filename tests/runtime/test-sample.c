@@ -258,6 +258,55 @@ static void test_every_object_sampled_at_offset_zero(void **state)
 
 /* Sampling off: no sample, and combined_limit is alloc_limit (the fast path covers the
  * whole context). The same seed gives the same samples (reproducible runs). */
+/* rasp__geometric_at_least skips the log when a bound decides: for the same generator state
+ * its decision and value must be those of the full inversion, over means from 1 byte to
+ * 2^40 and thresholds around and far from the mean. */
+static void test_bounded_draw_equals_inversion(void **state)
+{
+	static const uint64_t means[] = {1, 2, 16, 4096, 102400, 1 << 24, UINT64_C(1) << 40};
+	struct rasp_context c;
+	long skipped = 0;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	c.rng[0] = 0x9e3779b97f4a7c15u;
+	c.rng[1] = 7;
+	for (size_t m = 0; m < sizeof(means) / sizeof(means[0]); m++) {
+		c.inv_log_q = rasp__inv_log_q(means[m]);
+		for (int i = 0; i < 200000; i++) {
+			uint64_t saved[4], full, g = UINT64_MAX;
+			/* k = 0, small (object-sized), near the mean, and up to 3x past it. */
+			uint64_t k = i % 4 == 0	  ? 0
+				     : i % 4 == 1 ? 1 + (uint64_t)i % 8191
+				     : i % 4 == 2 ? (means[m] >> (i % 5)) + (uint64_t)i % 97
+						  : (uint64_t)i * 2654435761u % (3 * means[m] + 1);
+			bool at_least;
+
+			memcpy(saved, c.rng, sizeof(saved));
+			full = rasp__geometric(&c);
+			memcpy(c.rng, saved, sizeof(saved));
+			at_least = rasp__geometric_at_least(&c, k, &g);
+			if (at_least != (full >= k) || (!at_least && g != full))
+				fail_msg("mean %llu k %llu: full draw %llu, bounded says %d (%llu)",
+					 (unsigned long long)means[m], (unsigned long long)k,
+					 (unsigned long long)full, at_least, (unsigned long long)g);
+		}
+	}
+	/* The point of it: at a mean of 102400, a draw against an 8 KiB context (the redraw after
+	 * a refill) needs no log nine times in ten. */
+	c.inv_log_q = rasp__inv_log_q(102400);
+	skipped = 0;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t g = UINT64_MAX;
+
+		skipped += rasp__geometric_at_least(&c, 8192, &g) && g == UINT64_MAX;
+	}
+	/* The bound decides below 1 - a = 0.92 (q^8192 = 0.923): about 92% skip the log. This
+	 * checks the saving, not the distribution (the loop above does that). */
+	if (skipped < 88000 || skipped > 94000)
+		fail_msg("%ld of 100000 draws skipped the log", skipped);
+}
+
 static void test_off_and_reproducible(void **state)
 {
 	struct obs o1 = {0}, o2 = {0};
@@ -298,6 +347,7 @@ int main(void)
 	    cmocka_unit_test(test_offsets_follow_model_large_p),
 	    cmocka_unit_test(test_per_object_probability_large_p),
 	    cmocka_unit_test(test_every_object_sampled_at_offset_zero),
+	    cmocka_unit_test(test_bounded_draw_equals_inversion),
 	    cmocka_unit_test(test_off_and_reproducible),
 	};
 
