@@ -122,8 +122,8 @@ struct rasp_heap {
 	_Atomic int sampling_mode;	/* enum rasp_sampling_mode */
 	_Atomic uint64_t sampling_mean; /* bytes */
 	/* What SamplingConfigured/SamplingStopped last told the trace: 0 sampling off, else the
-	 * mean announced; RASP__ANNOUNCING while one thread emits the change (others treat
-	 * sampling as off meanwhile, so no sample precedes its SamplingConfigured). */
+	 * mean announced; RASP__ANNOUNCING while one thread emits the change (the others wait,
+	 * so no sample precedes its SamplingConfigured and none is skipped). */
 	_Atomic uint64_t sampling_announced;
 	_Atomic int config_listening;	 /* SamplingConfigured enabled at the last slow path */
 	struct rasp_context *contexts;	 /* lock */

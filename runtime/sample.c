@@ -2,6 +2,7 @@
  * the heap-wide on/off decision with its SamplingConfigured/SamplingStopped announcements,
  * and the emission of AllocationSampled. Everything here runs on slow paths only. */
 #include <math.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -121,9 +122,12 @@ void rasp__context_redraw(struct rasp_context *c)
  * while on, or a consumer of SamplingConfigured appeared while on (a session that enabled
  * AllocationSampled first, or enabled Rasp_Runtime later); SamplingStopped when it turns
  * off. One thread wins each change (CAS to RASP__ANNOUNCING), emits, then publishes the new
- * state; until then the others do not sample, so no sample precedes the SamplingConfigured
- * that gives its mean. Skipping trials this way depends on no trial outcome: no bias.
- * Cost: two tracepoint-state loads and one atomic load per slow path. */
+ * state. The others wait for it: sampling neither before the SamplingConfigured that gives
+ * the mean (the consumer would unbias with the wrong one) nor not at all (a thread that
+ * skipped sampling while a first event on the announcing thread took milliseconds left
+ * allocations unsampled that the trace claims were covered). The wait happens only at a
+ * change. Cost per slow path otherwise: two tracepoint-state loads, one atomic exchange and
+ * one atomic load. */
 bool rasp__sampling_now(struct rasp_heap *h)
 {
 	int mode = atomic_load_explicit(&h->sampling_mode, memory_order_relaxed);
@@ -138,13 +142,21 @@ bool rasp__sampling_now(struct rasp_heap *h)
 	else
 		on = mode == RASP_SAMPLING_ON;
 	want = on ? mean : 0;
-	was = atomic_load_explicit(&h->sampling_announced, memory_order_acquire);
-	if (was == RASP__ANNOUNCING)
-		return false;
-	if (want == was && !(on && listening && !heard))
-		return on;
-	if (!atomic_compare_exchange_strong(&h->sampling_announced, &was, RASP__ANNOUNCING))
-		return false; /* another thread announces; sample from the next slow path */
+	for (;;) {
+		was = atomic_load_explicit(&h->sampling_announced, memory_order_acquire);
+		if (was == RASP__ANNOUNCING) {
+			/* Another thread is announcing: what it publishes covers a new
+			 * listener too. */
+			heard = listening;
+			sched_yield();
+			continue;
+		}
+		if (want == was && !(on && listening && !heard))
+			return on;
+		if (atomic_compare_exchange_strong(&h->sampling_announced, &was, RASP__ANNOUNCING))
+			break;
+		heard = listening; /* lost the race: the winner announced */
+	}
 	if (on) {
 		if (was == 0)
 			atomic_fetch_add_explicit(&h->starts, 1, memory_order_relaxed);

@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +309,47 @@ static void test_bounded_draw_equals_inversion(void **state)
 		fail_msg("%ld of 100000 draws skipped the log", skipped);
 }
 
+struct slow_announcer {
+	rasp_heap_t *h;
+	const rasp_type_t *t;
+	struct obs *o;
+	int sampled; /* the large object allocated while another thread announced */
+};
+
+static void *allocate_large(void *arg)
+{
+	struct slow_announcer *a = arg;
+	uint64_t before = a->o->count[0];
+
+	rasp_free(a->h, rasp_alloc(a->h, a->t, 300000, 0));
+	a->sampled = a->o->count[0] == before + 1;
+	return NULL;
+}
+
+/* While one thread announces a change (its first event can take milliseconds), another
+ * thread's allocations must neither be sampled ahead of the announcement nor go unsampled:
+ * a 300 KB object at mean 4096 is sampled with probability 1 - e^-73. The announcing
+ * thread is played by the test, holding the state at RASP__ANNOUNCING for 50 ms. */
+static void test_allocation_during_announcement_is_sampled(void **state)
+{
+	struct obs o = {0};
+	rasp_heap_t *h = make_heap(4096, 8192, 11, &o);
+	struct slow_announcer a = {h, NULL, &o, 0};
+	struct timespec pause = {0, 50 * 1000 * 1000};
+	pthread_t t;
+
+	(void)state;
+	a.t = o.types[0] = rasp_type_register(h, "During");
+	atomic_store(&h->sampling_announced, RASP__ANNOUNCING);
+	assert_int_equal(pthread_create(&t, NULL, allocate_large, &a), 0);
+	nanosleep(&pause, NULL);
+	assert_int_equal(o.count[0], 0); /* nothing sampled before the announcement */
+	atomic_store(&h->sampling_announced, (uint64_t)4096);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(a.sampled);
+	rasp_heap_destroy(h);
+}
+
 static void test_off_and_reproducible(void **state)
 {
 	struct obs o1 = {0}, o2 = {0};
@@ -348,6 +391,7 @@ int main(void)
 	    cmocka_unit_test(test_per_object_probability_large_p),
 	    cmocka_unit_test(test_every_object_sampled_at_offset_zero),
 	    cmocka_unit_test(test_bounded_draw_equals_inversion),
+	    cmocka_unit_test(test_allocation_during_announcement_is_sampled),
 	    cmocka_unit_test(test_off_and_reproducible),
 	};
 
