@@ -10,9 +10,10 @@ import sys
 
 
 def human(n):
-    for unit, div in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+    """Decimal units, as the byte columns beside it are read (1M = 10^6 bytes)."""
+    for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(n) >= div:
-            return f"{n / div:.1f}{unit}"
+            return f"{n / div:.2f}{unit}"
     return f"{n:.0f}"
 
 
