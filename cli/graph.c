@@ -119,7 +119,7 @@ int rasp_graph_add_ctf_sources(const char *who, bt_graph *graph, const bt_plugin
  * parameter or event; libbabeltrace2's own wrapping causes ("component initialization
  * method failed", addresses...) are noise to a user and are shown only when
  * nothing else explains the failure. */
-static void print_bt_error(const char *cmd)
+static void print_bt_error(const char *who)
 {
 	const bt_error *err = bt_current_thread_take_error();
 	uint64_t n, shown = 0;
@@ -134,22 +134,24 @@ static void print_bt_error(const char *cmd)
 			int lib = module && strcmp(module, "libbabeltrace2") == 0;
 
 			if (pass == 1 || !lib) {
-				fprintf(stderr, "rasp %s: %s\n", cmd,
-					bt_error_cause_get_message(c));
+				fprintf(stderr, "%s: %s\n", who, bt_error_cause_get_message(c));
 				shown++;
 			}
 		}
 	bt_error_release(err);
 }
 
-static int find_system_plugins(const char *cmd, const bt_plugin **ctf, const bt_plugin **utils)
+static int find_system_plugins(const char *who, const bt_plugin **ctf, const bt_plugin **utils)
 {
 	if (bt_plugin_find("ctf", BT_FALSE, BT_FALSE, BT_TRUE, BT_TRUE, BT_TRUE, ctf) !=
 		BT_PLUGIN_FIND_STATUS_OK ||
 	    bt_plugin_find("utils", BT_FALSE, BT_FALSE, BT_TRUE, BT_TRUE, BT_TRUE, utils) !=
 		BT_PLUGIN_FIND_STATUS_OK) {
-		rasp_cli_error(cmd, "babeltrace2's 'ctf' and 'utils' plugins were not found; is "
-				    "babeltrace2 installed?");
+		fprintf(
+		    stderr,
+		    "%s: babeltrace2's 'ctf' and 'utils' plugins were not found; is babeltrace2 "
+		    "installed?\n",
+		    who);
 		return -ENOENT;
 	}
 	return 0;
@@ -198,7 +200,7 @@ static const bt_plugin *find_rasp_plugin(const char *cmd, const bt_plugin_set **
 	return NULL;
 }
 
-static int run_graph(const char *cmd, bt_graph *graph)
+static int run_graph(const char *who, bt_graph *graph)
 {
 	bt_graph_run_status st;
 
@@ -212,20 +214,24 @@ static int run_graph(const char *cmd, bt_graph *graph)
 		nanosleep(&ts, NULL);
 	}
 	if (st != BT_GRAPH_RUN_STATUS_OK) {
-		print_bt_error(cmd);
+		print_bt_error(who);
 		return -EIO;
 	}
 	return 0;
 }
 
-struct counter {
-	uint64_t events;
+struct reader {
+	rasp_graph_message_fn fn;
+	void *user;
+	int stopped; /* fn returned non-zero */
 };
 
-static bt_graph_simple_sink_component_consume_func_status count_consume(bt_message_iterator *it,
-									void *data)
+/* The simple sink: every message goes to the caller's function, then its reference is put
+ * (even after the function asked to stop, so nothing leaks). */
+static bt_graph_simple_sink_component_consume_func_status read_consume(bt_message_iterator *it,
+								       void *data)
 {
-	struct counter *c = data;
+	struct reader *r = data;
 	bt_message_array_const msgs;
 	uint64_t n;
 
@@ -240,25 +246,23 @@ static bt_graph_simple_sink_component_consume_func_status count_consume(bt_messa
 		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
 	}
 	for (uint64_t i = 0; i < n; i++) {
-		if (bt_message_get_type(msgs[i]) == BT_MESSAGE_TYPE_EVENT)
-			c->events++;
+		if (!r->stopped && r->fn(msgs[i], r->user) != 0)
+			r->stopped = 1;
 		bt_message_put_ref(msgs[i]);
 	}
-	return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
+	return r->stopped ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR
+			  : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
 }
 
-int rasp_graph_count_events(const char *cmd, const char *dir, uint64_t *events)
+int rasp_graph_read(const char *who, const char *root, rasp_graph_message_fn fn, void *user)
 {
 	const bt_plugin *ctf = NULL, *utils = NULL;
 	const bt_component_filter *mux = NULL;
 	const bt_component_sink *sink = NULL;
-	struct counter c = {0};
-	char who[64];
+	struct reader r = {fn, user, 0};
 	bt_graph *graph = NULL;
-	int rc = find_system_plugins(cmd, &ctf, &utils);
+	int rc = find_system_plugins(who, &ctf, &utils);
 
-	snprintf(who, sizeof(who), "rasp %s", cmd);
-	*events = 0;
 	if (rc)
 		goto out;
 	rc = -ENOMEM;
@@ -267,12 +271,12 @@ int rasp_graph_count_events(const char *cmd, const char *dir, uint64_t *events)
 	    bt_graph_add_filter_component(
 		graph, bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer"), "mux",
 		NULL, BT_LOGGING_LEVEL_WARNING, &mux) != BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
-	    bt_graph_add_simple_sink_component(graph, "count", NULL, count_consume, NULL, &c,
+	    bt_graph_add_simple_sink_component(graph, "reader", NULL, read_consume, NULL, &r,
 					       &sink) != BT_GRAPH_ADD_COMPONENT_STATUS_OK)
 		goto out;
-	rc = rasp_graph_add_ctf_sources(who, graph, ctf, dir, mux);
+	rc = rasp_graph_add_ctf_sources(who, graph, ctf, root, mux);
 	if (rc <= 0) {
-		rc = rc ? rc : -ENOENT; /* no trace: nothing was recorded */
+		rc = rc ? rc : -ENOENT; /* no trace under root */
 		goto out;
 	}
 	if (bt_graph_connect_ports(graph,
@@ -282,13 +286,30 @@ int rasp_graph_count_events(const char *cmd, const char *dir, uint64_t *events)
 		rc = -EIO;
 		goto out;
 	}
-	rc = run_graph(cmd, graph);
-	*events = c.events;
+	rc = run_graph(who, graph);
+	if (r.stopped)
+		rc = -ECANCELED;
 out:
 	bt_graph_put_ref(graph);
 	bt_plugin_put_ref(ctf);
 	bt_plugin_put_ref(utils);
 	return rc;
+}
+
+static int count_event(const bt_message *msg, void *user)
+{
+	if (bt_message_get_type(msg) == BT_MESSAGE_TYPE_EVENT)
+		++*(uint64_t *)user;
+	return 0;
+}
+
+int rasp_graph_count_events(const char *cmd, const char *dir, uint64_t *events)
+{
+	char who[64];
+
+	snprintf(who, sizeof(who), "rasp %s", cmd);
+	*events = 0;
+	return rasp_graph_read(who, dir, count_event, events);
 }
 
 static int insert_param(bt_value *map, const struct rasp_graph_param *p)
@@ -333,7 +354,12 @@ static int add_live_source(const char *cmd, bt_graph *graph, const bt_plugin *ct
 				    NULL) == BT_GRAPH_CONNECT_PORTS_STATUS_OK;
 	bt_value_put_ref(params);
 	if (!ok) {
-		print_bt_error(cmd);
+		{
+			char who[64];
+
+			snprintf(who, sizeof(who), "rasp %s", cmd);
+			print_bt_error(who);
+		}
 		rasp_cli_error(cmd, "cannot read the lttng-live URL '%s'", url);
 		return -EINVAL;
 	}
@@ -353,7 +379,7 @@ int rasp_graph_report(const char *cmd, const char *const *inputs, size_t n_input
 	int rc;
 
 	snprintf(who, sizeof(who), "rasp %s", cmd);
-	rc = find_system_plugins(cmd, &ctf, &utils);
+	rc = find_system_plugins(who, &ctf, &utils);
 	if (rc)
 		goto out;
 	rasp = find_rasp_plugin(cmd, &rasp_set);
@@ -379,7 +405,7 @@ int rasp_graph_report(const char *cmd, const char *const *inputs, size_t n_input
 		"report", sink_params, BT_LOGGING_LEVEL_WARNING,
 		&sink) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
 		/* The sink validates its parameters here: its message names the bad one. */
-		print_bt_error(cmd);
+		print_bt_error(who);
 		rc = -EINVAL;
 		goto out;
 	}
@@ -401,11 +427,11 @@ int rasp_graph_report(const char *cmd, const char *const *inputs, size_t n_input
 				   bt_component_filter_borrow_output_port_by_name_const(mux, "out"),
 				   bt_component_sink_borrow_input_port_by_name_const(sink, "in"),
 				   NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-		print_bt_error(cmd);
+		print_bt_error(who);
 		rc = -EIO;
 		goto out;
 	}
-	rc = run_graph(cmd, graph);
+	rc = run_graph(who, graph);
 out:
 	bt_graph_put_ref(graph);
 	bt_value_put_ref(sink_params);
