@@ -309,7 +309,9 @@ void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t s
  * sample due, context not initialised or retired, and, folded in without a branch, every
  * argument the bump cannot take (size 0 or past the small-object range, a flag, no type):
  * those make z all ones. Sampling on or off, an allocation that is not sampled runs exactly
- * these instructions (count in docs/performance.md, callgrind). */
+ * these instructions: 34 in rasp_alloc (thread-cache lookup included), 30 in
+ * rasp_context_alloc, gcc 12 -O2 x86-64, ret included; callgrind agrees (33.98 per call,
+ * docs/performance.md). */
 static inline void *alloc_fast(struct rasp_context *c, const rasp_type_t *type, size_t size,
 			       unsigned flags)
 {
