@@ -160,9 +160,12 @@ static struct sigaction saved[4];
  * trace and exits with the program's status. */
 static void on_signal(int sig, siginfo_t *info, void *unused)
 {
+	int saved_errno = errno; /* the interrupted code may be about to read it */
+
 	(void)unused;
 	if (info->si_code <= 0 && child_pid > 0)
 		kill(child_pid, sig);
+	errno = saved_errno;
 }
 
 static void forward_signals(pid_t pid)
