@@ -101,7 +101,11 @@ static int lttng(const char *const *args)
 	return rc;
 }
 
-static void test_plugin_live(void **state)
+/* The live reader: the babeltrace2 CLI with the plugin, or the rasp command (which builds
+ * the same graph in process from a net:// URL). */
+enum reader_kind { READER_BABELTRACE2, READER_RASP };
+
+static void run_live(enum reader_kind kind)
 {
 	static char out[65536];
 	char dir[PATH_MAX - 64], log[PATH_MAX], relay_log[PATH_MAX], report[PATH_MAX];
@@ -111,13 +115,13 @@ static void test_plugin_live(void **state)
 	FILE *f;
 	size_t n;
 
-	(void)state;
-	snprintf(dir, sizeof(dir), "%s/live-%ld", RASP_TEST_OUT, (long)getpid());
+	snprintf(dir, sizeof(dir), "%s/live-%ld-%d", RASP_TEST_OUT, (long)getpid(), (int)kind);
 	assert_int_equal(plugin_mkdirs(dir), 0);
 	snprintf(log, sizeof(log), "%s/reader.log", dir);
 	snprintf(relay_log, sizeof(relay_log), "%s/relayd.log", dir);
 	snprintf(report, sizeof(report), "%s/report.json", dir);
-	snprintf(session, sizeof(session), "rasp-live-%ld", (long)getpid());
+	snprintf(session, sizeof(session), "rasp-live-%ld-%d", (long)getpid(), (int)kind);
+	base += 600 * (int)kind; /* the first run's relay daemon may still hold its ports */
 	assert_int_equal(gethostname(host, sizeof(host)), 0);
 
 	/* A port already taken makes the relay daemon exit at once: move on to the next
@@ -200,9 +204,28 @@ static void test_plugin_live(void **state)
 					params,
 					NULL};
 
+		const char *rasp_reader[] = {RASP_TEST_TIMEOUT,
+					     "-k",
+					     "5",
+					     timeout_s,
+					     rasp_test_build_path("bin/rasp"),
+					     "report",
+					     "--format",
+					     "json",
+					     "-o",
+					     report,
+					     live_url,
+					     NULL};
+
 		snprintf(plugin_path, sizeof(plugin_path), "--plugin-path=%s",
 			 RASP_TEST_PLUGIN_DIR);
 		snprintf(params, sizeof(params), "format=\"json\",output=\"%s\"", report);
+		if (kind == READER_RASP) {
+			/* The rasp command is built like the tests: no preload needed. */
+			reader_pid = spawn_bg(rasp_reader, log);
+			assert_true(reader_pid > 0);
+			goto attached;
+		}
 #ifdef RASP_TEST_BT2_PRELOAD
 		setenv("LD_PRELOAD", RASP_TEST_BT2_PRELOAD, 1);
 		{
@@ -219,6 +242,7 @@ static void test_plugin_live(void **state)
 #endif
 		assert_true(reader_pid > 0);
 	}
+attached:
 	/* Let the reader attach and receive the metadata before anything can end the session
 	 * (babeltrace2 2.0.4 races on a session closed before its first metadata). */
 	sleep_ms(1500);
@@ -265,10 +289,24 @@ static void test_plugin_live(void **state)
 	assert_non_null(strstr(out, "\"discarded_events\": 0,"));
 }
 
+static void test_plugin_live(void **state)
+{
+	(void)state;
+	run_live(READER_BABELTRACE2);
+}
+
+/* `rasp report net://...`: the same live session through the rasp command. */
+static void test_rasp_report_live(void **state)
+{
+	(void)state;
+	run_live(READER_RASP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(test_plugin_live, teardown),
+	    cmocka_unit_test_teardown(test_rasp_report_live, teardown),
 	};
 
 	return cmocka_run_group_tests_name("plugin-live", tests, NULL, NULL);
