@@ -151,38 +151,24 @@ struct child {
 	int err_fd; /* exec's errno, or EOF when exec succeeded */
 };
 
-static volatile sig_atomic_t child_pid;
-static const int forwarded[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
-static struct sigaction saved[4];
+/* Signals rasp handles synchronously while the program runs (sigwaitinfo, no handler): no
+ * async-signal-safety or errno hazards, and sanitizers that defer handlers see them at once. */
+static sigset_t watched, saved_mask;
 
-/* A signal a process sent to rasp goes on to the program; one the kernel sent the whole
- * foreground group (Ctrl-C, hangup) already reached it. Either way rasp stays to save the
- * trace and exits with the program's status. */
-static void on_signal(int sig, siginfo_t *info, void *unused)
+static void watch_signals(void)
 {
-	int saved_errno = errno; /* the interrupted code may be about to read it */
-
-	(void)unused;
-	if (info->si_code <= 0 && child_pid > 0)
-		kill(child_pid, sig);
-	errno = saved_errno;
+	sigemptyset(&watched);
+	sigaddset(&watched, SIGINT);
+	sigaddset(&watched, SIGQUIT);
+	sigaddset(&watched, SIGTERM);
+	sigaddset(&watched, SIGHUP);
+	sigaddset(&watched, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &watched, &saved_mask);
 }
 
-static void forward_signals(pid_t pid)
+static void unwatch_signals(void)
 {
-	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
-
-	child_pid = pid;
-	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 4; i++)
-		sigaction(forwarded[i], &sa, &saved[i]);
-}
-
-static void restore_signals(void)
-{
-	for (int i = 0; i < 4; i++)
-		sigaction(forwarded[i], &saved[i], NULL);
-	child_pid = 0;
+	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
 }
 
 static int child_fork(const char *cmd, char **argv, char **env, struct child *ch)
@@ -213,7 +199,9 @@ static int child_fork(const char *cmd, char **argv, char **env, struct child *ch
 		char go_byte;
 		int e;
 
-		/* Only async-signal-safe calls from here to exec. */
+		/* Only async-signal-safe calls from here to exec. The program gets the signal
+		 * mask rasp had before watching. */
+		sigprocmask(SIG_SETMASK, &saved_mask, NULL);
 		if (read(go[0], &go_byte, 1) != 1)
 			_exit(127);
 		execvpe(argv[0], argv, env);
@@ -250,17 +238,25 @@ static int child_release(struct child *ch)
 	return n > 0 || e ? (e ? e : EIO) : 0;
 }
 
-/* Waits for the program; its exit status, or 128 + the signal that killed it. */
+/* Waits for the program; its exit status, or 128 + the signal that killed it. A signal a
+ * process sends rasp goes on to the program; one the kernel sent the whole foreground group
+ * (Ctrl-C, hangup: si_code > 0) already reached it. Either way rasp stays to save the trace. */
 static int child_wait(struct child *ch)
 {
-	int status;
+	siginfo_t info;
+	int status, sig;
 	pid_t r;
 
-	do
-		r = waitpid(ch->pid, &status, 0);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return 127;
+	for (;;) {
+		r = waitpid(ch->pid, &status, WNOHANG);
+		if (r == ch->pid)
+			break;
+		if (r < 0 && errno != EINTR)
+			return 127;
+		sig = sigwaitinfo(&watched, &info);
+		if (sig > 0 && sig != SIGCHLD && info.si_code <= 0)
+			kill(ch->pid, sig);
+	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -374,17 +370,19 @@ int rasp_cli_record(int argc, char **argv)
 	}
 	/* The program is forked first and held before exec, so that its pid can be tracked
 	 * before it registers with the session daemon: only its events are recorded. */
+	watch_signals();
 	if (child_fork(cmd, argv + optind, env, &child) != 0) {
+		unwatch_signals();
 		free(env);
 		return 2;
 	}
 	free(env);
-	forward_signals(child.pid);
+
 	s.pid = s.all_processes ? 0 : child.pid;
 	if (rasp_session_start(cmd, &s) != 0) {
 		child_abandon(&child);
 		rasp_session_destroy(&s);
-		restore_signals();
+		unwatch_signals();
 		return 2;
 	}
 	rc = child_release(&child);
@@ -394,7 +392,7 @@ int rasp_cli_record(int argc, char **argv)
 	} else {
 		exit_code = child_wait(&child);
 	}
-	restore_signals();
+	unwatch_signals();
 
 	rc = rasp_session_stop(cmd, &s, &discarded);
 	rasp_session_destroy(&s);
