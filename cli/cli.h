@@ -25,6 +25,9 @@ void rasp_cli_bad_option(const char *cmd, const char *arg);
 int rasp_cli_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t min,
 		       uint64_t max, bool suffixes, uint64_t *out);
 
+/* --confidence: a number strictly between 0 and 1. */
+int rasp_cli_parse_confidence(const char *cmd, const char *text, double *out);
+
 /* Directory of the running executable (for the plugin next to it in the build tree). */
 int rasp_cli_exe_dir(char *buf, size_t len);
 

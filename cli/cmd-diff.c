@@ -357,7 +357,6 @@ int rasp_cli_diff(int argc, char **argv)
 	struct change *changes = NULL;
 	double confidence = 0.95, z;
 	size_t n = 0;
-	char *end;
 	int c, rc = 1;
 
 	optind = 1;
@@ -372,13 +371,8 @@ int rasp_cli_diff(int argc, char **argv)
 			format = optarg;
 			break;
 		case 'c':
-			errno = 0;
-			confidence = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(confidence > 0 && confidence < 1)) {
-				rasp_cli_error(cmd, "--confidence '%s' is not a number in (0, 1)",
-					       optarg);
+			if (rasp_cli_parse_confidence(cmd, optarg, &confidence))
 				return 2;
-			}
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -53,7 +53,6 @@ int rasp_cli_report(int argc, char **argv)
 	struct rasp_graph_param params[8];
 	size_t n = 0;
 	uint64_t v;
-	char *end;
 	double d;
 	int c;
 
@@ -77,13 +76,8 @@ int rasp_cli_report(int argc, char **argv)
 			    (struct rasp_graph_param){"output", RASP_PARAM_STRING, .s = optarg});
 			break;
 		case 'c':
-			errno = 0;
-			d = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(d > 0 && d < 1)) {
-				rasp_cli_error(cmd, "--confidence '%s' is not a number in (0, 1)",
-					       optarg);
+			if (rasp_cli_parse_confidence(cmd, optarg, &d))
 				return 2;
-			}
 			set_param(params, &n,
 				  (struct rasp_graph_param){"confidence", RASP_PARAM_REAL, .d = d});
 			break;

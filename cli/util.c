@@ -98,3 +98,18 @@ int rasp_cli_exe_dir(char *buf, size_t len)
 	*slash = '\0';
 	return 0;
 }
+
+int rasp_cli_parse_confidence(const char *cmd, const char *text, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(text, &end);
+	if (errno || end == text || *end || !(d > 0 && d < 1)) {
+		rasp_cli_error(cmd, "--confidence '%s' is not a number in (0, 1)", text);
+		return -EINVAL;
+	}
+	*out = d;
+	return 0;
+}

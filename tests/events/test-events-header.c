@@ -22,23 +22,24 @@ extern "C" { /* cmocka 1.1's header has no C++ guard */
 #endif
 
 /* Values from the .NET contract: compile-time checks that the manifest kept them. */
-#if RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_ID != 303 ||                                      \
-	RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_VERSION != 0 ||                               \
-	RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LEVEL != 4 ||                                 \
-	RASP_TASK_DOTNETRUNTIME_ALLOCATIONSAMPLING != 40
+#if RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_ID != 303 ||                                        \
+    RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_VERSION != 0 ||                                     \
+    RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LEVEL != 4 ||                                       \
+    RASP_TASK_DOTNETRUNTIME_ALLOCATIONSAMPLING != 40
 #error "AllocationSampled metadata differs from .NET's"
 #endif
 
 static void test_metadata_matches_dotnet(void **state)
 {
 	static const char *const names[] = RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_NAMES;
-	static const char *const want[] = { "AllocationKind", "ClrInstanceID", "TypeID",
-					    "TypeName",	      "Address",       "ObjectSize",
-					    "SampledByteOffset" };
+	static const char *const want[] = {"AllocationKind",   "ClrInstanceID", "TypeID",
+					   "TypeName",	       "Address",	"ObjectSize",
+					   "SampledByteOffset"};
 
 	(void)state;
 	assert_string_equal(RASP_PROVIDER_DOTNETRUNTIME_NAME, "Microsoft-Windows-DotNETRuntime");
-	assert_string_equal(RASP_PROVIDER_DOTNETRUNTIME_GUID, "{e13c0d23-ccbc-4e12-931b-d9cc2eee27e4}");
+	assert_string_equal(RASP_PROVIDER_DOTNETRUNTIME_GUID,
+			    "{e13c0d23-ccbc-4e12-931b-d9cc2eee27e4}");
 	assert_string_equal(RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
 			    "DotNETRuntime:AllocationSampled");
 	assert_true(RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_KEYWORDS == 0x80000000000ULL);
@@ -67,8 +68,8 @@ static void test_calls_are_noops_without_a_session(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_metadata_matches_dotnet),
-		cmocka_unit_test(test_calls_are_noops_without_a_session),
+	    cmocka_unit_test(test_metadata_matches_dotnet),
+	    cmocka_unit_test(test_calls_are_noops_without_a_session),
 	};
 
 	return cmocka_run_group_tests_name(RASP_HEADER_TEST_NAME, tests, NULL, NULL);

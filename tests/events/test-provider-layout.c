@@ -41,8 +41,8 @@ static void shape_of(const bt_field_class *fc, const char *name, struct shape *s
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->type = bt_field_class_get_type(fc);
 	s->bits = bt_field_class_type_is(s->type, BT_FIELD_CLASS_TYPE_INTEGER)
-			  ? bt_field_class_integer_get_field_value_range(fc)
-			  : 0;
+		      ? bt_field_class_integer_get_field_value_range(fc)
+		      : 0;
 }
 
 static int collect_layout(const bt_event *ev, void *user)
@@ -69,7 +69,7 @@ static int collect_layout(const bt_event *ev, void *user)
 		l->n = bt_field_class_structure_get_member_count(payload);
 		for (size_t i = 0; i < l->n && i < 16; i++) {
 			const bt_field_class_structure_member *m =
-				bt_field_class_structure_borrow_member_by_index_const(payload, i);
+			    bt_field_class_structure_borrow_member_by_index_const(payload, i);
 
 			shape_of(bt_field_class_structure_member_borrow_field_class_const(m),
 				 bt_field_class_structure_member_get_name(m), &l->f[i]);
@@ -88,9 +88,9 @@ static const struct shape *field(const struct layout *l, const char *name)
 
 static int record(void **state)
 {
-	const char *events[] = { "DotNETRuntime:*", "Rasp_Runtime:*", NULL };
-	const char *argv[] = { rasp_test_build_path("bin/rasp-emit"), "-n", "500", "-m", "65536",
-			       NULL };
+	const char *events[] = {"DotNETRuntime:*", "Rasp_Runtime:*", NULL};
+	const char *argv[] = {
+	    rasp_test_build_path("bin/rasp-emit"), "-n", "500", "-m", "65536", NULL};
 	char out[4096];
 	int rc;
 
@@ -126,15 +126,15 @@ static void test_allocation_sampled_has_coreclr_layout(void **state)
 		bt_field_class_type type;
 		uint64_t bits;
 	} want[] = {
-		{ "AllocationKind", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 32 },
-		{ "ClrInstanceID", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 16 },
-		{ "TypeID", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 8 * sizeof(size_t) },
-		{ "TypeName", BT_FIELD_CLASS_TYPE_STRING, 0 },
-		{ "Address", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 8 * sizeof(size_t) },
-		{ "ObjectSize", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 64 },
-		{ "SampledByteOffset", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 64 },
+	    {"AllocationKind", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 32},
+	    {"ClrInstanceID", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 16},
+	    {"TypeID", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 8 * sizeof(size_t)},
+	    {"TypeName", BT_FIELD_CLASS_TYPE_STRING, 0},
+	    {"Address", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 8 * sizeof(size_t)},
+	    {"ObjectSize", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 64},
+	    {"SampledByteOffset", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 64},
 	};
-	struct layout l = { .event = RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG };
+	struct layout l = {.event = RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG};
 	uint64_t discarded = 0;
 
 	(void)state;
@@ -157,10 +157,10 @@ static void test_allocation_sampled_has_coreclr_layout(void **state)
 
 static void test_shared_fields_match_coreclr_trace(void **state)
 {
-	static const char *const shared[] = { "AllocationKind", "ClrInstanceID", "TypeID",
-					      "TypeName", "Address" };
-	struct layout ours = { .event = RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG };
-	struct layout clr = { .event = "DotNETRuntime:GCAllocationTick_V3" };
+	static const char *const shared[] = {"AllocationKind", "ClrInstanceID", "TypeID",
+					     "TypeName", "Address"};
+	struct layout ours = {.event = RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG};
+	struct layout clr = {.event = "DotNETRuntime:GCAllocationTick_V3"};
 
 	(void)state;
 	assert_true(rasp_test_trace_foreach(session.dir, collect_layout, &ours, NULL) > 0);
@@ -180,9 +180,9 @@ static void test_shared_fields_match_coreclr_trace(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_no_discarded_events),
-		cmocka_unit_test(test_allocation_sampled_has_coreclr_layout),
-		cmocka_unit_test(test_shared_fields_match_coreclr_trace),
+	    cmocka_unit_test(test_no_discarded_events),
+	    cmocka_unit_test(test_allocation_sampled_has_coreclr_layout),
+	    cmocka_unit_test(test_shared_fields_match_coreclr_trace),
 	};
 
 	return cmocka_run_group_tests_name("provider-layout", tests, record, cleanup);

@@ -27,8 +27,8 @@ static int count_ours(const bt_event *ev, void *user)
  * recorded (-1 if the trace could not be read), its output in out. */
 static long record_with_env(const char *const *env, char *out, size_t outlen, int *status)
 {
-	const char *events[] = { "DotNETRuntime:AllocationSampled", NULL };
-	const char *argv[] = { rasp_test_build_path("bin/rasp-emit"), "-n", "50", NULL };
+	const char *events[] = {"DotNETRuntime:AllocationSampled", NULL};
+	const char *argv[] = {rasp_test_build_path("bin/rasp-emit"), "-n", "50", NULL};
 	struct rasp_test_session s;
 	long n = 0;
 
@@ -45,7 +45,7 @@ static long record_with_env(const char *const *env, char *out, size_t outlen, in
 
 static void test_linked_program_records_without_preload(void **state)
 {
-	const char *env[] = { "LD_PRELOAD=", "RASP_LTTNG_PROVIDER=", "RASP_LTTNG=", NULL };
+	const char *env[] = {"LD_PRELOAD=", "RASP_LTTNG_PROVIDER=", "RASP_LTTNG=", NULL};
 	char out[4096];
 	int status;
 
@@ -58,8 +58,8 @@ static void test_linked_program_records_without_preload(void **state)
 static void test_program_has_no_lttng_dependency(void **state)
 {
 	/* The dynamic loader lists what it would load, without running the program. */
-	const char *argv[] = { rasp_test_build_path("bin/rasp-emit"), NULL };
-	const char *env[] = { "LD_TRACE_LOADED_OBJECTS=1", "LD_PRELOAD=", NULL };
+	const char *argv[] = {rasp_test_build_path("bin/rasp-emit"), NULL};
+	const char *env[] = {"LD_TRACE_LOADED_OBJECTS=1", "LD_PRELOAD=", NULL};
 	char out[8192];
 
 	(void)state;
@@ -76,7 +76,7 @@ static void test_unloadable_provider_gives_noop_events(void **state)
 
 	(void)state;
 	snprintf(bad, sizeof(bad), "RASP_LTTNG_PROVIDER=%s/CMakeLists.txt", RASP_TEST_SOURCE_DIR);
-	const char *env[] = { bad, "LD_PRELOAD=", NULL };
+	const char *env[] = {bad, "LD_PRELOAD=", NULL};
 
 	assert_int_equal(record_with_env(env, out, sizeof(out), &status), 0);
 	assert_int_equal(status, 0);
@@ -87,8 +87,8 @@ static void test_unloadable_provider_gives_noop_events(void **state)
 
 static void test_missing_provider_gives_noop_events(void **state)
 {
-	const char *env[] = { "RASP_LTTNG_PROVIDER=/nonexistent/librasp-lttng.so", "LD_PRELOAD=",
-			      NULL };
+	const char *env[] = {"RASP_LTTNG_PROVIDER=/nonexistent/librasp-lttng.so",
+			     "LD_PRELOAD=", NULL};
 	char out[4096];
 	int status;
 
@@ -101,7 +101,7 @@ static void test_missing_provider_gives_noop_events(void **state)
 
 static void test_disabled_by_environment(void **state)
 {
-	const char *env[] = { "RASP_LTTNG=0", "LD_PRELOAD=", NULL };
+	const char *env[] = {"RASP_LTTNG=0", "LD_PRELOAD=", NULL};
 	char out[4096];
 	int status;
 
@@ -113,7 +113,7 @@ static void test_disabled_by_environment(void **state)
 
 static void test_bad_switch_value_is_named(void **state)
 {
-	const char *env[] = { "RASP_LTTNG=yes", "LD_PRELOAD=", NULL };
+	const char *env[] = {"RASP_LTTNG=yes", "LD_PRELOAD=", NULL};
 	char out[4096];
 	int status;
 
@@ -126,12 +126,12 @@ static void test_bad_switch_value_is_named(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_linked_program_records_without_preload),
-		cmocka_unit_test(test_program_has_no_lttng_dependency),
-		cmocka_unit_test(test_unloadable_provider_gives_noop_events),
-		cmocka_unit_test(test_missing_provider_gives_noop_events),
-		cmocka_unit_test(test_disabled_by_environment),
-		cmocka_unit_test(test_bad_switch_value_is_named),
+	    cmocka_unit_test(test_linked_program_records_without_preload),
+	    cmocka_unit_test(test_program_has_no_lttng_dependency),
+	    cmocka_unit_test(test_unloadable_provider_gives_noop_events),
+	    cmocka_unit_test(test_missing_provider_gives_noop_events),
+	    cmocka_unit_test(test_disabled_by_environment),
+	    cmocka_unit_test(test_bad_switch_value_is_named),
 	};
 
 	return cmocka_run_group_tests_name("provider-loading", tests, NULL, NULL);

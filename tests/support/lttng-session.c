@@ -149,12 +149,12 @@ int rasp_test_session_start(struct rasp_test_session *s, const char *const *even
 	snprintf(s->dir, sizeof(s->dir), "%s/test-traces/%s", RASP_TEST_BUILD_DIR, s->name);
 	snprintf(output, sizeof(output), "--output=%s", s->dir);
 
-	const char *create[] = { "create", s->name, output, NULL };
-	const char *channel[] = { "enable-channel", "-u",	     "-s",	    s->name,
-				  "--subbuf-size=1M", "--num-subbuf=8", "ch0", NULL };
-	const char *context[] = { "add-context", "-u", "-s", s->name, "-c", "ch0", "-t", "vpid",
-				  "-t", "vtid", "-t", "procname", NULL };
-	const char *start[] = { "start", s->name, NULL };
+	const char *create[] = {"create", s->name, output, NULL};
+	const char *channel[] = {"enable-channel", "-u",  "-s", s->name, "--subbuf-size=1M",
+				 "--num-subbuf=8", "ch0", NULL};
+	const char *context[] = {"add-context", "-u", "-s",   s->name, "-c",	   "ch0", "-t",
+				 "vpid",	"-t", "vtid", "-t",    "procname", NULL};
+	const char *start[] = {"start", s->name, NULL};
 
 	if (lttng_ok("create", create))
 		return -1;
@@ -162,8 +162,8 @@ int rasp_test_session_start(struct rasp_test_session *s, const char *const *even
 	if (lttng_ok("enable-channel", channel))
 		return -1;
 	for (size_t i = 0; events && events[i]; i++) {
-		const char *enable[] = { "enable-event", "-u", "-s", s->name, "-c", "ch0", events[i],
-					 NULL };
+		const char *enable[] = {"enable-event", "-u",  "-s",	  s->name,
+					"-c",		"ch0", events[i], NULL};
 
 		if (lttng_ok("enable-event", enable))
 			return -1;
@@ -176,7 +176,7 @@ int rasp_test_session_start(struct rasp_test_session *s, const char *const *even
 
 int rasp_test_session_stop(struct rasp_test_session *s)
 {
-	const char *stop[] = { "stop", s->name, NULL };
+	const char *stop[] = {"stop", s->name, NULL};
 
 	if (!s->started)
 		return 0;
@@ -187,7 +187,7 @@ int rasp_test_session_stop(struct rasp_test_session *s)
 long rasp_test_session_discarded(struct rasp_test_session *s)
 {
 	char out[16384];
-	const char *list[] = { "list", s->name, NULL };
+	const char *list[] = {"list", s->name, NULL};
 	const char *p;
 	long total = 0;
 	int found = 0;
@@ -210,7 +210,7 @@ long rasp_test_session_discarded(struct rasp_test_session *s)
 
 void rasp_test_session_destroy(struct rasp_test_session *s, int keep_trace)
 {
-	const char *destroy[] = { "destroy", s->name, NULL };
+	const char *destroy[] = {"destroy", s->name, NULL};
 
 	if (s->created) {
 		rasp_test_session_stop(s);
@@ -218,7 +218,7 @@ void rasp_test_session_destroy(struct rasp_test_session *s, int keep_trace)
 		s->created = 0;
 	}
 	if (!keep_trace && s->dir[0]) {
-		const char *rm[] = { "/bin/rm", "-rf", s->dir, NULL };
+		const char *rm[] = {"/bin/rm", "-rf", s->dir, NULL};
 
 		rasp_test_run(NULL, 0, rm, NULL);
 	}
