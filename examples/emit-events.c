@@ -88,7 +88,9 @@ int main(int argc, char **argv)
 					      (r >> 40) % size);
 	}
 	rasp_event_sampling_stopped(0);
-	printf("rasp-emit: fired %" PRIu64 " AllocationSampled events; LTTng provider %s\n", count,
+	printf("rasp-emit: fired %" PRIu64
+	       " AllocationSampled events (pid %ld); LTTng provider %s\n",
+	       count, (long)getpid(),
 	       rasp_events_provider_loaded() ? "loaded" : rasp_events_provider_error());
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lttng-session.h"
@@ -18,6 +19,7 @@
 #define EMITTED 500
 
 static struct rasp_test_session session;
+static uint64_t emitter_pid;
 
 /* Shape of a field as babeltrace2 sees it: type, and size in bits for integers. */
 struct shape {
@@ -28,6 +30,8 @@ struct shape {
 
 struct layout {
 	const char *event;
+	uint64_t vpid;	/* only this process's events (0: all): others may share the session */
+	uint64_t total; /* events of that process, any name */
 	int found;
 	uint64_t count;
 	size_t n;
@@ -50,8 +54,12 @@ static int collect_layout(const bt_event *ev, void *user)
 	struct layout *l = user;
 	const bt_event_class *ec = bt_event_borrow_class_const(ev);
 	const char *name = bt_event_class_get_name(ec);
-	uint64_t size, offset;
+	uint64_t size, offset, vpid;
 
+	if (l->vpid &&
+	    (rasp_test_field_u64(rasp_test_event_context(ev, "vpid"), &vpid) || vpid != l->vpid))
+		return 0;
+	l->total++;
 	if (strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG) == 0)
 		rasp_test_field_u64(rasp_test_event_field(ev, "SamplingMean"), &l->configured_mean);
 	if (strcmp(name, l->event) != 0)
@@ -98,10 +106,11 @@ static int record(void **state)
 	if (rasp_test_session_start(&session, events) != 0)
 		return -1;
 	rc = rasp_test_run(out, sizeof(out), argv, NULL);
-	if (rc != 0 || strstr(out, "provider loaded") == NULL) {
+	if (rc != 0 || strstr(out, "provider loaded") == NULL || !strstr(out, "(pid ")) {
 		fprintf(stderr, "rasp-emit failed (%d): %s\n", rc, out);
 		return -1;
 	}
+	emitter_pid = strtoull(strstr(out, "(pid ") + 5, NULL, 10);
 	return rasp_test_session_stop(&session);
 }
 
@@ -134,12 +143,13 @@ static void test_allocation_sampled_has_coreclr_layout(void **state)
 	    {"ObjectSize", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 64},
 	    {"SampledByteOffset", BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER, 64},
 	};
-	struct layout l = {.event = RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG};
+	struct layout l = {.event = RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+			   .vpid = emitter_pid};
 	uint64_t discarded = 0;
 
 	(void)state;
-	assert_int_equal(rasp_test_trace_foreach(session.dir, collect_layout, &l, &discarded),
-			 EMITTED + 2);
+	assert_true(rasp_test_trace_foreach(session.dir, collect_layout, &l, &discarded) > 0);
+	assert_int_equal(l.total, EMITTED + 2);
 	assert_int_equal(discarded, 0);
 	assert_true(l.found);
 	assert_int_equal(l.count, EMITTED);
@@ -159,7 +169,8 @@ static void test_shared_fields_match_coreclr_trace(void **state)
 {
 	static const char *const shared[] = {"AllocationKind", "ClrInstanceID", "TypeID",
 					     "TypeName", "Address"};
-	struct layout ours = {.event = RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG};
+	struct layout ours = {.event = RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+			      .vpid = emitter_pid};
 	struct layout clr = {.event = "DotNETRuntime:GCAllocationTick_V3"};
 
 	(void)state;

@@ -8,18 +8,29 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lttng-session.h"
 #include "rasp/event-meta.h"
 #include "trace-read.h"
 
+/* Events of one process only: other programs of this user may fire the same events into
+ * the session meanwhile (the session records every process of the user). */
+struct ours {
+	uint64_t vpid;
+	long n;
+};
+
 static int count_ours(const bt_event *ev, void *user)
 {
+	struct ours *o = user;
 	const char *name = bt_event_class_get_name(bt_event_borrow_class_const(ev));
+	uint64_t vpid;
 
-	if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG) == 0)
-		++*(long *)user;
+	if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG) == 0 &&
+	    rasp_test_field_u64(rasp_test_event_context(ev, "vpid"), &vpid) == 0 && vpid == o->vpid)
+		o->n++;
 	return 0;
 }
 
@@ -30,17 +41,21 @@ static long record_with_env(const char *const *env, char *out, size_t outlen, in
 	const char *events[] = {"DotNETRuntime:AllocationSampled", NULL};
 	const char *argv[] = {rasp_test_build_path("bin/rasp-emit"), "-n", "50", NULL};
 	struct rasp_test_session s;
-	long n = 0;
+	struct ours o = {0, 0};
+	const char *pid;
 
 	assert_int_equal(rasp_test_session_start(&s, events), 0);
 	*status = rasp_test_run(out, outlen, argv, env);
 	assert_int_equal(rasp_test_session_stop(&s), 0);
 	assert_int_equal(rasp_test_session_discarded(&s), 0);
+	pid = strstr(out, "(pid ");
+	assert_non_null(pid);
+	o.vpid = strtoull(pid + 5, NULL, 10);
 	/* A session that recorded nothing has no trace directory at all. */
-	if (rasp_test_trace_foreach(s.dir, count_ours, &n, NULL) < 0)
-		n = 0;
+	if (rasp_test_trace_foreach(s.dir, count_ours, &o, NULL) < 0)
+		o.n = 0;
 	rasp_test_session_destroy(&s, 0);
-	return n;
+	return o.n;
 }
 
 static void test_linked_program_records_without_preload(void **state)
