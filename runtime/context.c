@@ -273,8 +273,7 @@ void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t s
 			}
 		} else {
 			/* Sampling just started or p changed: no cached trials to reuse. */
-			c->mean = mean;
-			c->inv_log_q = rasp__inv_log_q(mean);
+			rasp__context_set_mean(c, mean);
 			sampled = !rasp__geometric_at_least(c, z, &budget);
 		}
 	}

@@ -103,6 +103,7 @@ struct rasp_context {
 	bool sampling;			  /* combined_limit was computed with sampling on */
 	uint64_t mean;			  /* sampling mean the budget was drawn with */
 	double inv_log_q;		  /* 1 / ln(1 - 1/mean) */
+	double neg_log_q;		  /* -ln(1 - 1/mean): the bounded draw multiplies */
 	uint64_t index;			  /* attach order in the heap (seeding) */
 	struct rasp_context *next, *prev; /* heap->contexts, heap->lock */
 	/* Debug builds only (kept in every build so the layout never depends on NDEBUG). */
@@ -157,6 +158,8 @@ void rasp__os_set_ops(const struct rasp__os_ops *ops);
 void rasp__rng_seed(struct rasp_context *c, const rasp_config_t *cfg);
 uint64_t rasp__rng_next(uint64_t s[4]);
 double rasp__inv_log_q(uint64_t mean);
+/* Sets the mean a context draws with (and the constants its draws need). */
+void rasp__context_set_mean(struct rasp_context *c, uint64_t mean);
 uint64_t rasp__geometric(struct rasp_context *c);
 /* One draw of the same inversion: true when it is >= k (its value is then not computed),
  * else false with the value in *g. Decisions and values equal rasp__geometric's for the

@@ -65,6 +65,14 @@ double rasp__inv_log_q(uint64_t mean)
  * 53 bits. 1-U = (2^53 - k) 2^-53 is exact in a double, so log(1-U) loses nothing against
  * log1p(-U) and glibc's log is about twice as fast. The largest value is about 36.7 * mean,
  * far below SIZE_MAX. */
+void rasp__context_set_mean(struct rasp_context *c, uint64_t mean)
+{
+	c->mean = mean;
+	c->inv_log_q = rasp__inv_log_q(mean);
+	/* One division per change of mean, so that a draw never divides; +inf when p = 1. */
+	c->neg_log_q = -1.0 / c->inv_log_q;
+}
+
 static uint64_t geometric_of(double v, double inv_log_q)
 {
 	/* g >= 0 (or -0) and < 2^63: truncation is floor, without libm's general floor. */
@@ -93,7 +101,7 @@ bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g)
 
 	if (k == 0)
 		return true;
-	a = -(double)k / c->inv_log_q; /* -k ln q; inf or nan when p = 1 */
+	a = (double)k * c->neg_log_q; /* -k ln q; +inf when p = 1 (then the log decides) */
 	if (a < 1.0 && v <= (1.0 - a) - 0x1.0p-40)
 		return true;
 	*g = geometric_of(v, c->inv_log_q);

@@ -274,7 +274,7 @@ static void test_bounded_draw_equals_inversion(void **state)
 	c.rng[0] = 0x9e3779b97f4a7c15u;
 	c.rng[1] = 7;
 	for (size_t m = 0; m < sizeof(means) / sizeof(means[0]); m++) {
-		c.inv_log_q = rasp__inv_log_q(means[m]);
+		rasp__context_set_mean(&c, means[m]);
 		for (int i = 0; i < 200000; i++) {
 			uint64_t saved[4], full, g = UINT64_MAX;
 			/* k = 0, small (object-sized), near the mean, and up to 3x past it. */
@@ -296,7 +296,7 @@ static void test_bounded_draw_equals_inversion(void **state)
 	}
 	/* The point of it: at a mean of 102400, a draw against an 8 KiB context (the redraw after
 	 * a refill) needs no log nine times in ten. */
-	c.inv_log_q = rasp__inv_log_q(102400);
+	rasp__context_set_mean(&c, 102400);
 	skipped = 0;
 	for (int i = 0; i < 100000; i++) {
 		uint64_t g = UINT64_MAX;
