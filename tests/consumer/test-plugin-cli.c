@@ -98,6 +98,21 @@ static void test_plugin_golden_discarded(void **state)
 		run_golden(&cases[i]);
 }
 
+/* A trace recorded from the runtime itself: `rasp record --mean 16384 --seed 3 -- rasp-docstore
+ * --threads 2 --docs 520` (two threads, small, large and pinned objects, one process). */
+static void test_plugin_golden_runtime(void **state)
+{
+	static const struct golden cases[] = {
+	    {"docstore-small", "", "docstore-small.text.expect"},
+	    {"docstore-small", "format=\"json\",group-by=\"type,kind\"",
+	     "docstore-small.type-kind.json.expect"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_golden(&cases[i]);
+}
+
 /* Text to stdout, with the table and its total line. */
 static void test_plugin_stdout(void **state)
 {
@@ -227,6 +242,7 @@ int main(void)
 	    cmocka_unit_test(test_plugin_golden_two_procs),
 	    cmocka_unit_test(test_plugin_golden_no_samples),
 	    cmocka_unit_test(test_plugin_golden_discarded),
+	    cmocka_unit_test(test_plugin_golden_runtime),
 	    cmocka_unit_test(test_plugin_stdout),
 	    cmocka_unit_test(test_plugin_coreclr_allocation_tick),
 	    cmocka_unit_test(test_plugin_bad_params),
