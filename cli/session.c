@@ -73,6 +73,15 @@ int rasp_session_daemon_ensure(const char *cmd)
 	return -ETIMEDOUT;
 }
 
+/* The user-space domain with per-UID buffers: they outlive short programs and are shared by
+ * their threads. */
+static void ust_domain(struct lttng_domain *dom)
+{
+	memset(dom, 0, sizeof(*dom));
+	dom->type = LTTNG_DOMAIN_UST;
+	dom->buf_type = LTTNG_BUFFER_PER_UID;
+}
+
 static int fail(const char *cmd, const char *what, const char *arg, int code)
 {
 	rasp_cli_error(cmd, "%s%s%s: %s", what, arg ? " " : "", arg ? arg : "",
@@ -119,10 +128,7 @@ int rasp_session_start(const char *cmd, struct rasp_session *s)
 		return fail(cmd, "cannot create LTTng session writing to", s->output, ret);
 	s->created = true;
 
-	memset(&dom, 0, sizeof(dom));
-	dom.type = LTTNG_DOMAIN_UST;
-	/* Per-UID buffers outlive short programs and are shared by their threads. */
-	dom.buf_type = LTTNG_BUFFER_PER_UID;
+	ust_domain(&dom);
 	h = lttng_create_handle(s->name, &dom);
 	chan = lttng_channel_create(&dom);
 	if (!h || !chan) {
@@ -203,9 +209,7 @@ int rasp_session_stop(const char *cmd, struct rasp_session *s, uint64_t *discard
 			return fail(cmd, "cannot stop session", s->name, ret);
 		s->started = false;
 	}
-	memset(&dom, 0, sizeof(dom));
-	dom.type = LTTNG_DOMAIN_UST;
-	dom.buf_type = LTTNG_BUFFER_PER_UID;
+	ust_domain(&dom);
 	h = lttng_create_handle(s->name, &dom);
 	if (!h)
 		return fail(cmd, "cannot query session", s->name, -LTTNG_ERR_NOMEM);

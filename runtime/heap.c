@@ -19,6 +19,19 @@ static size_t round_up(size_t x, size_t a)
 	return (x + a - 1) & ~(a - 1);
 }
 
+/* heap->lock held. Puts an empty region (new or spare) at the head of the heap's list, ready
+ * to carve from its start. */
+static void region_link(struct rasp_heap *h, struct rasp__region *r)
+{
+	r->carve = r->start;
+	r->released = false;
+	r->prev = NULL;
+	r->next = h->regions;
+	if (h->regions)
+		h->regions->prev = r;
+	h->regions = r;
+}
+
 /* Maps `size` bytes aligned to RASP__REGION_SIZE: over-map by one region, trim both ends.
  * Costs three system calls; regions are 1 MiB, so this is rare next to allocations. */
 static struct rasp__region *region_map(struct rasp_heap *h, size_t size, int kind)
@@ -45,15 +58,9 @@ static struct rasp__region *region_map(struct rasp_heap *h, size_t size, int kin
 	r->map_size = size;
 	r->kind = kind;
 	r->start = a + RASP__REGION_HEADER_SIZE;
-	r->carve = r->start;
 	r->end = a + size;
 	atomic_init(&r->live_bytes, 0);
-	r->released = false;
-	r->prev = NULL;
-	r->next = h->regions;
-	if (h->regions)
-		h->regions->prev = r;
-	h->regions = r;
+	region_link(h, r);
 	atomic_fetch_add(&h->regions_n, 1);
 	atomic_fetch_add(&h->mapped_bytes, size);
 	return r;
@@ -114,13 +121,7 @@ static struct rasp__region *region_new_current(struct rasp_heap *h, int kind)
 		h->spare = r->next;
 		h->nspare--;
 		RASP__UNPOISON((void *)r->start, r->end - r->start);
-		r->carve = r->start;
-		r->released = false;
-		r->prev = NULL;
-		r->next = h->regions;
-		if (h->regions)
-			h->regions->prev = r;
-		h->regions = r;
+		region_link(h, r);
 	} else {
 		r = region_map(h, RASP__REGION_SIZE, kind);
 		if (!r)
