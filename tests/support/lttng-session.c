@@ -17,6 +17,42 @@ extern char **environ;
 
 static int session_counter;
 
+/* Sessions created and not yet destroyed: a failed assertion jumps out of a test before its
+ * destroy call, so whatever is left is destroyed when the test program exits. */
+#define MAX_LIVE 64
+static char live_names[MAX_LIVE][96];
+
+static void forget_session(const char *name)
+{
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (strcmp(live_names[i], name) == 0)
+			live_names[i][0] = '\0';
+}
+
+static void destroy_leftovers(void)
+{
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (live_names[i][0]) {
+			const char *destroy[] = {"destroy", live_names[i], NULL};
+
+			rasp_test_lttng(NULL, 0, destroy);
+			live_names[i][0] = '\0';
+		}
+}
+
+static void remember_session(const char *name)
+{
+	static int registered;
+
+	if (!registered && atexit(destroy_leftovers) == 0)
+		registered = 1;
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (!live_names[i][0]) {
+			snprintf(live_names[i], sizeof(live_names[i]), "%s", name);
+			return;
+		}
+}
+
 /* Reads all of fd into out (NUL-terminated, truncated to outlen - 1). */
 static void drain(int fd, char *out, size_t outlen)
 {
@@ -159,6 +195,7 @@ int rasp_test_session_start(struct rasp_test_session *s, const char *const *even
 	if (lttng_ok("create", create))
 		return -1;
 	s->created = 1;
+	remember_session(s->name);
 	if (lttng_ok("enable-channel", channel))
 		return -1;
 	for (size_t i = 0; events && events[i]; i++) {
@@ -215,6 +252,7 @@ void rasp_test_session_destroy(struct rasp_test_session *s, int keep_trace)
 	if (s->created) {
 		rasp_test_session_stop(s);
 		lttng_ok("destroy", destroy);
+		forget_session(s->name);
 		s->created = 0;
 	}
 	if (!keep_trace && s->dir[0]) {
