@@ -115,8 +115,8 @@ static int prepare_output(const char *cmd, const char *requested, char *out, siz
 	return 0;
 }
 
-/* environ plus `extra`, where an extra NAME=VALUE replaces an inherited NAME, and where
- * `keep_if_set` names variables the user's own setting wins for. */
+/* environ plus `extra`, where an extra NAME=VALUE replaces an inherited NAME (the caller
+ * leaves out of `extra` what the user's own setting should win for). */
 static char **child_env(char **extra, size_t n_extra)
 {
 	size_t n = 0, j = 0;

@@ -160,6 +160,8 @@ uint64_t rasp__rng_next(uint64_t s[4]);
 double rasp__inv_log_q(uint64_t mean);
 /* Sets the mean a context draws with (and the constants its draws need). */
 void rasp__context_set_mean(struct rasp_context *c, uint64_t mean);
+/* The full inversion draw. The runtime's paths use rasp__geometric_at_least; this is the
+ * reference it is tested against draw for draw. */
 uint64_t rasp__geometric(struct rasp_context *c);
 /* One draw of the same inversion: true when it is >= k (its value is then not computed),
  * else false with the value in *g. Decisions and values equal rasp__geometric's for the
