@@ -1,7 +1,9 @@
 /* The rasp command: record and report sampled allocations without learning lttng session
- * management or babeltrace2 graph syntax. One file per subcommand; session.c is the only
- * file that talks to liblttng-ctl and graph.c the only one that talks to libbabeltrace2.
- * Functions return 0 or a negative errno value after printing a one-line reason. */
+ * management or babeltrace2 graph syntax. One file per subcommand (cmd-*.c); session.c is the
+ * only file that talks to liblttng-ctl, graph.c the only one that builds babeltrace2 graphs,
+ * child.c runs the recorded program. Functions return 0 or a negative errno value after
+ * printing a one-line reason. Exit status of every subcommand: 0 success, 1 failure, 2 bad
+ * usage (record: the program's status otherwise). */
 #ifndef RASP_CLI_H
 #define RASP_CLI_H
 
@@ -9,68 +11,94 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "params.h"
+#include "tally.h"
+
 /* Subcommands: argv[0] is the subcommand name. Return the process exit status. */
 int rasp_cli_record(int argc, char **argv);
 int rasp_cli_report(int argc, char **argv);
 int rasp_cli_diff(int argc, char **argv);
 
+/* --- util.c ------------------------------------------------------------------------------ */
+
 /* Prints "rasp <cmd>: <message>" on stderr. */
 void rasp_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* After getopt_long returned '?': names the offending option in one line. */
-void rasp_cli_bad_option(const char *cmd, const char *arg);
 
 /* Parses a decimal or 0x-hex unsigned integer in [min, max], with an optional K/M/G suffix
  * (powers of 1024) when `suffixes`; errors name the option and the value. */
 int rasp_cli_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t min,
 		       uint64_t max, bool suffixes, uint64_t *out);
 
-/* --confidence: a number strictly between 0 and 1. */
-int rasp_cli_parse_confidence(const char *cmd, const char *text, double *out);
+/* --- args.c: flags from a parameter table ------------------------------------------------- */
 
-/* Directory of the running executable (for the plugin next to it in the build tree). */
-int rasp_cli_exe_dir(char *buf, size_t len);
-
-/* --- session.c: an LTTng session through liblttng-ctl ------------------------------- */
-
-struct rasp_session {
-	char name[64];
-	char output[4096];    /* trace directory */
-	uint64_t subbuf_size; /* per-CPU sub-buffer bytes (power of 2) */
-	uint64_t num_subbuf;  /* sub-buffers per CPU (power of 2) */
-	bool all_processes;   /* record every process of the user, else only `pid` */
-	int pid;	      /* the one process recorded (vpid tracker), when not all */
-	bool created, started;
+/* A flag of one subcommand beside its parameter table's. */
+struct rasp_cli_flag {
+	const char *name; /* long name, without -- */
+	char short_flag;  /* or 0 */
+	const char *metavar; /* NULL: takes no value */
+	const char *help;
 };
 
-/* Connects to a session daemon, starting one (lttng-sessiond --daemonize --no-kernel, or
- * $RASP_LTTNG_SESSIOND) when none answers. */
-int rasp_session_daemon_ensure(const char *cmd);
-/* Creates the session writing to s->output, one discard-mode channel sized by s, the rasp
- * events enabled with contexts vpid, vtid and procname, tracking only s->pid unless
- * s->all_processes, and starts it. */
-int rasp_session_start(const char *cmd, struct rasp_session *s);
-/* Stops (flushes) the session and reports discarded events over all channels. */
-int rasp_session_stop(const char *cmd, struct rasp_session *s, uint64_t *discarded);
-void rasp_session_destroy(struct rasp_session *s);
+/* Called for each extra flag found (index into the extra table, its value or NULL). 0 to go
+ * on, or a negative value: usage error (the callback printed why). */
+typedef int (*rasp_cli_flag_fn)(void *ctx, size_t flag, const char *value);
 
-/* --- graph.c: babeltrace2 graphs ---------------------------------------------------- */
+enum { RASP_CLI_ARGS_OK = 0, RASP_CLI_ARGS_HELP = 1, RASP_CLI_ARGS_USAGE = 2 };
 
-/* Counts the events of the CTF traces under dir (-errno on error). */
-int rasp_graph_count_events(const char *cmd, const char *dir, uint64_t *events);
+/* Parses argv with getopt_long: --NAME VALUE for every parameter of `table` (--NAME and
+ * --no-NAME for booleans), stored in opts through the table, the `extra` flags through
+ * on_extra, and -h/--help. On RASP_CLI_ARGS_OK, *operands is the index of the first operand.
+ * `stop_at_operand`: stop at the first operand (record: PROGRAM's own flags follow). */
+int rasp_cli_args_parse(const char *cmd, int argc, char **argv, const struct rasp_param *table,
+			void *opts, const struct rasp_cli_flag *extra, size_t nextra,
+			rasp_cli_flag_fn on_extra, void *ctx, bool stop_at_operand,
+			int *operands);
 
-/* One sink parameter with its babeltrace2 value type. */
-struct rasp_graph_param {
-	const char *key;
-	enum { RASP_PARAM_STRING, RASP_PARAM_INT, RASP_PARAM_REAL, RASP_PARAM_BOOL } kind;
-	const char *s;
-	int64_t i;
-	double d;
+/* The flags' help lines, aligned, from the table and the extra flags. */
+void rasp_cli_args_help(const struct rasp_param *table, const struct rasp_cli_flag *extra,
+			size_t nextra);
+
+/* --- inputs.c: what a report reads -------------------------------------------------------- */
+
+enum rasp_input_kind {
+	RASP_INPUT_CTF,	 /* a CTF trace directory (one holding a metadata file) */
+	RASP_INPUT_LIVE, /* an lttng-live URL */
 };
 
-/* Runs source(s) -> filter.utils.muxer -> sink.rasp.report on `inputs` (directories searched
- * for CTF traces, or one net:// lttng-live URL) with the given sink parameters. */
-int rasp_graph_report(const char *cmd, const char *const *inputs, size_t n_inputs,
-		      const struct rasp_graph_param *params, size_t n_params);
+struct rasp_input {
+	enum rasp_input_kind kind;
+	char *path;	    /* the trace directory (real path) or the URL */
+	const char *given;  /* the operand it came from */
+};
+
+struct rasp_inputs {
+	struct rasp_input *v;
+	size_t n, cap;
+};
+
+/* Resolves operands into inputs: a directory is searched for CTF traces (at most 256 in all),
+ * a net:// URL is a live session (alone). A trace found twice (the same directory given twice,
+ * or one inside another) is an error: its samples would count twice. Each CTF trace's stream
+ * files are checked against their packet index; a stream cut short or missing becomes a
+ * warning in t (when t is not NULL): the trace is incomplete. 0, or a negative errno value
+ * with a message: -ENOENT (an operand holds no trace), -EINVAL, -E2BIG, -ENOMEM. */
+int rasp_inputs_collect(const char *cmd, char *const *operands, size_t n, struct rasp_inputs *out,
+			struct rasp_tally *t);
+void rasp_inputs_free(struct rasp_inputs *in);
+/* Whether dir holds a CTF trace (a metadata file) at any depth. */
+bool rasp_inputs_any(const char *dir);
+
+/* --- graph.c: babeltrace2 graphs ---------------------------------------------------------- */
+
+/* Reads every input into t: sources (source.ctf.fs per trace, source.ctf.lttng-live) ->
+ * filter.utils.muxer -> sink.rasp.report, built in process from the linked consumer (no
+ * plugin is looked up). strict: a malformed event fails the run. 0 or -errno with the
+ * babeltrace2 causes printed. */
+int rasp_graph_tally(const char *cmd, const struct rasp_inputs *in, bool strict,
+		     struct rasp_tally *t);
+
+/* Resolves operands and reads them into t, as rasp report does (warnings included). */
+int rasp_cli_tally_operands(const char *cmd, char *const *operands, size_t n, bool strict,
+			    struct rasp_tally *t);
 
 #endif /* RASP_CLI_H */

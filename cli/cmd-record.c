@@ -1,50 +1,148 @@
 /* rasp record: runs a program under an LTTng session that records its sampled allocations,
- * then says where the trace is, how many events it holds and how many were lost. The
- * program's exit status is passed through, as `perf record` does. */
+ * then says where the trace is and what it holds: events, samples and discarded events as the
+ * report will count them (the same tally reads the trace), and whether the trace is complete.
+ * The program's exit status is passed through, as perf record does. */
 #define _GNU_SOURCE
 #include "cli.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
+#include "rasp/rasp.h"
+#include "session.h"
+
 extern char **environ;
 
-static const char usage[] =
-    "usage: rasp record [-o DIR] [-a] [--mean BYTES] [--seed N] [--subbuf-size BYTES]\n"
-    "                   [--num-subbuf N] -- PROGRAM [ARGS...]\n"
-    "Runs PROGRAM under an LTTng session recording DotNETRuntime:AllocationSampled and\n"
-    "rasp's own events (contexts vpid, vtid, procname), then prints the trace directory,\n"
-    "the number of events and the number of discarded events. Exits with PROGRAM's status\n"
-    "(128+N when a signal N ended it; signals sent to rasp are passed on to PROGRAM).\n"
-    "  -a, --all            record every process of this user while PROGRAM runs, not only\n"
-    "                       PROGRAM's own process (for programs started by PROGRAM, or already\n"
-    "                       running, e.g. `rasp record -a -- sleep 30`)\n"
-    "  -o, --output DIR     trace directory (default: rasp-YYYYMMDD-HHMMSS); must not exist\n"
-    "                       or be empty\n"
-    "  --mean BYTES         sampling mean for rasp programs (RASP_SAMPLING_MEAN; K/M/G ok)\n"
-    "  --seed N             fixed sampling seed for reproducible runs (RASP_SEED)\n"
-    "  --subbuf-size BYTES  per-CPU sub-buffer size, power of 2 (default 2M)\n"
-    "  --num-subbuf N       sub-buffers per CPU, power of 2 (default 8)\n"
-    "A session daemon is started when none is running.\n";
+/* Per-CPU buffers below this lose events under a busy program's load: warned about. */
+#define SMALL_BUFFERS (UINT64_C(1) << 20)
+/* A file system with less free space than this after recording most likely filled up. */
+#define NEARLY_FULL (UINT64_C(1) << 20)
+
+enum { F_OUTPUT, F_ALL, F_ALL_USERS, F_MEAN, F_SEED, F_SUBBUF, F_NUMSUBBUF, NFLAGS };
+
+static const struct rasp_cli_flag flags[NFLAGS] = {
+    [F_OUTPUT] = {"output", 'o', "DIR",
+		  "trace directory (default rasp-YYYYMMDD-HHMMSS); must not exist or be empty"},
+    [F_ALL] = {"all", 'a', NULL,
+	       "record every process of your user while PROGRAM runs, not only PROGRAM's own "
+	       "(for programs it starts, or that already run: rasp record -a -- sleep 30)"},
+    [F_ALL_USERS] = {"all-users", 0, NULL, "with -a: every user's processes too"},
+    [F_MEAN] = {"mean", 0, "BYTES",
+		"sampling mean of rasp programs (RASP_SAMPLING_MEAN; K, M, G suffixes)"},
+    [F_SEED] = {"seed", 0, "N", "fixed sampling seed for reproducible runs (RASP_SEED)"},
+    [F_SUBBUF] = {"subbuf-size", 0, "BYTES", "per-CPU sub-buffer size, power of 2 (default 2M)"},
+    [F_NUMSUBBUF] = {"num-subbuf", 0, "N", "sub-buffers per CPU, power of 2 (default 8)"},
+};
+
+struct record_args {
+	const char *output;
+	struct rasp_session s;
+	char mean_env[64], seed_env[64];
+};
 
 static bool is_pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));
 }
 
-/* PROGRAM as posix_spawnp would find it; 0 if found and executable. */
+static int on_flag(void *ctx, size_t f, const char *value)
+{
+	struct record_args *a = ctx;
+	const char *cmd = "record";
+	uint64_t v;
+
+	switch (f) {
+	case F_OUTPUT:
+		a->output = value;
+		return 0;
+	case F_ALL:
+		a->s.all_processes = true;
+		return 0;
+	case F_ALL_USERS:
+		a->s.all_users = true;
+		return 0;
+	case F_MEAN:
+		if (rasp_cli_parse_u64(cmd, "--mean", value, 1, RASP_MAX_SAMPLING_MEAN, true, &v))
+			return -1;
+		snprintf(a->mean_env, sizeof(a->mean_env), "RASP_SAMPLING_MEAN=%" PRIu64, v);
+		return 0;
+	case F_SEED:
+		if (rasp_cli_parse_u64(cmd, "--seed", value, 0, UINT64_MAX, false, &v))
+			return -1;
+		snprintf(a->seed_env, sizeof(a->seed_env), "RASP_SEED=%" PRIu64, v);
+		return 0;
+	case F_SUBBUF:
+		/* 4 KiB is LTTng's smallest; past 256 MiB a sub-buffer is no longer a buffer. */
+		if (rasp_cli_parse_u64(cmd, "--subbuf-size", value, 4096, UINT64_C(256) << 20, true,
+				       &a->s.subbuf_size))
+			return -1;
+		if (!is_pow2(a->s.subbuf_size)) {
+			rasp_cli_error(cmd, "--subbuf-size '%s' is not a power of 2", value);
+			return -1;
+		}
+		return 0;
+	case F_NUMSUBBUF:
+		if (rasp_cli_parse_u64(cmd, "--num-subbuf", value, 2, 1024, false,
+				       &a->s.num_subbuf))
+			return -1;
+		if (!is_pow2(a->s.num_subbuf)) {
+			rasp_cli_error(cmd, "--num-subbuf '%s' is not a power of 2", value);
+			return -1;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+static void usage(void)
+{
+	fputs("usage: rasp record [options] -- PROGRAM [ARGS...]\n"
+	      "Runs PROGRAM under an LTTng session recording DotNETRuntime:AllocationSampled and\n"
+	      "rasp's own events (contexts vpid, vtid, procname), then prints the trace directory,\n"
+	      "the events and samples it holds and the events lost. Exits with PROGRAM's status\n"
+	      "(128+N when a signal N ended it; signals sent to rasp are passed on to PROGRAM), or\n"
+	      "1 when PROGRAM succeeded but the trace is incomplete. A session daemon is started\n"
+	      "when none is running; the session never outlives rasp record.\n",
+	      stdout);
+	rasp_cli_args_help(NULL, flags, NFLAGS);
+}
+
+/* Buffers too small lose events; too large cannot be allocated (every CPU gets them). */
+static int check_buffers(const char *cmd, const struct rasp_session *s)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF), pages = sysconf(_SC_PHYS_PAGES);
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t per_cpu = s->subbuf_size * s->num_subbuf;
+
+	if (cpus < 1)
+		cpus = 1;
+	if (pages > 0 && page > 0 && per_cpu > (uint64_t)pages * (uint64_t)page / 2 / (uint64_t)cpus) {
+		rasp_cli_error(cmd,
+			       "buffers of %" PRIu64 " MiB per CPU on %ld CPUs exceed half of this "
+			       "machine's memory; use a smaller --subbuf-size or --num-subbuf",
+			       per_cpu >> 20, cpus);
+		return -EINVAL;
+	}
+	if (per_cpu < SMALL_BUFFERS)
+		fprintf(stderr,
+			"rasp record: warning: buffers of %" PRIu64 " KiB per CPU are small: a busy "
+			"program will lose events (they are counted, and the report says so); the "
+			"default is 16 MiB\n",
+			per_cpu >> 10);
+	return 0;
+}
+
+/* PROGRAM as execvpe would find it; 0 if found and executable. */
 static int find_program(const char *prog)
 {
 	const char *path = getenv("PATH");
@@ -81,17 +179,15 @@ static int prepare_output(const char *cmd, const char *requested, char *out, siz
 		requested = name;
 	}
 	if (requested[0] == '/') {
-		snprintf(out, len, "%s", requested);
+		if (snprintf(out, len, "%s", requested) >= (int)len)
+			goto too_long;
 	} else {
 		if (!getcwd(cwd, sizeof(cwd))) {
-			rasp_cli_error(cmd, "cannot get the current directory: %s",
-				       strerror(errno));
+			rasp_cli_error(cmd, "cannot get the current directory: %s", strerror(errno));
 			return -errno;
 		}
-		if (snprintf(out, len, "%s/%s", cwd, requested) >= (int)len) {
-			rasp_cli_error(cmd, "output path '%s' is too long", requested);
-			return -ENAMETOOLONG;
-		}
+		if (snprintf(out, len, "%s/%s", cwd, requested) >= (int)len)
+			goto too_long;
 	}
 	if (stat(out, &st) == 0) {
 		DIR *d = S_ISDIR(st.st_mode) ? opendir(out) : NULL;
@@ -107,12 +203,15 @@ static int prepare_output(const char *cmd, const char *requested, char *out, siz
 				entries++;
 		closedir(d);
 		if (entries) {
-			rasp_cli_error(
-			    cmd, "output directory '%s' is not empty; choose another with -o", out);
+			rasp_cli_error(cmd, "output directory '%s' is not empty; choose another with -o",
+				       out);
 			return -EEXIST;
 		}
 	}
 	return 0;
+too_long:
+	rasp_cli_error(cmd, "output path '%s' is too long", requested);
+	return -ENAMETOOLONG;
 }
 
 /* environ plus `extra`, where an extra NAME=VALUE replaces an inherited NAME (the caller
@@ -143,222 +242,119 @@ static char **child_env(char **extra, size_t n_extra)
 	return env;
 }
 
-/* --- the program: forked, held until the session tracks it, then exec'd ------------------ */
-
-struct child {
-	pid_t pid;
-	int go_fd;  /* write a byte: exec; close: give up */
-	int err_fd; /* exec's errno, or EOF when exec succeeded */
-};
-
-/* Signals rasp handles synchronously while the program runs (sigwaitinfo, no handler): no
- * async-signal-safety or errno hazards, and sanitizers that defer handlers see them at once. */
-static sigset_t watched, saved_mask;
-
-static void watch_signals(void)
+/* What the trace holds, counted by the report's own reader; whether it is complete. Returns
+ * 0 when it is, 1 when it is incomplete or unreadable. */
+static int summarize(const char *cmd, const struct rasp_session *s, const char *program)
 {
-	sigemptyset(&watched);
-	sigaddset(&watched, SIGINT);
-	sigaddset(&watched, SIGQUIT);
-	sigaddset(&watched, SIGTERM);
-	sigaddset(&watched, SIGHUP);
-	sigaddset(&watched, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &watched, &saved_mask);
-}
+	struct rasp_tally *t = rasp_tally_create(RASP_GROUP_TYPE, RASP_DEFAULT_SAMPLING_MEAN);
+	char *ops[] = {(char *)s->output};
+	struct statvfs fs;
+	uint64_t events = 0;
+	bool incomplete = false, empty = false;
+	int rc;
 
-static void unwatch_signals(void)
-{
-	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
-}
-
-static int child_fork(const char *cmd, char **argv, char **env, struct child *ch)
-{
-	int go[2], err[2];
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) != 0) {
-		rasp_cli_error(cmd, "cannot create a pipe: %s", strerror(errno));
-		return -errno;
+	if (!t) {
+		rasp_cli_error(cmd, "out of memory");
+		return 1;
 	}
-	if (pipe2(err, O_CLOEXEC) != 0) {
-		rasp_cli_error(cmd, "cannot create a pipe: %s", strerror(errno));
-		close(go[0]);
-		close(go[1]);
-		return -errno;
+	fprintf(stderr, "rasp record: trace in %s\n", s->output);
+	/* strict off: a malformed event is counted as such, not a reason to stop counting. No
+	 * trace at all: nothing was emitted, so the consumer daemon wrote no file. */
+	empty = !rasp_inputs_any(s->output);
+	rc = empty ? 0 : rasp_cli_tally_operands(cmd, ops, 1, false, t);
+	if (rc) {
+		rasp_cli_error(cmd, "the trace in %s cannot be read: it is incomplete", s->output);
+		incomplete = true;
 	}
-	pid = fork();
-	if (pid < 0) {
-		rasp_cli_error(cmd, "cannot fork: %s", strerror(errno));
-		close(go[0]);
-		close(go[1]);
-		close(err[0]);
-		close(err[1]);
-		return -errno;
+	events = t->samples + t->configured + t->ticks_total + t->other_events + t->skipped;
+	fprintf(stderr,
+		"rasp record: %" PRIu64 " events, %" PRIu64 "%s discarded (%" PRIu64
+		" AllocationSampled samples)\n",
+		events, t->discarded_events, t->discarded_events_unknown ? "+" : "", t->samples);
+	if (rasp_tally_lost_data(t))
+		fprintf(stderr,
+			"rasp record: warning: the tracer discarded %" PRIu64 "%s events, so "
+			"estimates will be too low; record again with larger buffers, e.g. "
+			"--subbuf-size %" PRIu64 " --num-subbuf %" PRIu64 "\n",
+			t->discarded_events, t->discarded_events_unknown ? "+" : "",
+			s->subbuf_size * 4 > (UINT64_C(256) << 20) ? s->subbuf_size
+								   : s->subbuf_size * 4,
+			s->num_subbuf < 256 ? s->num_subbuf * 2 : 256);
+	for (size_t i = 0; i < t->nwarnings; i++) {
+		fprintf(stderr, "rasp record: warning: %s\n", t->warnings[i]);
+		incomplete = true;
 	}
-	if (pid == 0) {
-		char go_byte;
-		int e;
-
-		/* Only async-signal-safe calls from here to exec. The program gets the signal
-		 * mask rasp had before watching. */
-		sigprocmask(SIG_SETMASK, &saved_mask, NULL);
-		if (read(go[0], &go_byte, 1) != 1)
-			_exit(127);
-		execvpe(argv[0], argv, env);
-		e = errno;
-		if (write(err[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
+	if (statvfs(s->output, &fs) == 0 && (uint64_t)fs.f_bavail * fs.f_frsize < NEARLY_FULL) {
+		fprintf(stderr,
+			"rasp record: warning: the file system holding %s is full (%" PRIu64
+			" KiB free): the trace is most likely incomplete\n",
+			s->output, (uint64_t)fs.f_bavail * fs.f_frsize >> 10);
+		incomplete = true;
 	}
-	close(go[0]);
-	close(err[1]);
-	ch->pid = pid;
-	ch->go_fd = go[1];
-	ch->err_fd = err[0];
-	return 0;
-}
-
-/* Lets the program exec; returns 0 once it did, or exec's error. */
-static int child_wait(struct child *ch);
-
-static int child_release(struct child *ch)
-{
-	int e = 0;
-	ssize_t n;
-
-	if (write(ch->go_fd, "g", 1) != 1)
-		e = errno;
-	close(ch->go_fd);
-	do
-		n = read(ch->err_fd, &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(ch->err_fd);
-	if (e)
-		child_wait(ch);
-	return n > 0 || e ? (e ? e : EIO) : 0;
-}
-
-/* Waits for the program; its exit status, or 128 + the signal that killed it. A signal a
- * process sends rasp goes on to the program; one the kernel sent the whole foreground group
- * (Ctrl-C, hangup: si_code > 0) already reached it. Either way rasp stays to save the trace. */
-static int child_wait(struct child *ch)
-{
-	siginfo_t info;
-	int status, sig;
-	pid_t r;
-
-	for (;;) {
-		r = waitpid(ch->pid, &status, WNOHANG);
-		if (r == ch->pid)
-			break;
-		if (r < 0 && errno != EINTR)
-			return 127;
-		sig = sigwaitinfo(&watched, &info);
-		if (sig > 0 && sig != SIGCHLD && info.si_code <= 0)
-			kill(ch->pid, sig);
-	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* The session could not be set up: the held program exits without running. */
-static void child_abandon(struct child *ch)
-{
-	close(ch->go_fd);
-	close(ch->err_fd);
-	child_wait(ch);
+	if (empty || (!incomplete && events == 0))
+		fprintf(stderr,
+			"rasp record: %s emitted no events: does it allocate through librasp "
+			"(rasp_alloc), or is it a .NET program started with DOTNET_EnableEventLog=1 "
+			"(docs/usage.md)?\n",
+			program);
+	else if (!incomplete && t->samples == 0)
+		fprintf(stderr,
+			"rasp record: no AllocationSampled samples: the program allocated less than "
+			"one sampling mean, or sampling was off (RASP_SAMPLING=off)\n");
+	if (incomplete)
+		fprintf(stderr, "rasp record: the trace in %s is INCOMPLETE: estimates from it "
+				"are too low\n",
+			s->output);
+	rasp_tally_destroy(t);
+	return incomplete ? 1 : 0;
 }
 
 int rasp_cli_record(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"mean", required_argument, NULL, 'm'},
-	    {"seed", required_argument, NULL, 's'},
-	    {"subbuf-size", required_argument, NULL, 'b'},
-	    {"num-subbuf", required_argument, NULL, 'n'},
-	    {"all", no_argument, NULL, 'a'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	const char *cmd = "record", *output = NULL;
-	struct rasp_session s = {.subbuf_size = 2u << 20, .num_subbuf = 8};
-	char mean_env[64] = "", seed_env[64] = "";
+	const char *cmd = "record";
+	struct record_args a = {.s = {.subbuf_size = 2u << 20, .num_subbuf = 8, .guard_fd = -1}};
 	char *extra[8];
 	size_t n_extra = 0;
-	uint64_t v, discarded = 0, events = 0;
-	struct child child;
+	struct rasp_child child;
 	char **env = NULL;
-	int c, rc, exit_code;
+	int first, rc, exit_code, incomplete;
 
-	optind = 1;
-	opterr = 0; /* our own one-line messages below */
-	while ((c = getopt_long(argc, argv, "+o:ah", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'm':
-			if (rasp_cli_parse_u64(cmd, "--mean", optarg, 1, UINT64_C(1) << 48, true,
-					       &v))
-				return 2;
-			snprintf(mean_env, sizeof(mean_env), "RASP_SAMPLING_MEAN=%" PRIu64, v);
-			break;
-		case 's':
-			if (rasp_cli_parse_u64(cmd, "--seed", optarg, 0, UINT64_MAX, false, &v))
-				return 2;
-			snprintf(seed_env, sizeof(seed_env), "RASP_SEED=%" PRIu64, v);
-			break;
-		case 'b':
-			if (rasp_cli_parse_u64(cmd, "--subbuf-size", optarg, 4096,
-					       UINT64_C(1) << 32, true, &s.subbuf_size))
-				return 2;
-			if (!is_pow2(s.subbuf_size)) {
-				rasp_cli_error(cmd, "--subbuf-size '%s' is not a power of 2",
-					       optarg);
-				return 2;
-			}
-			break;
-		case 'n':
-			if (rasp_cli_parse_u64(cmd, "--num-subbuf", optarg, 2, 1024, false,
-					       &s.num_subbuf))
-				return 2;
-			if (!is_pow2(s.num_subbuf)) {
-				rasp_cli_error(cmd, "--num-subbuf '%s' is not a power of 2",
-					       optarg);
-				return 2;
-			}
-			break;
-		case 'a':
-			s.all_processes = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			rasp_cli_bad_option(cmd, argv[optind - 1]);
-			return 2;
-		}
+	rc = rasp_cli_args_parse(cmd, argc, argv, NULL, NULL, flags, NFLAGS, on_flag, &a, true,
+				 &first);
+	if (rc != RASP_CLI_ARGS_OK) {
+		if (rc == RASP_CLI_ARGS_HELP)
+			usage();
+		return rc == RASP_CLI_ARGS_HELP ? 0 : 2;
 	}
-	if (optind >= argc) {
+	if (first >= argc) {
 		rasp_cli_error(cmd, "no PROGRAM given (usage: rasp record [options] -- PROGRAM "
 				    "[ARGS...])");
 		return 2;
 	}
-	if (find_program(argv[optind]) != 0) {
-		rasp_cli_error(cmd, "PROGRAM '%s' not found or not executable", argv[optind]);
+	if (a.s.all_users && !a.s.all_processes) {
+		rasp_cli_error(cmd, "--all-users goes with -a");
+		return 2;
+	}
+	if (check_buffers(cmd, &a.s))
+		return 2;
+	if (find_program(argv[first]) != 0) {
+		rasp_cli_error(cmd, "PROGRAM '%s' not found or not executable", argv[first]);
 		return 127;
 	}
-	if (prepare_output(cmd, output, s.output, sizeof(s.output)) != 0)
+	if (prepare_output(cmd, a.output, a.s.output, sizeof(a.s.output)) != 0)
 		return 2;
+	a.s.uid = getuid();
+	if (a.s.all_processes)
+		fprintf(stderr, "rasp record: recording every process of %s while %s runs\n",
+			a.s.all_users ? "every user" : "your user (uid)", argv[first]);
 	/* Wait for registration: the session exists, so this returns within milliseconds, and a
 	 * program shorter than that still has its first events recorded. */
 	if (!getenv("LTTNG_UST_REGISTER_TIMEOUT"))
 		extra[n_extra++] = "LTTNG_UST_REGISTER_TIMEOUT=-1";
-	extra[n_extra++] = "LTTNG_UST_ALLOW_BLOCKING=1";
-	if (mean_env[0])
-		extra[n_extra++] = mean_env;
-	if (seed_env[0])
-		extra[n_extra++] = seed_env;
+	if (a.mean_env[0])
+		extra[n_extra++] = a.mean_env;
+	if (a.seed_env[0])
+		extra[n_extra++] = a.seed_env;
 	env = child_env(extra, n_extra);
 	if (!env) {
 		rasp_cli_error(cmd, "out of memory");
@@ -368,51 +364,42 @@ int rasp_cli_record(int argc, char **argv)
 		free(env);
 		return 2;
 	}
-	/* The program is forked first and held before exec, so that its pid can be tracked
-	 * before it registers with the session daemon: only its events are recorded. */
-	watch_signals();
-	if (child_fork(cmd, argv + optind, env, &child) != 0) {
-		unwatch_signals();
+	rasp_session_prepare(cmd, &a.s);
+	/* The guard first: it must hold none of the program's pipes. */
+	rasp_session_guard(cmd, &a.s);
+	/* The program is forked, then held before exec, so that its pid is tracked before it
+	 * registers with the session daemon: only its events are recorded. */
+	rasp_child_watch_signals();
+	if (rasp_child_fork(cmd, argv + first, env, &child) != 0) {
+		rasp_child_unwatch_signals();
+		rasp_session_destroy(&a.s);
 		free(env);
 		return 2;
 	}
 	free(env);
 
-	s.pid = s.all_processes ? 0 : child.pid;
-	if (rasp_session_start(cmd, &s) != 0) {
-		child_abandon(&child);
-		rasp_session_destroy(&s);
-		unwatch_signals();
+	a.s.pid = child.pid;
+	if (rasp_session_start(cmd, &a.s) != 0) {
+		rasp_child_abandon(&child);
+		rasp_session_destroy(&a.s);
+		rasp_child_unwatch_signals();
 		return 2;
 	}
-	rc = child_release(&child);
+	rc = rasp_child_release(&child);
 	if (rc != 0) {
-		rasp_cli_error(cmd, "cannot run '%s': %s", argv[optind], strerror(rc));
+		rasp_cli_error(cmd, "cannot run '%s': %s", argv[first], strerror(rc));
 		exit_code = 127;
 	} else {
-		exit_code = child_wait(&child);
+		exit_code = rasp_child_wait(&child);
 	}
-	unwatch_signals();
+	rasp_child_unwatch_signals();
 
-	rc = rasp_session_stop(cmd, &s, &discarded);
-	rasp_session_destroy(&s);
+	rc = rasp_session_stop(cmd, &a.s);
+	rasp_session_destroy(&a.s);
 	if (rc != 0)
-		return exit_code ? exit_code : 2;
-	rc = rasp_graph_count_events(cmd, s.output, &events);
-	if (rc != 0 && rc != -ENOENT) /* -ENOENT: nothing was emitted, so no trace files */
-		rasp_cli_error(cmd, "the trace in %s could not be read to count its events",
-			       s.output);
-	fprintf(stderr, "rasp record: trace in %s\n", s.output);
-	fprintf(stderr, "rasp record: %" PRIu64 " events, %" PRIu64 " discarded\n", events,
-		discarded);
-	if (discarded)
-		fprintf(
-		    stderr,
-		    "rasp record: warning: the tracer discarded %" PRIu64 " events, so estimates "
-		    "will be too low; record again with larger buffers, e.g. --subbuf-size %" PRIu64
-		    " --num-subbuf %" PRIu64 "\n",
-		    discarded, s.subbuf_size * 4, s.num_subbuf < 256 ? s.num_subbuf * 2 : 256);
+		return exit_code ? exit_code : 1;
+	incomplete = summarize(cmd, &a.s, argv[first]);
 	if (exit_code)
-		fprintf(stderr, "rasp record: %s exited with status %d\n", argv[optind], exit_code);
-	return exit_code;
+		fprintf(stderr, "rasp record: %s exited with status %d\n", argv[first], exit_code);
+	return exit_code ? exit_code : incomplete;
 }

@@ -1,10 +1,13 @@
-/* The LTTng seam of the rasp command: a recording session through liblttng-ctl (the library
- * the lttng client is built on), and a session daemon started when none answers. */
+/* The LTTng seam of the rasp command (session.h): a recording session through liblttng-ctl,
+ * a session daemon started when none answers, the guard that destroys a session whose rasp
+ * record died, and the cleanup of sessions left by earlier ones. */
 #define _GNU_SOURCE
-#include "cli.h"
+#include "session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lttng/lttng.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,16 +16,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
+#include "rasp/event-meta.h"
+
 extern char **environ;
 
-#define CHANNEL "rasp"
+#define CHANNEL	       "rasp"
+#define SESSION_PREFIX "rasp-record-"
 
-/* What `rasp record` enables: .NET's event, and rasp's own provider (sampling mean), plus the
- * older fixed-stride ticks a .NET runtime may emit, which the report shows apart. */
+/* What rasp record enables: .NET's event, rasp's own provider (sampling mean), and the older
+ * fixed-stride ticks a .NET runtime may emit, which the report shows apart. */
 static const char *const recorded_events[] = {
-    "DotNETRuntime:AllocationSampled",
-    "DotNETRuntime:GCAllocationTick*",
-    "Rasp_Runtime:*",
+    RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+    RASP_PROVIDER_DOTNETRUNTIME_LTTNG ":GCAllocationTick*",
+    RASP_PROVIDER_RASP_RUNTIME_LTTNG ":*",
 };
 
 static int start_daemon(const char *cmd)
@@ -73,6 +80,108 @@ int rasp_session_daemon_ensure(const char *cmd)
 	return -ETIMEDOUT;
 }
 
+/* Is pid a live rasp process? Its session is then its own business. */
+static bool rasp_alive(long pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true; /* cannot tell: leave it alone */
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return strncmp(comm, "rasp", 4) == 0;
+}
+
+void rasp_session_prepare(const char *cmd, struct rasp_session *s)
+{
+	struct lttng_session *list = NULL;
+	int n;
+
+	snprintf(s->name, sizeof(s->name), SESSION_PREFIX "%ld", (long)getpid());
+	s->guard = 0;
+	s->guard_fd = -1;
+	n = lttng_list_sessions(&list);
+	for (int i = 0; i < n; i++) {
+		const char *name = list[i].name;
+		char *end;
+		long pid;
+
+		if (strncmp(name, SESSION_PREFIX, strlen(SESSION_PREFIX)) != 0)
+			continue;
+		pid = strtol(name + strlen(SESSION_PREFIX), &end, 10);
+		if (*end || pid == (long)getpid() || rasp_alive(pid))
+			continue;
+		if (lttng_destroy_session(name) == 0)
+			fprintf(stderr,
+				"rasp %s: destroyed the stale session %s: the rasp record that "
+				"made it (pid %ld) is gone\n",
+				cmd, name, pid);
+	}
+	free(list);
+}
+
+/* The guard: waits on a pipe whose only write end is rasp record's. A byte means rasp
+ * record destroyed the session itself; end of file means rasp record died first. */
+static void guard_main(int fd, const char *name, pid_t owner)
+{
+	char byte;
+	ssize_t r;
+
+	/* Ctrl-C and hangups reach the whole group; the guard must outlive rasp record to clean
+	 * up after it. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	do
+		r = read(fd, &byte, 1);
+	while (r < 0 && errno == EINTR);
+	if (r == 1)
+		_exit(0);
+	if (lttng_destroy_session(name) == 0)
+		fprintf(stderr,
+			"rasp record: the recording process %ld ended without stopping its "
+			"session; its guard destroyed %s (the trace written so far is kept)\n",
+			(long)owner, name);
+	_exit(0);
+}
+
+int rasp_session_guard(const char *cmd, struct rasp_session *s)
+{
+	int p[2], e;
+	pid_t pid, owner = getpid();
+
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		e = errno;
+		rasp_cli_error(cmd, "warning: no session guard (pipe: %s)", strerror(e));
+		return -e;
+	}
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		close(p[0]);
+		close(p[1]);
+		rasp_cli_error(cmd, "warning: no session guard (fork: %s)", strerror(e));
+		return -e;
+	}
+	if (pid == 0) {
+		close(p[1]);
+		/* Its own group: a signal sent to rasp record's group leaves it running. */
+		setpgid(0, 0);
+		guard_main(p[0], s->name, owner);
+	}
+	close(p[0]);
+	s->guard = pid;
+	s->guard_fd = p[1];
+	return 0;
+}
+
 /* The user-space domain with per-UID buffers: they outlive short programs and are shared by
  * their threads. */
 static void ust_domain(struct lttng_domain *dom)
@@ -89,24 +198,31 @@ static int fail(const char *cmd, const char *what, const char *arg, int code)
 	return -EIO;
 }
 
-/* Records only `pid` (vpid tracker, include set): other processes of the user that emit the
- * same events while the program runs stay out of the trace and do not start sampling. */
-static int track_only(const char *cmd, const char *session, int pid)
+/* Records only `pid` (vpid tracker) or, with all_processes, only uid's processes (vuid
+ * tracker): other processes that emit the same events stay out of the trace and do not start
+ * sampling. */
+static int track(const char *cmd, const struct rasp_session *s)
 {
 	struct lttng_process_attr_tracker_handle *t = NULL;
+	enum lttng_process_attr attr = s->all_processes ? LTTNG_PROCESS_ATTR_VIRTUAL_USER_ID
+							: LTTNG_PROCESS_ATTR_VIRTUAL_PROCESS_ID;
 	enum lttng_error_code ec;
 	int rc = 0;
 
-	ec = lttng_session_get_tracker_handle(session, LTTNG_DOMAIN_UST,
-					      LTTNG_PROCESS_ATTR_VIRTUAL_PROCESS_ID, &t);
+	if (s->all_processes && s->all_users)
+		return 0;
+	ec = lttng_session_get_tracker_handle(s->name, LTTNG_DOMAIN_UST, attr, &t);
 	if (ec != LTTNG_OK)
-		return fail(cmd, "cannot get the process tracker of session", session, -(int)ec);
+		return fail(cmd, "cannot get the process tracker of session", s->name, -(int)ec);
 	if (lttng_process_attr_tracker_handle_set_tracking_policy(
-		t, LTTNG_TRACKING_POLICY_INCLUDE_SET) !=
-		LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK ||
-	    lttng_process_attr_virtual_process_id_tracker_handle_add_pid(t, pid) !=
+		t, LTTNG_TRACKING_POLICY_INCLUDE_SET) != LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK ||
+	    (s->all_processes
+		 ? lttng_process_attr_virtual_user_id_tracker_handle_add_uid(t, s->uid)
+		 : lttng_process_attr_virtual_process_id_tracker_handle_add_pid(t, s->pid)) !=
 		LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK) {
-		rasp_cli_error(cmd, "cannot restrict session %s to process %d", session, pid);
+		rasp_cli_error(cmd, "cannot restrict session %s to %s %d", s->name,
+			       s->all_processes ? "user" : "process",
+			       s->all_processes ? (int)s->uid : s->pid);
 		rc = -EIO;
 	}
 	lttng_process_attr_tracker_handle_destroy(t);
@@ -122,7 +238,6 @@ int rasp_session_start(const char *cmd, struct rasp_session *s)
 	    LTTNG_EVENT_CONTEXT_VPID, LTTNG_EVENT_CONTEXT_VTID, LTTNG_EVENT_CONTEXT_PROCNAME};
 	int rc = 0, ret;
 
-	snprintf(s->name, sizeof(s->name), "rasp-record-%ld", (long)getpid());
 	ret = lttng_create_session(s->name, s->output);
 	if (ret < 0)
 		return fail(cmd, "cannot create LTTng session writing to", s->output, ret);
@@ -137,13 +252,12 @@ int rasp_session_start(const char *cmd, struct rasp_session *s)
 	}
 	snprintf(chan->name, sizeof(chan->name), "%s", CHANNEL);
 	chan->enabled = 1;
-	chan->attr.overwrite = 0; /* discard mode: losses are counted, never silent */
+	/* Discard mode, never blocking: a full buffer (a slow consumer daemon, a full disk)
+	 * loses events, which the trace counts and the report states, instead of stalling the
+	 * program for up to the blocking timeout per event. */
+	chan->attr.overwrite = 0;
 	chan->attr.subbuf_size = s->subbuf_size;
 	chan->attr.num_subbuf = s->num_subbuf;
-	/* Block (up to 1 s per full buffer, with LTTNG_UST_ALLOW_BLOCKING=1 in the program)
-	 * rather than lose events when the consumer daemon falls behind: buffers are sized so
-	 * this is a safety net, not the normal case. */
-	lttng_channel_set_blocking_timeout(chan, 1000000);
 	ret = lttng_enable_channel(h, chan);
 	if (ret < 0) {
 		rc = fail(cmd, "cannot enable channel", CHANNEL, ret);
@@ -177,11 +291,9 @@ int rasp_session_start(const char *cmd, struct rasp_session *s)
 			goto out;
 		}
 	}
-	if (!s->all_processes) {
-		rc = track_only(cmd, s->name, s->pid);
-		if (rc)
-			goto out;
-	}
+	rc = track(cmd, s);
+	if (rc)
+		goto out;
 	ret = lttng_start_tracing(s->name);
 	if (ret < 0) {
 		rc = fail(cmd, "cannot start session", s->name, ret);
@@ -194,36 +306,17 @@ out:
 	return rc;
 }
 
-int rasp_session_stop(const char *cmd, struct rasp_session *s, uint64_t *discarded)
+int rasp_session_stop(const char *cmd, struct rasp_session *s)
 {
-	struct lttng_domain dom;
-	struct lttng_channel *chans = NULL;
-	struct lttng_handle *h;
-	int n, ret;
+	int ret;
 
-	*discarded = 0;
-	if (s->started) {
-		/* Waits until the consumer daemon has written every buffer. */
-		ret = lttng_stop_tracing(s->name);
-		if (ret < 0)
-			return fail(cmd, "cannot stop session", s->name, ret);
-		s->started = false;
-	}
-	ust_domain(&dom);
-	h = lttng_create_handle(s->name, &dom);
-	if (!h)
-		return fail(cmd, "cannot query session", s->name, -LTTNG_ERR_NOMEM);
-	n = lttng_list_channels(h, &chans);
-	lttng_destroy_handle(h);
-	if (n < 0)
-		return fail(cmd, "cannot list channels of", s->name, n);
-	for (int i = 0; i < n; i++) {
-		uint64_t d = 0;
-
-		if (lttng_channel_get_discarded_event_count(&chans[i], &d) == 0)
-			*discarded += d;
-	}
-	free(chans);
+	if (!s->started)
+		return 0;
+	/* Waits until the consumer daemon has written every buffer. */
+	ret = lttng_stop_tracing(s->name);
+	if (ret < 0)
+		return fail(cmd, "cannot stop session", s->name, ret);
+	s->started = false;
 	return 0;
 }
 
@@ -233,5 +326,15 @@ void rasp_session_destroy(struct rasp_session *s)
 		lttng_destroy_session(s->name);
 		s->created = false;
 		s->started = false;
+	}
+	if (s->guard > 0) {
+		/* Done: the guard exits without touching anything. */
+		if (write(s->guard_fd, "d", 1) != 1)
+			kill(s->guard, SIGKILL);
+		close(s->guard_fd);
+		while (waitpid(s->guard, NULL, 0) < 0 && errno == EINTR)
+			;
+		s->guard = 0;
+		s->guard_fd = -1;
 	}
 }

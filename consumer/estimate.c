@@ -6,10 +6,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 /* log(sqrt(2 pi)) */
 #define LN_SQRT_2PI 0.91893853320467274178
+#define SQRT_2PI    2.50662827463100050242
 
 /* Stirling's correction lgamma(x) - ((x - 1/2) ln x - x + ln sqrt(2 pi)). Taken apart from
  * lgamma so that the log of the beta function for huge arguments (s ~ 1e7, k ~ 1e14) is not
@@ -170,9 +172,9 @@ double rasp_nb_cdf(double k, double s, double p)
 	return rasp_betainc(s, floor(k) + 1.0, p);
 }
 
-/* Standard normal quantile, to ~5e-4 (Abramowitz & Stegun 26.2.23): only a starting point
- * for the integer search, which is exact whatever the start. */
-static double normal_quantile(double prob)
+/* Standard normal quantile, to ~5e-4 (Abramowitz & Stegun 26.2.23): the starting point of
+ * rasp_normal_quantile and of the integer search, which is exact whatever the start. */
+static double normal_quantile_rough(double prob)
 {
 	double pr = prob < 0.5 ? prob : 1.0 - prob;
 	double t = sqrt(-2.0 * log(pr));
@@ -182,23 +184,55 @@ static double normal_quantile(double prob)
 	return prob < 0.5 ? -z : z;
 }
 
-/* NB quantile for any real s > 0 (the moment-matched sums of rasp_est_sum have real s).
- * Brackets from the normal approximation, widening by doubling steps, then bisects on
- * integers: ~2 log2(sd) CDF evaluations. Integers up to 2^53 are exact in a double, and k
- * stays far below that (s = 1e7 at p = 2^-24 gives k ~ 1.7e14). */
-static double nb_quantile(double prob, double s, double p)
+/* Newton steps on Phi(z) = erfc(-z / sqrt 2) / 2 from the rough start: each step squares the
+ * relative error, so four take 5e-4 below 1e-15. The tail is computed on the side where it is
+ * small (no 1 - prob cancellation). */
+double rasp_normal_quantile(double prob)
 {
-	if (p == 1.0)
-		return 0.0;
+	if (!(prob > 0.0 && prob < 1.0))
+		return prob == 0.0 ? -INFINITY : prob == 1.0 ? INFINITY : NAN;
+	double tail = prob < 0.5 ? prob : 1.0 - prob;
+	double z = -fabs(normal_quantile_rough(prob));
+
+	for (int i = 0; i < 6; i++) {
+		double cdf = 0.5 * erfc(-z * 0.70710678118654752440);
+		double pdf = exp(-0.5 * z * z) / SQRT_2PI;
+		double step = (cdf - tail) / pdf;
+
+		if (!isfinite(step))
+			break;
+		z -= step;
+		if (fabs(step) <= 1e-15 * fabs(z))
+			break;
+	}
+	return prob < 0.5 ? z : -z;
+}
+
+/* NB quantile for any real s > 0 (the moment-matched sums of rasp_est_sum have real s):
+ * brackets from the normal approximation, widening by doubling steps, then bisection on
+ * integers, ~2 log2(sd) CDF evaluations. Leaves in *lo the largest value known to have
+ * CDF < prob (-1: none) and in *hi the smallest known to have CDF >= prob. Below 2^53 they
+ * end one apart and *hi is the exact quantile. Past 2^53 consecutive integers are no longer
+ * all doubles: the search stops when no double lies between them, so the quantile is
+ * bracketed to one ulp (2e-16 relative) instead of looping. Every loop is bounded: at most
+ * ~1100 doublings (a double overflows first) and ~1100 halvings. -1 with NaN bounds when the
+ * CDF cannot be computed. */
+static int nb_quantile_bracket(double prob, double s, double p, double *lo_out, double *hi_out)
+{
 	double q = 1.0 - p;
 	double mean = s * q / p, sd = sqrt(s * q) / p;
-	double guess = floor(mean + normal_quantile(prob) * sd);
+	double guess = floor(mean + normal_quantile_rough(prob) * sd);
 	double step = fmax(1.0, floor(0.25 * sd));
-	double lo, hi; /* invariant: CDF(lo) < prob <= CDF(hi); lo = -1 stands for "none" */
+	double lo, hi, c; /* invariant: CDF(lo) < prob <= CDF(hi); lo = -1 stands for "none" */
 
-	if (guess < 0.0)
+	if (!(guess >= 0.0))
 		guess = 0.0;
-	if (rasp_nb_cdf(guess, s, p) >= prob) {
+	if (!isfinite(guess) || !isfinite(step))
+		goto fail;
+	c = rasp_nb_cdf(guess, s, p);
+	if (isnan(c))
+		goto fail;
+	if (c >= prob) {
 		hi = guess;
 		for (;;) {
 			lo = hi - step;
@@ -206,7 +240,10 @@ static double nb_quantile(double prob, double s, double p)
 				lo = -1.0;
 				break;
 			}
-			if (rasp_nb_cdf(lo, s, p) < prob)
+			c = rasp_nb_cdf(lo, s, p);
+			if (isnan(c))
+				goto fail;
+			if (c < prob)
 				break;
 			hi = lo;
 			step *= 2.0;
@@ -215,23 +252,61 @@ static double nb_quantile(double prob, double s, double p)
 		lo = guess;
 		for (;;) {
 			hi = lo + step;
-			if (rasp_nb_cdf(hi, s, p) >= prob)
+			if (!isfinite(hi))
+				goto fail;
+			c = rasp_nb_cdf(hi, s, p);
+			if (isnan(c))
+				goto fail;
+			if (c >= prob)
 				break;
 			lo = hi;
 			step *= 2.0;
-			if (hi > 1e17) /* cannot happen for prob < 1; guards a NaN CDF */
-				return NAN;
 		}
 	}
-	while (hi - lo > 1.0) {
+	for (;;) {
 		double mid = floor(lo + (hi - lo) / 2.0);
 
-		if (rasp_nb_cdf(mid, s, p) >= prob)
+		if (!(mid > lo && mid < hi))
+			break; /* adjacent integers, or adjacent doubles past 2^53 */
+		c = rasp_nb_cdf(mid, s, p);
+		if (isnan(c))
+			goto fail;
+		if (c >= prob)
 			hi = mid;
 		else
 			lo = mid;
 	}
+	*lo_out = lo;
+	*hi_out = hi;
+	return 0;
+fail:
+	*lo_out = *hi_out = NAN;
+	return -1;
+}
+
+/* The quantile itself: exact below 2^53, its upper bracket (at most one ulp above) past it. */
+static double nb_quantile(double prob, double s, double p)
+{
+	double lo, hi;
+
+	if (p == 1.0)
+		return 0.0;
+	if (nb_quantile_bracket(prob, s, p, &lo, &hi))
+		return NAN;
 	return hi;
+}
+
+/* For the ends of an interval: the lower end takes the side of the bracket that can only
+ * widen the interval (lo + 1 is the exact quantile below 2^53, and never above it past). */
+static double nb_quantile_low(double prob, double s, double p)
+{
+	double lo, hi;
+
+	if (p == 1.0)
+		return 0.0;
+	if (nb_quantile_bracket(prob, s, p, &lo, &hi))
+		return NAN;
+	return hi - lo == 1.0 ? hi : fmax(lo, 0.0);
 }
 
 double rasp_nb_quantile(double prob, double s, double p)
@@ -276,14 +351,14 @@ int rasp_est_interval(double samples, double p, double unsampled, double confide
 		      double *high)
 {
 	if (!low || !high || !(samples >= 0.0) || isinf(samples) || !(p > 0.0 && p <= 1.0) ||
-	    !(unsampled >= 0.0) || isinf(unsampled) || !(confidence > 0.0 && confidence < 1.0))
+	    !(unsampled >= 0.0) || isinf(unsampled) || !rasp_est_confidence_valid(confidence))
 		return -EINVAL;
 	double alpha = 1.0 - confidence;
 
 	/* NB(0, p) is the point mass at 0: no sample, no failed trial before it. */
-	*low = samples > 0.0 ? nb_quantile(alpha / 2.0, samples, p) + unsampled : unsampled;
+	*low = samples > 0.0 ? nb_quantile_low(alpha / 2.0, samples, p) + unsampled : unsampled;
 	*high = samples > 0.0 ? nb_quantile(1.0 - alpha / 2.0, samples, p) + unsampled : unsampled;
-	return 0;
+	return isfinite(*low) && isfinite(*high) ? 0 : -ERANGE;
 }
 
 /* One sampling stream: the cells sharing a p, which concatenate into one Bernoulli sequence
@@ -303,10 +378,12 @@ static int stream_cmp(const void *x, const void *y)
 /* Quantile of the failures of several independent streams, each NB(s_g + extra, p_g): one
  * stream is exact; several are matched by the NB with the same mean and variance (real
  * shape), the discrete form of the gamma interval of Fay & Feuer (1997) for weighted sums
- * of Poisson counts. Streams with p = 1 have no failures and drop out. */
-static double streams_quantile(const struct stream *st, size_t n, double extra, double prob)
+ * of Poisson counts. Streams with p = 1 have no failures and drop out. `low` picks the side
+ * of a bracket past 2^53 that widens the interval. */
+static double streams_quantile(const struct stream *st, size_t n, double extra, double prob,
+			       bool low)
 {
-	double mean = 0.0, var = 0.0, excess = 0.0, p1 = 1.0;
+	double mean = 0.0, var = 0.0, excess = 0.0, s1 = 0.0, p1 = 1.0;
 	size_t used = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -317,23 +394,28 @@ static double streams_quantile(const struct stream *st, size_t n, double extra, 
 		mean += s * q / p;
 		var += s * q / (p * p);
 		excess += s * (q / p) * (q / p); /* var - mean, without subtracting */
+		s1 = s;
 		p1 = p;
 		used++;
 	}
 	if (used == 0)
 		return 0.0;
-	if (used == 1) {
-		for (size_t i = 0; i < n; i++)
-			if (st[i].p == p1)
-				return nb_quantile(prob, st[i].samples + extra, p1);
+	if (used > 1) {
+		s1 = mean * mean / excess;
+		p1 = mean / var;
 	}
-	return nb_quantile(prob, mean * mean / excess, mean / var);
+	return low ? nb_quantile_low(prob, s1, p1) : nb_quantile(prob, s1, p1);
+}
+
+int rasp_est_confidence_valid(double confidence)
+{
+	return confidence > 0.0 && confidence <= RASP_EST_MAX_CONFIDENCE;
 }
 
 int rasp_est_sum(const struct rasp_est_cell *cells, size_t n, double confidence,
 		 struct rasp_est_total *out)
 {
-	if (!out || (n > 0 && !cells) || !(confidence > 0.0 && confidence < 1.0))
+	if (!out || (n > 0 && !cells) || !rasp_est_confidence_valid(confidence))
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
 		if (!(cells[i].p > 0.0 && cells[i].p <= 1.0))
@@ -371,8 +453,17 @@ int rasp_est_sum(const struct rasp_est_cell *cells, size_t n, double confidence,
 	 * once, between samples, so its failures are at most NB(S_g + 1). */
 	double alpha = 1.0 - confidence;
 
-	out->bytes_low = streams_quantile(st, groups, 0.0, alpha / 2.0) + unsampled;
-	out->bytes_high = streams_quantile(st, groups, 1.0, 1.0 - alpha / 2.0) + unsampled;
+	out->bytes_low = streams_quantile(st, groups, 0.0, alpha / 2.0, true) + unsampled;
+	out->bytes_high = streams_quantile(st, groups, 1.0, 1.0 - alpha / 2.0, false) + unsampled;
 	free(st);
+	if (!isfinite(out->bytes_low) || !isfinite(out->bytes_high))
+		return -ERANGE;
+	/* Objects: the bytes interval scaled by the sample's objects per byte. Exact for a group
+	 * of one object size (objects = bytes / z then); for mixed sizes it leaves out the
+	 * uncertainty of the size mix (docs/sampling.md, "Objects"). */
+	if (out->bytes > 0.0) {
+		out->objects_low = out->objects * (out->bytes_low / out->bytes);
+		out->objects_high = out->objects * (out->bytes_high / out->bytes);
+	}
 	return 0;
 }

@@ -16,6 +16,17 @@
 /* The default sampling mean of .NET and rasp: p = 1/102400. */
 #define RASP_EST_DEFAULT_MEAN 102400.0
 
+/* Largest confidence an interval is computed at. Past it the tail probabilities (1 - C) / 2
+ * stop being meaningful next to the model's own assumptions, and near 1 - 2^-53 the upper
+ * one rounds to 1 and the quantile is infinite. */
+#define RASP_EST_MAX_CONFIDENCE 0.999999999
+
+/* 1 when confidence is in (0, RASP_EST_MAX_CONFIDENCE], else 0 (NaN included). */
+int rasp_est_confidence_valid(double confidence);
+
+/* Standard normal quantile, to ~1e-15 relative; -inf at 0, +inf at 1, NaN outside [0, 1]. */
+double rasp_normal_quantile(double prob);
+
 struct rasp_est_cell {
 	double p;	  /* per-byte success probability of this thread's sampler, 1/mean */
 	uint64_t samples; /* s: sampled objects */
@@ -33,16 +44,19 @@ int rasp_est_cell_add(struct rasp_est_cell *cell, uint64_t object_size, uint64_t
 
 struct rasp_est_total {
 	uint64_t samples;
-	double bytes;	  /* weighted (point) estimate */
-	double objects;	  /* weighted (point) estimate */
-	double bytes_low; /* confidence interval for bytes, from the negative binomial */
-	double
-	    bytes_high; /* (failed trials + u), with the window adjustments of docs/sampling.md */
+	double bytes;	     /* weighted (point) estimate */
+	double objects;	     /* weighted (point) estimate */
+	double bytes_low;    /* confidence interval for bytes, from the negative binomial */
+	double bytes_high;   /* (failed trials + u), with the window adjustments of sampling.md */
+	double objects_low;  /* the bytes interval scaled by objects / bytes */
+	double objects_high; /* (exact for one object size; docs/sampling.md, "Objects") */
 };
 
 /* Sums n cells (distinct threads, possibly with distinct p) into a total with a two-sided
- * interval at `confidence` in (0, 1). n = 0 gives all zeros. -EINVAL on a NULL pointer with
- * n > 0, a confidence out of range or a cell with an invalid p. */
+ * interval at `confidence` (rasp_est_confidence_valid). n = 0 gives all zeros. -EINVAL on a
+ * NULL pointer with n > 0, a confidence out of range or a cell with an invalid p; -ERANGE
+ * if a bound cannot be computed (not seen for any p in (0, 1] and s below 2^53). Bounds past
+ * 2^53 are bracketed to one ulp, on the side that widens the interval. */
 int rasp_est_sum(const struct rasp_est_cell *cells, size_t n, double confidence,
 		 struct rasp_est_total *out);
 
@@ -54,14 +68,15 @@ double rasp_betainc(double a, double b, double x);
 /* P(K <= k) = I_p(s, k + 1) for k >= 0; 0 for k < 0; NaN on bad input. */
 double rasp_nb_cdf(double k, double s, double p);
 
-/* Smallest integer k >= 0 with P(K <= k) >= prob, prob in (0, 1), s >= 1; NaN on bad input. */
+/* Smallest integer k >= 0 with P(K <= k) >= prob, prob in (0, 1), s >= 1; NaN on bad input.
+ * Past 2^53, where not every integer is a double, the smallest double with CDF >= prob. */
 double rasp_nb_quantile(double prob, double s, double p);
 
 /* The failed-trials interval of one stream without window adjustments (the .NET design
  * doc's form, for a window that starts just after a sample and ends on one):
  * [F^-1((1-C)/2; s) + u, F^-1((1+C)/2; s) + u] with F the CDF of NB(s, p). s = 0 gives
  * [u, u]. -EINVAL on a NULL pointer, s or u negative or not finite, p out of (0, 1] or a
- * confidence out of (0, 1). rasp_est_sum applies the adjustments instead (upper bound with
+ * confidence out of range; -ERANGE as for rasp_est_sum. rasp_est_sum applies the adjustments instead (upper bound with
  * one more sample per sampling mean); this form is for tests and aligned windows. */
 int rasp_est_interval(double samples, double p, double unsampled, double confidence, double *low,
 		      double *high);

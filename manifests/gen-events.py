@@ -310,11 +310,40 @@ def api_params(fields):
                      for f in fields)
 
 
-def gen_meta(m, rel):
+def merged_providers(m, reads):
+    """Providers of the emitted manifest, then those only read, merged by name: a provider
+    declared in both (DotNETRuntime) gets the union of keywords, tasks, maps and events."""
+    merged, order = {}, []
+    for man in [m] + reads:
+        for p in man.providers:
+            q = merged.get(p["name"])
+            if q is None:
+                q = merged[p["name"]] = {"name": p["name"], "lttng": p["lttng"], "guid": p["guid"],
+                                         "keywords": {}, "tasks": {}, "maps": {}, "events": []}
+                order.append(p["name"])
+            elif q["guid"] != p["guid"]:
+                raise ManifestError(man.path, p["node"].line,
+                                    f"provider '{p['name']}' has guid {p['guid']} here and "
+                                    f"{q['guid']} in another manifest")
+            for key in ("keywords", "tasks", "maps"):
+                for k, v in p[key].items():
+                    q[key].setdefault(k, v)
+            seen = {(e["id"], e["version"]) for e in q["events"]}
+            for e in p["events"]:
+                if (e["id"], e["version"]) in seen:
+                    raise ManifestError(man.path, e["node"].line,
+                                        f"event {e['id']} version {e['version']} of "
+                                        f"'{p['name']}' is declared in two manifests")
+                q["events"].append(e)
+    return [merged[n] for n in order]
+
+
+def gen_meta(m, rel, reads=()):
     out = [banner(rel), "#ifndef RASP_EVENT_META_H\n#define RASP_EVENT_META_H\n",
-           "/* Event metadata for code that emits or filters rasp events: provider names and GUIDs,\n"
-           " * event ids, versions, levels and keywords, as the manifest declares them. */\n"]
-    for p in m.providers:
+           "/* Event metadata for code that emits, reads or filters rasp events: provider names\n"
+           " * and GUIDs, event ids, versions, levels, keywords and field names, as the manifests\n"
+           " * declare them (the events rasp emits, and the CLR events it only reads). */\n"]
+    for p in merged_providers(m, list(reads)):
         P = macro(p["lttng"])
         out.append(f"/* Provider {p['name']} */")
         out.append(f"#define RASP_PROVIDER_{P}_NAME \"{p['name']}\"")
@@ -337,6 +366,8 @@ def gen_meta(m, rel):
             names = ", ".join(f'"{f["name"]}"' for f in e["template"]["fields"])
             out.append(f"#define {E}_FIELD_COUNT {len(e['template']['fields'])}")
             out.append(f"#define {E}_FIELD_NAMES {{ {names} }}")
+            for f in e["template"]["fields"]:
+                out.append(f"#define {E}_FIELD_{macro(f['name'])} \"{f['name']}\"")
         out.append("")
     out.append("#endif /* RASP_EVENT_META_H */")
     return "\n".join(out) + "\n"
@@ -504,10 +535,14 @@ def main(argv):
                     help="print the files --out-dir would receive, one a line, and exit")
     ap.add_argument("--name", help="manifest path as written into generated banners "
                     "(default: the path given)")
+    ap.add_argument("--read", action="append", default=[], metavar="MANIFEST",
+                    help="a manifest of events rasp reads but never emits: metadata only")
     args = ap.parse_args(argv)
     rel = args.name or args.manifest
     try:
         m = Manifest(args.manifest)
+        reads = [Manifest(r) for r in args.read]
+        merged_providers(m, reads)
     except ManifestError as e:
         print(e, file=sys.stderr)
         return 1
@@ -516,7 +551,7 @@ def main(argv):
         return 0
     if args.out_dir:
         d = args.out_dir
-        write_if_changed(os.path.join(d, "rasp/event-meta.h"), gen_meta(m, rel))
+        write_if_changed(os.path.join(d, "rasp/event-meta.h"), gen_meta(m, rel, reads))
         write_if_changed(os.path.join(d, "rasp/events.h"), gen_api_header(m, rel))
         write_if_changed(os.path.join(d, "rasp-tp-probes.c"), gen_probes(m, rel))
         write_if_changed(os.path.join(d, "rasp-events.c"), gen_api_source(m, rel))

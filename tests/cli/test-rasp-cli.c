@@ -218,14 +218,15 @@ static void test_failure_messages(void **state)
 		expect_failure(a, NULL, 2, "rasp: unknown command 'frobnicate'");
 	}
 	{
+		/* No plugin lookup: the command carries its own sink, so a broken plugin path
+		 * (or no installed plugin at all) changes nothing. */
 		const char *a[] = {rasp(), "report", in_work("demo"), NULL};
-		const char *env[] = {"RASP_PLUGIN_PATH=/nonexistent-plugin-dir", NULL};
-		expect_failure(a, env, 1,
-			       "babeltrace2 plugin 'rasp' not found in RASP_PLUGIN_PATH");
+		const char *env[] = {"BABELTRACE_PLUGIN_PATH=/nonexistent-plugin-dir", NULL};
+		expect_failure(a, env, 0, "TOTAL ");
 	}
 	{
 		const char *a[] = {rasp(), "report", "--format", "xml", in_work("demo"), NULL};
-		expect_failure(a, NULL, 1, "name=format value=\"xml\"");
+		expect_failure(a, NULL, 2, "--format 'xml' is not accepted: text|csv|json");
 	}
 	{
 		const char *a[] = {rasp(), "record", "--mean", "0", "--", "true", NULL};

@@ -4,10 +4,6 @@
 find_program(RASP_BABELTRACE2 babeltrace2 REQUIRED)
 find_program(RASP_TIMEOUT timeout REQUIRED)
 
-# report.c alone: the stand-in estimator makes the figures exact and independent of
-# estimate.c, so these tests check grouping, sorting and formatting only.
-rasp_add_test(report SOURCES test-report.c test-report-estimate.c LIBS rasp-report)
-
 # The CLI tests need the plugin built, and under ASan the sanitizer runtime preloaded into
 # babeltrace2 (the CLI itself is not instrumented).
 add_library(rasp-test-plugin-cli STATIC plugin-cli.c)

@@ -121,7 +121,7 @@ static void test_plugin_stdout(void **state)
 
 	(void)state;
 	assert_int_equal(plugin_run(out, sizeof(out), pre, "", 60), 0);
-	assert_non_null(strstr(out, "rasp allocation report: 28 "));
+	assert_non_null(strstr(out, "rasp report: 28 "));
 	assert_non_null(strstr(out, "\nTOTAL "));
 	assert_non_null(strstr(out, "System.Byte[]"));
 }
@@ -205,15 +205,19 @@ static void test_plugin_bad_params(void **state)
 	    {"group-by=\"type,colour\"",
 	     {"name=group-by", "value=\"type,colour\"", "type|kind|thread|process"}},
 	    {"group-by=[\"type\",3]", {"name=group-by", "value-kind=other", NULL}},
-	    {"confidence=1.5", {"name=confidence", "value=1.5", "accepted=real number in (0, 1)"}},
-	    {"confidence=0.0", {"name=confidence", "(0, 1)", NULL}},
-	    {"sampling-mean=0", {"name=sampling-mean", "accepted=number >= 1", NULL}},
+	    {"confidence=1.5",
+	     {"name=confidence", "value=1.5", "accepted=real number in (0, 0.999999999]"}},
+	    {"confidence=0.0", {"name=confidence", "(0, 0.999999999]", NULL}},
+	    {"confidence=0.9999999999999999", {"name=confidence", "(0, 0.999999999]", NULL}},
+	    {"sampling-mean=0", {"name=sampling-mean", "accepted=number of bytes in [1, 2^48]", NULL}},
+	    {"sampling-mean=281474976710657",
+	     {"name=sampling-mean", "accepted=number of bytes in [1, 2^48]", NULL}},
 	    {"top=-1", {"name=top", "accepted=integer >= 0", NULL}},
 	    {"top=1.5", {"name=top", "accepted=integer >= 0", NULL}},
 	    {"strict=1", {"name=strict", "accepted=boolean true|false", NULL}},
 	    {"output=\"\"", {"name=output", "non-empty file path", NULL}},
 	    {"output=\"/nonexistent-dir/x/report.txt\"",
-	     {"Cannot open the output file", "output=\"/nonexistent-dir/x/report.txt\"", NULL}},
+	     {"cannot create the output file", "output=\"/nonexistent-dir/x/report.txt\"", NULL}},
 	};
 	static char out[OUTLEN];
 	const char *pre[] = {RASP_TEST_TRACES "/emit-two-procs", NULL};

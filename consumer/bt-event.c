@@ -1,0 +1,251 @@
+/* Event classes and event decoding from babeltrace2 (bt-event.h). */
+#include "bt-event.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rasp/event-meta.h"
+
+#define NO_INDEX UINT64_MAX
+
+/* LTTng's context names (lttng add-context -t vpid -t vtid -t procname). */
+#define CTX_VPID     "vpid"
+#define CTX_VTID     "vtid"
+#define CTX_PROCNAME "procname"
+
+#define ROLE(r) (1u << (r))
+
+/* The payload fields a role reads, by the manifests' names. */
+static const struct {
+	const char *name;
+	bool string; /* string, else integer */
+	bool optional;
+	unsigned roles;
+} fields[RASP_NFIELDS] = {
+    [RASP_F_KIND] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_ALLOCATIONKIND, false, false,
+		     ROLE(RASP_ROLE_SAMPLED)},
+    [RASP_F_TYPE] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_TYPENAME, true, false,
+		     ROLE(RASP_ROLE_SAMPLED) | ROLE(RASP_ROLE_TICK)},
+    [RASP_F_SIZE] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_OBJECTSIZE, false, false,
+		     ROLE(RASP_ROLE_SAMPLED)},
+    [RASP_F_OFFSET] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_SAMPLEDBYTEOFFSET, false,
+		       false, ROLE(RASP_ROLE_SAMPLED)},
+    [RASP_F_MEAN] = {RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_FIELD_SAMPLINGMEAN, false, false,
+		     ROLE(RASP_ROLE_CONFIGURED)},
+    [RASP_F_AMOUNT] = {RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V2_FIELD_ALLOCATIONAMOUNT, false,
+		       false, ROLE(RASP_ROLE_TICK)},
+    [RASP_F_AMOUNT64] = {RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V2_FIELD_ALLOCATIONAMOUNT64,
+			 false, true, ROLE(RASP_ROLE_TICK)},
+};
+
+const char *rasp_bt_field_name(int f)
+{
+	return f >= 0 && f < RASP_NFIELDS ? fields[f].name : "?";
+}
+
+static uint64_t member_index(const bt_field_class *st, const char *name)
+{
+	if (!st || bt_field_class_get_type(st) != BT_FIELD_CLASS_TYPE_STRUCTURE)
+		return NO_INDEX;
+	for (uint64_t i = 0; i < bt_field_class_structure_get_member_count(st); i++) {
+		const bt_field_class_structure_member *m =
+		    bt_field_class_structure_borrow_member_by_index_const(st, i);
+
+		if (strcmp(bt_field_class_structure_member_get_name(m), name) == 0)
+			return i;
+	}
+	return NO_INDEX;
+}
+
+static const bt_field_class *member_class(const bt_field_class *st, uint64_t i)
+{
+	return bt_field_class_structure_member_borrow_field_class_const(
+	    bt_field_class_structure_borrow_member_by_index_const(st, i));
+}
+
+/* A context member of the wanted type, else "absent". */
+static uint64_t context_index(const bt_field_class *ctx, const char *name, bool string)
+{
+	uint64_t i = member_index(ctx, name);
+	bt_field_class_type t;
+
+	if (i == NO_INDEX)
+		return NO_INDEX;
+	t = bt_field_class_get_type(member_class(ctx, i));
+	if (string ? t != BT_FIELD_CLASS_TYPE_STRING
+		   : !bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER))
+		return NO_INDEX;
+	return i;
+}
+
+static void learn(struct rasp_bt_class *info, const bt_event_class *cls)
+{
+	const bt_field_class *payload = bt_event_class_borrow_payload_field_class_const(cls);
+	const bt_field_class *ctx = bt_stream_class_borrow_event_common_context_field_class_const(
+	    bt_event_class_borrow_stream_class_const(cls));
+
+	info->cls = cls;
+	info->role = rasp_role_of(bt_event_class_get_name(cls));
+	info->bad_field = -1;
+	info->vpid = context_index(ctx, CTX_VPID, false);
+	info->vtid = context_index(ctx, CTX_VTID, false);
+	info->procname = context_index(ctx, CTX_PROCNAME, true);
+	for (int f = 0; f < RASP_NFIELDS; f++) {
+		bt_field_class_type t;
+
+		info->index[f] = NO_INDEX;
+		if (!(fields[f].roles & ROLE(info->role)))
+			continue;
+		info->index[f] = member_index(payload, fields[f].name);
+		if (info->index[f] == NO_INDEX) {
+			if (!fields[f].optional && info->bad_field < 0) {
+				info->bad_field = f;
+				info->bad_reason = "missing";
+			}
+			continue;
+		}
+		t = bt_field_class_get_type(member_class(payload, info->index[f]));
+		if (fields[f].string ? t != BT_FIELD_CLASS_TYPE_STRING
+				     : !bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER)) {
+			if (info->bad_field < 0) {
+				info->bad_field = f;
+				info->bad_reason = fields[f].string
+						       ? "wrong-type (expected a string)"
+						       : "wrong-type (expected an integer)";
+			}
+			info->index[f] = NO_INDEX;
+		}
+	}
+}
+
+static uint64_t ptr_hash(const void *p)
+{
+	return rasp_hash_mix64((uint64_t)(uintptr_t)p);
+}
+
+static uint64_t class_hash_of(const void *ctx, size_t i)
+{
+	return ptr_hash(((const struct rasp_bt_classes *)ctx)->v[i].cls);
+}
+
+static int class_eq(const void *ctx, size_t i, const void *key)
+{
+	return ((const struct rasp_bt_classes *)ctx)->v[i].cls == key;
+}
+
+struct rasp_bt_class *rasp_bt_class_get(struct rasp_bt_classes *cs, const bt_event_class *cls)
+{
+	size_t slot, i;
+
+	if (cs->last < cs->n && cs->v[cs->last].cls == cls)
+		return &cs->v[cs->last];
+	if (rasp_index_reserve(&cs->ix, cs->n, class_hash_of, cs))
+		return NULL;
+	i = rasp_index_find(&cs->ix, ptr_hash(cls), class_eq, cs, cls, &slot);
+	if (i == SIZE_MAX) {
+		if (rasp_array_grow((void **)&cs->v, &cs->cap, cs->n, sizeof(*cs->v)))
+			return NULL;
+		i = cs->n++;
+		learn(&cs->v[i], cls);
+		bt_event_class_get_ref(cls);
+		rasp_index_put(&cs->ix, slot, i);
+	}
+	cs->last = i;
+	return &cs->v[i];
+}
+
+void rasp_bt_classes_fini(struct rasp_bt_classes *cs)
+{
+	for (size_t i = 0; i < cs->n; i++)
+		bt_event_class_put_ref(cs->v[i].cls);
+	free(cs->v);
+	rasp_index_free(&cs->ix);
+	*cs = (struct rasp_bt_classes){0};
+}
+
+/* Integer value of a field whose class was checked; a negative signed value fails. */
+static int field_u64(const bt_field *f, uint64_t *out)
+{
+	int64_t v;
+
+	if (bt_field_class_type_is(bt_field_get_class_type(f),
+				   BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) {
+		*out = bt_field_integer_unsigned_get_value(f);
+		return 0;
+	}
+	v = bt_field_integer_signed_get_value(f);
+	if (v < 0)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+static int64_t context_id(const bt_field *ctx, uint64_t index)
+{
+	const bt_field *f;
+	uint64_t u;
+
+	if (!ctx || index == NO_INDEX)
+		return RASP_ID_UNKNOWN;
+	f = bt_field_structure_borrow_member_field_by_index_const(ctx, index);
+	if (bt_field_class_type_is(bt_field_get_class_type(f),
+				   BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) {
+		u = bt_field_integer_unsigned_get_value(f);
+		/* An id past INT64_MAX cannot be told from the "unknown" marker: clamp. */
+		return u > INT64_MAX ? INT64_MAX : (int64_t)u;
+	}
+	return bt_field_integer_signed_get_value(f) == RASP_ID_UNKNOWN
+		   ? RASP_ID_UNKNOWN + 1
+		   : bt_field_integer_signed_get_value(f);
+}
+
+int rasp_bt_event_decode(const struct rasp_bt_class *c, const bt_message *msg,
+			 struct rasp_event *e, const char **field, const char **reason)
+{
+	const bt_event *ev = bt_message_event_borrow_event_const(msg);
+	const bt_field *payload, *ctx;
+	uint64_t v[RASP_NFIELDS] = {0};
+	const bt_field *f[RASP_NFIELDS] = {NULL};
+
+	*e = (struct rasp_event){.role = c->role, .pid = RASP_ID_UNKNOWN, .tid = RASP_ID_UNKNOWN};
+	if (bt_message_event_borrow_stream_class_default_clock_class_const(msg)) {
+		const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
+
+		e->timed = bt_clock_snapshot_get_ns_from_origin(cs, &e->ns) ==
+			   BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK;
+	}
+	if (c->role == RASP_ROLE_OTHER)
+		return 0;
+	if (c->bad_field >= 0) {
+		*field = fields[c->bad_field].name;
+		*reason = c->bad_reason;
+		return -EINVAL;
+	}
+	payload = bt_event_borrow_payload_field_const(ev);
+	for (int i = 0; i < RASP_NFIELDS; i++) {
+		if (c->index[i] == NO_INDEX)
+			continue;
+		f[i] = bt_field_structure_borrow_member_field_by_index_const(payload, c->index[i]);
+		if (!fields[i].string && field_u64(f[i], &v[i])) {
+			*field = fields[i].name;
+			*reason = "negative";
+			return -EINVAL;
+		}
+	}
+	ctx = bt_event_borrow_common_context_field_const(ev);
+	e->pid = context_id(ctx, c->vpid);
+	e->tid = context_id(ctx, c->vtid);
+	if (ctx && c->procname != NO_INDEX)
+		e->procname = bt_field_string_get_value(
+		    bt_field_structure_borrow_member_field_by_index_const(ctx, c->procname));
+	if (f[RASP_F_TYPE])
+		e->type = bt_field_string_get_value(f[RASP_F_TYPE]);
+	e->kind = v[RASP_F_KIND];
+	e->size = v[RASP_F_SIZE];
+	e->offset = v[RASP_F_OFFSET];
+	e->mean = v[RASP_F_MEAN];
+	/* Ticks: V2 and later carry the 64-bit amount; the 32-bit one wraps past 4 GiB. */
+	e->amount = f[RASP_F_AMOUNT64] ? v[RASP_F_AMOUNT64] : v[RASP_F_AMOUNT];
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* Reading rasp's events out of babeltrace2 messages: each event class is learned once (its
+ * role by name, where each wanted payload field and the vpid/vtid/procname contexts are,
+ * whether their types fit), then each event of it is decoded into a struct rasp_event.
+ * Names come from the generated rasp/event-meta.h. Cost per event: one pointer-hash lookup
+ * (none for runs of one class) and the field reads of its role. */
+#ifndef RASP_CONSUMER_BT_EVENT_H
+#define RASP_CONSUMER_BT_EVENT_H
+
+#include <babeltrace2/babeltrace.h>
+
+#include "event.h"
+#include "index.h"
+
+enum { RASP_F_KIND, RASP_F_TYPE, RASP_F_SIZE, RASP_F_OFFSET, RASP_F_MEAN, RASP_F_AMOUNT,
+       RASP_F_AMOUNT64, RASP_NFIELDS };
+
+struct rasp_bt_class {
+	const bt_event_class *cls; /* a reference is held */
+	enum rasp_role role;
+	uint64_t index[RASP_NFIELDS];	/* payload member index, UINT64_MAX when absent */
+	uint64_t vpid, vtid, procname;	/* common-context member index, UINT64_MAX if absent */
+	int bad_field;			/* RASP_F_* of the first unusable field, -1 if none */
+	const char *bad_reason;
+};
+
+struct rasp_bt_classes {
+	struct rasp_bt_class *v;
+	size_t n, cap;
+	struct rasp_index ix;
+	size_t last; /* index of the last class looked up: streams are runs of one class */
+};
+
+/* The learned class of cls (learned on first sight); NULL when memory runs out. */
+struct rasp_bt_class *rasp_bt_class_get(struct rasp_bt_classes *cs, const bt_event_class *cls);
+void rasp_bt_classes_fini(struct rasp_bt_classes *cs);
+
+/* Decodes an event message of class c. 0, or -EINVAL for a malformed event with the field
+ * name and reason in *field and *reason. */
+int rasp_bt_event_decode(const struct rasp_bt_class *c, const bt_message *msg,
+			 struct rasp_event *e, const char **field, const char **reason);
+
+/* The name of field RASP_F_* (for messages). */
+const char *rasp_bt_field_name(int f);
+
+#endif /* RASP_CONSUMER_BT_EVENT_H */

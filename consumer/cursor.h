@@ -1,0 +1,113 @@
+/* The bounds-checked cursor every parser of outside bytes reads through (CTF index files,
+ * NetTrace files): a read past the end fails instead of touching memory, and the offset of
+ * the failure is kept for the error message. Header-only: a few compares per read. */
+#ifndef RASP_CONSUMER_CURSOR_H
+#define RASP_CONSUMER_CURSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct rasp_cursor {
+	const uint8_t *base;
+	size_t len; /* bytes from base */
+	size_t pos; /* next byte to read */
+	uint64_t origin; /* file offset of base, for messages */
+	bool failed;	 /* a read went past the end; every later read fails too */
+};
+
+static inline struct rasp_cursor rasp_cursor_make(const void *base, size_t len, uint64_t origin)
+{
+	return (struct rasp_cursor){(const uint8_t *)base, len, 0, origin, false};
+}
+
+static inline size_t rasp_cursor_left(const struct rasp_cursor *c)
+{
+	return c->failed ? 0 : c->len - c->pos;
+}
+
+/* File offset of the next byte. */
+static inline uint64_t rasp_cursor_offset(const struct rasp_cursor *c)
+{
+	return c->origin + c->pos;
+}
+
+/* n bytes, or NULL (and the cursor failed) when fewer are left. */
+static inline const uint8_t *rasp_cursor_take(struct rasp_cursor *c, size_t n)
+{
+	const uint8_t *p;
+
+	if (c->failed || n > c->len - c->pos) {
+		c->failed = true;
+		return NULL;
+	}
+	p = c->base + c->pos;
+	c->pos += n;
+	return p;
+}
+
+static inline bool rasp_cursor_skip(struct rasp_cursor *c, size_t n)
+{
+	return rasp_cursor_take(c, n) != NULL;
+}
+
+static inline bool rasp_cursor_u8(struct rasp_cursor *c, uint8_t *v)
+{
+	const uint8_t *p = rasp_cursor_take(c, 1);
+
+	if (p)
+		*v = p[0];
+	return p != NULL;
+}
+
+static inline bool rasp_cursor_u16le(struct rasp_cursor *c, uint16_t *v)
+{
+	const uint8_t *p = rasp_cursor_take(c, 2);
+
+	if (p)
+		*v = (uint16_t)(p[0] | p[1] << 8);
+	return p != NULL;
+}
+
+static inline bool rasp_cursor_u32le(struct rasp_cursor *c, uint32_t *v)
+{
+	const uint8_t *p = rasp_cursor_take(c, 4);
+
+	if (p)
+		*v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+		     (uint32_t)p[3] << 24;
+	return p != NULL;
+}
+
+static inline bool rasp_cursor_u64le(struct rasp_cursor *c, uint64_t *v)
+{
+	uint32_t lo, hi;
+
+	if (!rasp_cursor_u32le(c, &lo) || !rasp_cursor_u32le(c, &hi))
+		return false;
+	*v = (uint64_t)hi << 32 | lo;
+	return true;
+}
+
+static inline bool rasp_cursor_u32be(struct rasp_cursor *c, uint32_t *v)
+{
+	const uint8_t *p = rasp_cursor_take(c, 4);
+
+	if (p)
+		*v = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+		     (uint32_t)p[3];
+	return p != NULL;
+}
+
+static inline bool rasp_cursor_u64be(struct rasp_cursor *c, uint64_t *v)
+{
+	uint32_t hi, lo;
+
+	if (!rasp_cursor_u32be(c, &hi) || !rasp_cursor_u32be(c, &lo))
+		return false;
+	*v = (uint64_t)hi << 32 | lo;
+	return true;
+}
+
+#endif /* RASP_CONSUMER_CURSOR_H */

@@ -1,0 +1,44 @@
+/* Decoded events: the fields the consumer reads from one event, whatever the source (an
+ * LTTng trace through babeltrace2, an EventPipe file), and their effect on a tally. Values
+ * are validated here, so a malformed event is refused the same way from every source.
+ * No babeltrace2 types. */
+#ifndef RASP_CONSUMER_EVENT_H
+#define RASP_CONSUMER_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tally.h"
+
+enum rasp_role {
+	RASP_ROLE_OTHER,      /* counted, otherwise ignored */
+	RASP_ROLE_SAMPLED,    /* DotNETRuntime:AllocationSampled */
+	RASP_ROLE_CONFIGURED, /* Rasp_Runtime:SamplingConfigured */
+	RASP_ROLE_TICK,	      /* DotNETRuntime:GCAllocationTick_V2/V3/V4 */
+};
+
+/* The role of an event class by its name (names from the generated rasp/event-meta.h). */
+enum rasp_role rasp_role_of(const char *event_name);
+
+struct rasp_event {
+	enum rasp_role role;
+	const char *type; /* TypeName (NULL: "NULL") */
+	uint64_t kind;	  /* AllocationKind */
+	uint64_t size;	  /* ObjectSize */
+	uint64_t offset;  /* SampledByteOffset */
+	uint64_t mean;	  /* SamplingMean */
+	uint64_t amount;  /* AllocationAmount64, or AllocationAmount */
+	int64_t pid, tid; /* RASP_ID_UNKNOWN when absent */
+	const char *procname; /* NULL when absent */
+	bool timed;
+	int64_t ns; /* timestamp from the clock's origin */
+};
+
+/* Applies one decoded event to t. A malformed event returns -EINVAL with the field and the
+ * reason in *field and why (why holds the values, NUL-terminated); the caller decides
+ * whether that is an error (strict) or a skip (rasp_tally_add_skipped). -ENOMEM. */
+int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const char **field,
+		     char *why, size_t whylen);
+
+#endif /* RASP_CONSUMER_EVENT_H */

@@ -1,0 +1,123 @@
+/* Shared formatting: human units for text, and the JSON string and number helpers. */
+#include "writer.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* v scaled by `base` until below it, with three or four significant digits and a unit. */
+static void human(double v, double base, const char *const *units, size_t nunits, int exact_max,
+		  char *buf, size_t len)
+{
+	size_t u = 0;
+	double a = fabs(v);
+
+	if (!isfinite(v)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	while (a >= base * 0.9995 && u + 1 < nunits) {
+		a /= base;
+		v /= base;
+		u++;
+	}
+	if (u == 0 && a < exact_max && v == floor(v))
+		snprintf(buf, len, "%.0f%s%s", v, units[0][0] ? " " : "", units[0]);
+	else if (a < 9.995)
+		snprintf(buf, len, "%.2f %s", v, units[u]);
+	else if (a < 99.95)
+		snprintf(buf, len, "%.1f %s", v, units[u]);
+	else if (a < 1e6)
+		snprintf(buf, len, "%.0f %s", v, units[u]);
+	else /* past the last unit */
+		snprintf(buf, len, "%.3g %s", v, units[u]);
+	/* Counts below 1000 with no unit: no trailing space. */
+	for (size_t i = 0; buf[i]; i++)
+		if (buf[i] == ' ' && buf[i + 1] == '\0')
+			buf[i] = '\0';
+}
+
+void rasp_format_bytes(double v, char *buf, size_t len)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+
+	human(v, 1024.0, units, 7, 1024, buf, len);
+}
+
+void rasp_format_count(double v, char *buf, size_t len)
+{
+	static const char *const units[] = {"", "k", "M", "G", "T", "P", "E"};
+
+	human(v, 1000.0, units, 7, 1000, buf, len);
+}
+
+void rasp_json_string(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', out);
+	while (*p) {
+		unsigned char c = *p;
+		size_t len = 0;
+
+		if (c == '"' || c == '\\') {
+			fputc('\\', out);
+			fputc(c, out);
+			p++;
+			continue;
+		}
+		if (c < 0x20) {
+			static const char esc[] = {'b', 't', 'n', 0, 'f', 'r'};
+
+			if (c >= 8 && c <= 13 && esc[c - 8])
+				fprintf(out, "\\%c", esc[c - 8]);
+			else
+				fprintf(out, "\\u%04x", c);
+			p++;
+			continue;
+		}
+		if (c < 0x80) {
+			fputc(c, out);
+			p++;
+			continue;
+		}
+		/* A well-formed UTF-8 sequence (no overlongs, no surrogates, <= U+10FFFF) is
+		 * copied; anything else is one U+FFFD per bad byte. */
+		if (c >= 0xc2 && c <= 0xdf)
+			len = 2;
+		else if (c >= 0xe0 && c <= 0xef)
+			len = 3;
+		else if (c >= 0xf0 && c <= 0xf4)
+			len = 4;
+		if (len) {
+			bool ok = true;
+
+			for (size_t i = 1; i < len; i++)
+				ok = ok && (p[i] & 0xc0) == 0x80;
+			if (ok && c == 0xe0 && p[1] < 0xa0)
+				ok = false;
+			if (ok && c == 0xed && p[1] >= 0xa0)
+				ok = false;
+			if (ok && c == 0xf0 && p[1] < 0x90)
+				ok = false;
+			if (ok && c == 0xf4 && p[1] >= 0x90)
+				ok = false;
+			if (ok) {
+				fwrite(p, 1, len, out);
+				p += len;
+				continue;
+			}
+		}
+		fputs("\\ufffd", out);
+		p++;
+	}
+	fputc('"', out);
+}
+
+void rasp_json_number(FILE *out, double v, const char *fmt)
+{
+	if (isfinite(v))
+		fprintf(out, fmt, v);
+	else
+		fputs("null", out);
+}

@@ -1,0 +1,174 @@
+/* Notes (notes.h): the sentences that qualify a report's figures. */
+#include "notes.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rasp/event-meta.h"
+
+/* Per-process notes beyond this are summarised: a trace of 10^5 processes gets one line. */
+#define MAX_PROCESS_NOTES 5
+
+__attribute__((format(printf, 3, 4))) static int add(struct rasp_notes *n, const char *code,
+						     const char *fmt, ...)
+{
+	struct rasp_note *v;
+	va_list ap;
+	char *s;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return -EINVAL;
+	s = malloc((size_t)len + 1);
+	v = realloc(n->v, (n->n + 1) * sizeof(*v));
+	if (!s || !v) {
+		free(s);
+		if (v)
+			n->v = v;
+		return -ENOMEM;
+	}
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	n->v = v;
+	n->v[n->n++] = (struct rasp_note){code, s};
+	return 0;
+}
+
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+static int lost_note(const struct rasp_tally *t, struct rasp_notes *n)
+{
+	char events[64], packets[80] = "";
+
+	if (t->discarded_events_unknown)
+		snprintf(events, sizeof(events), "an unknown number of events");
+	else
+		snprintf(events, sizeof(events), "%" PRIu64 " event%s", t->discarded_events,
+			 plural(t->discarded_events));
+	if (t->discarded_packets_unknown)
+		snprintf(packets, sizeof(packets), " and an unknown number of packets");
+	else if (t->discarded_packets)
+		snprintf(packets, sizeof(packets), " and %" PRIu64 " packet%s",
+			 t->discarded_packets, plural(t->discarded_packets));
+	return add(n, "lost-data",
+		   "the tracer discarded %s%s: lost AllocationSampled events carried bytes no "
+		   "estimate can recover, so every figure is too low by an unknown amount "
+		   "(record with larger buffers).",
+		   events, packets);
+}
+
+static void process_label(const struct rasp_tally *t, const struct rasp_tally_process *p,
+			  char *buf, size_t len)
+{
+	const char *name = rasp_tally_process_name(t, p);
+
+	if (p->pid == RASP_ID_UNKNOWN)
+		snprintf(buf, len, "an unknown process (no vpid context)");
+	else if (name)
+		snprintf(buf, len, "process %" PRId64 " (%s)", p->pid, name);
+	else
+		snprintf(buf, len, "process %" PRId64, p->pid);
+}
+
+static int assumed_notes(const struct rasp_tally *t, const char *mean_flag, struct rasp_notes *n)
+{
+	uint64_t procs = 0, samples = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < t->nprocs; i++) {
+		const struct rasp_tally_process *p = &t->procs[i];
+		char label[160];
+
+		if (!p->samples_assumed)
+			continue;
+		procs++;
+		samples += p->samples_assumed;
+		if (procs > MAX_PROCESS_NOTES)
+			continue;
+		process_label(t, p, label, sizeof(label));
+		ret = add(n, "assumed-mean",
+			  "%s: sampling mean %.0f bytes ASSUMED for %" PRIu64 " of its %" PRIu64
+			  " sample%s, which no %s event preceded; right for .NET (fixed at "
+			  "102400), wrong for a program that sampled at another mean (set %s).",
+			  label, t->default_mean, p->samples_assumed, p->samples,
+			  plural(p->samples), RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG,
+			  mean_flag);
+		if (ret)
+			return ret;
+	}
+	if (procs > MAX_PROCESS_NOTES)
+		ret = add(n, "assumed-mean",
+			  "in all, %" PRIu64 " processes had %" PRIu64
+			  " samples weighed with the assumed mean %.0f bytes.",
+			  procs, samples, t->default_mean);
+	return ret;
+}
+
+int rasp_notes_build(const struct rasp_tally *t, const char *mean_flag, struct rasp_notes *out)
+{
+	int ret = 0;
+
+	*out = (struct rasp_notes){0};
+	for (size_t i = 0; i < t->nwarnings && !ret; i++)
+		ret = add(out, "input", "%s", t->warnings[i]);
+	out->incomplete = t->nwarnings > 0;
+	if (!ret && rasp_tally_lost_data(t)) {
+		out->lost_data = 1;
+		ret = lost_note(t, out);
+	}
+	if (!ret && t->skipped)
+		ret = add(out, "skipped-events",
+			  "%" PRIu64 " malformed event%s skipped (strict=false): the estimates "
+			  "leave them out.",
+			  t->skipped, t->skipped == 1 ? " was" : "s were");
+	if (!ret && rasp_tally_samples_assumed(t)) {
+		out->assumed_mean = 1;
+		ret = assumed_notes(t, mean_flag, out);
+	}
+	if (!ret && t->samples == 0) {
+		if (t->ticks_total)
+			ret = add(out, "no-samples",
+				  "no %s events, but %" PRIu64 " GCAllocationTick events: the trace "
+				  "comes from a .NET older than 10, or one recorded without the "
+				  "AllocationSampling keyword (0x80000000000); the biased tick "
+				  "section is all it holds.",
+				  RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG, t->ticks_total);
+		else if (t->other_events || t->configured)
+			ret = add(out, "no-samples",
+				  "no %s events among the %" PRIu64
+				  " events read: was the event enabled (lttng enable-event -u "
+				  "%s), and does the program allocate through librasp, or run "
+				  ".NET with DOTNET_EnableEventLog=1 and the sampling keyword?",
+				  RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+				  t->other_events + t->ticks_total + t->configured,
+				  RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
+		else
+			ret = add(out, "no-samples",
+				  "the input holds no events at all: the traced program emitted "
+				  "none (does it allocate through librasp, and did a session "
+				  "enable %s?).",
+				  RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
+	}
+	if (ret)
+		rasp_notes_free(out);
+	return ret;
+}
+
+void rasp_notes_free(struct rasp_notes *n)
+{
+	for (size_t i = 0; i < n->n; i++)
+		free(n->v[i].text);
+	free(n->v);
+	*n = (struct rasp_notes){0};
+}

@@ -1,0 +1,92 @@
+/* Parameters of the report, defined once: name, type, range, default and help. The sink
+ * validates its babeltrace2 parameters against this table, and the rasp command derives its
+ * flags, their parsing and its --help from it, so the two cannot disagree. A table is an
+ * array of struct rasp_param ending with a NULL name; rasp_report_params is the report's.
+ * No babeltrace2 types. Errors are 0 or a negative errno value plus a message naming the
+ * parameter and what it accepts. */
+#ifndef RASP_CONSUMER_PARAMS_H
+#define RASP_CONSUMER_PARAMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum rasp_param_type {
+	RASP_PARAM_CHOICE, /* one string of `accepted` (words separated by |) */
+	RASP_PARAM_KEYS,   /* comma-separated words of `accepted`, or an array of them */
+	RASP_PARAM_REAL,   /* a number in the range */
+	RASP_PARAM_UINT,   /* an integer in the range */
+	RASP_PARAM_PATH,   /* a non-empty string */
+	RASP_PARAM_BOOL,
+};
+
+/* A value as it arrives: from babeltrace2 (typed) or from the command line (text). */
+struct rasp_param_value {
+	enum { RASP_VALUE_STRING, RASP_VALUE_SIGNED, RASP_VALUE_UNSIGNED, RASP_VALUE_REAL,
+	       RASP_VALUE_BOOL, RASP_VALUE_STRINGS, RASP_VALUE_OTHER } kind;
+	const char *s;
+	int64_t i;
+	uint64_t u;
+	double d;
+	bool b;
+	const char *const *strings; /* RASP_VALUE_STRINGS */
+	size_t nstrings;
+};
+
+struct rasp_param;
+/* Stores a validated value into the options struct. CHOICE and KEYS get the string(s), REAL
+ * and UINT the number in v->d / v->u, PATH the string, BOOL v->b. */
+typedef int (*rasp_param_store_fn)(void *opts, const struct rasp_param *p,
+				   const struct rasp_param_value *v, char *err, size_t errlen);
+
+struct rasp_param {
+	const char *name;     /* babeltrace2 parameter; the CLI flag is --name */
+	char short_flag;      /* CLI short flag, or 0 */
+	enum rasp_param_type type;
+	const char *metavar;  /* CLI: FMT, KEYS, C, BYTES, N, FILE */
+	const char *accepted; /* CHOICE/KEYS: the words; others: how errors describe the range */
+	const char *def;      /* the default, as help shows it */
+	const char *help;
+	double min, max;      /* REAL and UINT, inclusive; REAL excludes min when min_open */
+	bool min_open;
+	bool suffixes;	      /* CLI text may end in K, M or G (powers of 1024) */
+	rasp_param_store_fn store;
+};
+
+/* The report's options. */
+struct rasp_report_options {
+	char format[16];     /* a writer's name: text, csv, json */
+	unsigned group_by;   /* enum rasp_group_key mask */
+	double confidence;   /* in (0, RASP_EST_MAX_CONFIDENCE] */
+	double sampling_mean; /* for processes with no SamplingConfigured, 1..2^48 */
+	uint64_t top;	      /* text: rows shown, 0 = all */
+	char *output;	      /* file (owned), NULL = standard output */
+	bool strict;	      /* malformed events are errors (true) or counted and skipped */
+};
+
+extern const struct rasp_param rasp_report_params[];
+
+void rasp_report_options_init(struct rasp_report_options *opt);
+void rasp_report_options_fini(struct rasp_report_options *opt);
+
+/* The table entry called `name`, or NULL. */
+const struct rasp_param *rasp_param_find(const struct rasp_param *table, const char *name);
+
+/* Sets parameter `name` of a table from a typed value: checks the value's kind and range,
+ * then stores it. -EINVAL with a message for an unknown name, a wrong kind or a value out of
+ * range; -ENOMEM. err is always NUL-terminated when errlen > 0. */
+int rasp_param_set(const struct rasp_param *table, void *opts, const char *name,
+		   const struct rasp_param_value *v, char *err, size_t errlen);
+
+/* Sets a parameter from command-line text, parsed as its type says (numbers in decimal or
+ * 0x hex, never octal; K/M/G where allowed; true/false for booleans). Same errors. */
+int rasp_param_set_text(const struct rasp_param *table, void *opts, const char *name,
+			const char *text, char *err, size_t errlen);
+
+/* "format|group-by|...": the names of a table, for messages. */
+void rasp_param_names(const struct rasp_param *table, char *buf, size_t len);
+
+/* Parses group-by words ("type,kind") into an enum rasp_group_key mask. */
+int rasp_group_by_parse(const char *text, unsigned *mask);
+
+#endif /* RASP_CONSUMER_PARAMS_H */

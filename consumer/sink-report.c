@@ -1,0 +1,403 @@
+/* sink.rasp.report, the component glue: parameters from a bt_value map (checked against the
+ * report's parameter table), one input port, messages walked into the tally (events through
+ * bt-event.c and event.c, lost data, traces given twice), and the report rendered at END.
+ * Nothing here estimates or formats: that is rows.c and the writers'. */
+#include "sink-report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bt-event.h"
+#include "output.h"
+#include "params.h"
+#include "writer.h"
+
+/* A trace seen in the input, by its UUID: the same recording read twice would count every
+ * sample twice. */
+struct seen_trace {
+	const bt_trace *trace; /* borrowed: only compared, never dereferenced after END */
+	uint8_t uuid[16]; /* BT_UUID: 16 bytes */
+	bool has_uuid;
+};
+
+struct sink {
+	bt_self_component *self;
+	bt_message_iterator *it;
+	struct rasp_report_options opt;
+	struct rasp_tally *tally;
+	bool own_tally; /* made here, so the report is written here at END */
+	struct rasp_output out;
+	bool out_open;
+	struct rasp_bt_classes classes;
+	struct seen_trace *traces;
+	size_t ntraces, captraces;
+	char err[512];
+};
+
+static void sink_destroy(struct sink *s)
+{
+	if (!s)
+		return;
+	bt_message_iterator_put_ref(s->it);
+	rasp_bt_classes_fini(&s->classes);
+	if (s->own_tally)
+		rasp_tally_destroy(s->tally);
+	if (s->out_open)
+		rasp_output_abort(&s->out); /* no report: the destination stays as it was */
+	free(s->traces);
+	rasp_report_options_fini(&s->opt);
+	free(s);
+}
+
+/* ---- Parameters ----------------------------------------------------------------------------- */
+
+static bt_value_map_foreach_entry_const_func_status param_entry(const char *key, const bt_value *v,
+								void *data)
+{
+	struct sink *s = data;
+	struct rasp_param_value pv = {.kind = RASP_VALUE_OTHER};
+	const char **strings = NULL;
+	int ret;
+
+	switch (bt_value_get_type(v)) {
+	case BT_VALUE_TYPE_STRING:
+		pv = (struct rasp_param_value){.kind = RASP_VALUE_STRING, .s = bt_value_string_get(v)};
+		break;
+	case BT_VALUE_TYPE_SIGNED_INTEGER:
+		pv = (struct rasp_param_value){.kind = RASP_VALUE_SIGNED,
+					       .i = bt_value_integer_signed_get(v)};
+		break;
+	case BT_VALUE_TYPE_UNSIGNED_INTEGER:
+		pv = (struct rasp_param_value){.kind = RASP_VALUE_UNSIGNED,
+					       .u = bt_value_integer_unsigned_get(v)};
+		break;
+	case BT_VALUE_TYPE_REAL:
+		pv = (struct rasp_param_value){.kind = RASP_VALUE_REAL, .d = bt_value_real_get(v)};
+		break;
+	case BT_VALUE_TYPE_BOOL:
+		pv = (struct rasp_param_value){.kind = RASP_VALUE_BOOL, .b = bt_value_bool_get(v)};
+		break;
+	case BT_VALUE_TYPE_ARRAY: {
+		uint64_t n = bt_value_array_get_length(v);
+
+		strings = calloc(n + 1, sizeof(*strings));
+		if (!strings)
+			return BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_MEMORY_ERROR;
+		pv = (struct rasp_param_value){.kind = RASP_VALUE_STRINGS, .strings = strings,
+					       .nstrings = n};
+		for (uint64_t i = 0; i < n; i++) {
+			const bt_value *e = bt_value_array_borrow_element_by_index_const(v, i);
+
+			if (!bt_value_is_string(e)) {
+				pv.kind = RASP_VALUE_OTHER;
+				break;
+			}
+			strings[i] = bt_value_string_get(e);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	ret = rasp_param_set(rasp_report_params, &s->opt, key, &pv, s->err, sizeof(s->err));
+	free(strings);
+	if (ret == -ENOMEM)
+		return BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_MEMORY_ERROR;
+	return ret ? BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_ERROR
+		   : BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_OK;
+}
+
+bt_component_class_initialize_method_status
+rasp__report_sink_initialize(bt_self_component_sink *self_sink,
+			     bt_self_component_sink_configuration *config, const bt_value *params,
+			     void *init_data)
+{
+	bt_component_class_initialize_method_status status =
+	    BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
+	bt_self_component *self = bt_self_component_sink_as_self_component(self_sink);
+	const struct rasp_report_sink_init *init = init_data;
+	struct sink *s = calloc(1, sizeof(*s));
+
+	(void)config;
+	if (!s) {
+		status = BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    self, "Cannot allocate the sink state: size=%zu", sizeof(*s));
+		goto error;
+	}
+	s->self = self;
+	s->classes.last = SIZE_MAX;
+	rasp_report_options_init(&s->opt);
+	if (params && bt_value_is_map(params) &&
+	    bt_value_map_foreach_entry_const(params, param_entry, s) !=
+		BT_VALUE_MAP_FOREACH_ENTRY_CONST_STATUS_OK) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    self, "%s", s->err[0] ? s->err : "bad parameters");
+		goto error;
+	}
+	if (init && init->tally) {
+		s->tally = init->tally;
+	} else {
+		s->tally = rasp_tally_create(s->opt.group_by, s->opt.sampling_mean);
+		s->own_tally = true;
+		if (!s->tally) {
+			status = BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
+			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+			    self, "Cannot allocate the tally: group-by=%#x", s->opt.group_by);
+			goto error;
+		}
+		/* Opened now, so a bad path fails before any trace is read; the file is
+		 * replaced only when the report is complete. */
+		if (rasp_output_open(&s->out, s->opt.output, s->err, sizeof(s->err))) {
+			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(self, "%s", s->err);
+			goto error;
+		}
+		s->out_open = true;
+	}
+	if (bt_self_component_sink_add_input_port(self_sink, "in", NULL, NULL) !=
+	    BT_SELF_COMPONENT_ADD_PORT_STATUS_OK) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    self, "Cannot add the input port: port=in");
+		goto error;
+	}
+	bt_self_component_set_data(self, s);
+	return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
+
+error:
+	sink_destroy(s);
+	return status;
+}
+
+void rasp__report_sink_finalize(bt_self_component_sink *self_sink)
+{
+	sink_destroy(
+	    bt_self_component_get_data(bt_self_component_sink_as_self_component(self_sink)));
+}
+
+bt_component_class_sink_graph_is_configured_method_status
+rasp__report_sink_graph_is_configured(bt_self_component_sink *self_sink)
+{
+	struct sink *s =
+	    bt_self_component_get_data(bt_self_component_sink_as_self_component(self_sink));
+	bt_message_iterator_create_from_sink_component_status st;
+
+	st = bt_message_iterator_create_from_sink_component(
+	    self_sink, bt_self_component_sink_borrow_input_port_by_name(self_sink, "in"), &s->it);
+	if (st == BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK)
+		return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_OK;
+	BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+	    s->self, "Cannot create the upstream message iterator: port=in status=%d", (int)st);
+	return st == BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_MEMORY_ERROR
+		   ? BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_MEMORY_ERROR
+		   : BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_ERROR;
+}
+
+/* ---- Messages ----------------------------------------------------------------------------------- */
+
+static void stream_names(const bt_event *ev, const char **sname, const char **tname)
+{
+	const bt_stream *stream = bt_event_borrow_stream_const(ev);
+
+	*sname = bt_stream_get_name(stream);
+	*tname = bt_trace_get_name(bt_stream_borrow_trace_const(stream));
+	*sname = *sname ? *sname : "";
+	*tname = *tname ? *tname : "";
+}
+
+/* A malformed event: an error naming event, field and stream, or (strict=false) skipped. */
+static bt_component_class_sink_consume_method_status malformed(struct sink *s, const bt_event *ev,
+							       const char *field, const char *reason)
+{
+	const char *sname, *tname;
+
+	if (!s->opt.strict) {
+		rasp_tally_add_skipped(s->tally);
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+	}
+	stream_names(ev, &sname, &tname);
+	BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+	    s->self,
+	    "Malformed event (use strict=false to count and skip such events): event=%s "
+	    "field=%s reason=%s stream=\"%s\" stream-id=%" PRIu64 " trace=\"%s\"",
+	    bt_event_class_get_name(bt_event_borrow_class_const(ev)), field, reason, sname,
+	    bt_stream_get_id(bt_event_borrow_stream_const(ev)), tname);
+	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+}
+
+static bt_component_class_sink_consume_method_status handle_event(struct sink *s,
+								  const bt_message *msg)
+{
+	const bt_event *ev = bt_message_event_borrow_event_const(msg);
+	struct rasp_bt_class *c = rasp_bt_class_get(&s->classes, bt_event_borrow_class_const(ev));
+	const char *field = NULL, *reason = NULL;
+	struct rasp_event e;
+	char why[160];
+	int ret;
+
+	if (!c) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    s->self, "Cannot grow the event-class table: classes=%zu", s->classes.n);
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+	}
+	if (rasp_bt_event_decode(c, msg, &e, &field, &reason))
+		return malformed(s, ev, field, reason);
+	ret = rasp_event_apply(s->tally, &e, &field, why, sizeof(why));
+	if (ret == -EINVAL)
+		return malformed(s, ev, field, why);
+	if (ret) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    s->self, "Cannot record the event: event=%s errno=%d",
+		    bt_event_class_get_name(bt_event_borrow_class_const(ev)), -ret);
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+	}
+	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+}
+
+/* A stream begins: is its trace one already read under another name? Traces carry a UUID
+ * (LTTng: one per session and buffer owner), so two copies of one recording share it. */
+static bt_component_class_sink_consume_method_status handle_stream(struct sink *s,
+								   const bt_message *msg)
+{
+	const bt_trace *trace =
+	    bt_stream_borrow_trace_const(bt_message_stream_beginning_borrow_stream_const(msg));
+	bt_uuid uuid = bt_trace_get_uuid(trace);
+	struct seen_trace *t;
+
+	for (size_t i = 0; i < s->ntraces; i++) {
+		if (s->traces[i].trace == trace)
+			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+		if (uuid && s->traces[i].has_uuid &&
+		    memcmp(s->traces[i].uuid, uuid, 16) == 0) {
+			const char *name = bt_trace_get_name(trace);
+
+			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+			    s->self,
+			    "The same trace is in the input twice, so every sample would count "
+			    "twice: trace=\"%s\" uuid=%02x%02x%02x%02x-%02x%02x-...; give each "
+			    "recording once",
+			    name ? name : "", uuid[0], uuid[1], uuid[2], uuid[3], uuid[4], uuid[5]);
+			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+		}
+	}
+	if (rasp_array_grow((void **)&s->traces, &s->captraces, s->ntraces, sizeof(*s->traces)))
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+	t = &s->traces[s->ntraces++];
+	t->trace = trace;
+	t->has_uuid = uuid != NULL;
+	if (uuid)
+		memcpy(t->uuid, uuid, 16);
+	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+}
+
+static bt_component_class_sink_consume_method_status handle(struct sink *s, const bt_message *msg)
+{
+	uint64_t count = 0;
+	bt_property_availability avail;
+
+	switch (bt_message_get_type(msg)) {
+	case BT_MESSAGE_TYPE_EVENT:
+		return handle_event(s, msg);
+	case BT_MESSAGE_TYPE_STREAM_BEGINNING:
+		return handle_stream(s, msg);
+	case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
+		avail = bt_message_discarded_events_get_count(msg, &count);
+		rasp_tally_add_discarded_events(s->tally, count,
+						avail == BT_PROPERTY_AVAILABILITY_AVAILABLE);
+		break;
+	case BT_MESSAGE_TYPE_DISCARDED_PACKETS:
+		avail = bt_message_discarded_packets_get_count(msg, &count);
+		rasp_tally_add_discarded_packets(s->tally, count,
+						 avail == BT_PROPERTY_AVAILABILITY_AVAILABLE);
+		break;
+	default:
+		break;
+	}
+	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+}
+
+/* END: the report goes out once (when the tally is the sink's own). */
+static bt_component_class_sink_consume_method_status finish(struct sink *s)
+{
+	int ret = 0;
+
+	BT_MESSAGE_ITERATOR_PUT_REF_AND_RESET(s->it);
+	if (!s->own_tally)
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
+	ret = rasp_report_render(s->tally, &s->opt, "sampling-mean=", s->out.f);
+	if (!ret)
+		ret = rasp_output_commit(&s->out);
+	else
+		rasp_output_abort(&s->out);
+	s->out_open = false;
+	if (!ret)
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
+	BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+	    s->self, "Cannot write the report: output=\"%s\" errno=%d (%s)",
+	    s->opt.output ? s->opt.output : "(stdout)", -ret, strerror(-ret));
+	return ret == -ENOMEM ? BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR
+			      : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+}
+
+bt_component_class_sink_consume_method_status
+rasp__report_sink_consume(bt_self_component_sink *self_sink)
+{
+	struct sink *s =
+	    bt_self_component_get_data(bt_self_component_sink_as_self_component(self_sink));
+	bt_component_class_sink_consume_method_status status =
+	    BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+	bt_message_array_const msgs;
+	uint64_t n = 0;
+
+	switch (bt_message_iterator_next(s->it, &msgs, &n)) {
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+		break;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+		return finish(s);
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+		/* Live: upstream has nothing yet; the graph calls again after a pause. */
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
+		status = BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+		goto error;
+	default:
+		status = BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+		goto error;
+	}
+	/* Every message is ours to release, also after a failure part-way through. */
+	for (uint64_t i = 0; i < n; i++) {
+		if (status == BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK)
+			status = handle(s, msgs[i]);
+		bt_message_put_ref(msgs[i]);
+	}
+	return status;
+
+error:
+	BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+	    s->self, "Cannot get messages from upstream: port=in status=%d", (int)status);
+	return status;
+}
+
+bt_component_class_sink *rasp_report_sink_class_create(void)
+{
+	bt_component_class_sink *c =
+	    bt_component_class_sink_create("report", rasp__report_sink_consume);
+
+	if (!c)
+		return NULL;
+	if (bt_component_class_set_description(bt_component_class_sink_as_component_class(c),
+					       RASP_REPORT_SINK_DESCRIPTION) ||
+	    bt_component_class_set_help(bt_component_class_sink_as_component_class(c),
+					RASP_REPORT_SINK_HELP) ||
+	    bt_component_class_sink_set_initialize_method(c, rasp__report_sink_initialize) ||
+	    bt_component_class_sink_set_finalize_method(c, rasp__report_sink_finalize) ||
+	    bt_component_class_sink_set_graph_is_configured_method(
+		c, rasp__report_sink_graph_is_configured)) {
+		bt_component_class_sink_put_ref(c);
+		return NULL;
+	}
+	return c;
+}

@@ -1,0 +1,122 @@
+/* rasp diff's writers: text (human units, one line per type, '*' on significant changes) and
+ * json (exact numbers, machine-stable keys: docs/usage.md). Both print each side's notes, so
+ * a side that lost events says so here as in rasp report. */
+#include "write-diff.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+static size_t width_of(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static void change_text(const struct rasp_diff_change *c, char *buf, size_t len)
+{
+	double b = c->base.bytes, n = c->new_.bytes;
+
+	if (!c->in_base)
+		snprintf(buf, len, "new");
+	else if (!c->in_new)
+		snprintf(buf, len, "gone");
+	else if (b > 0)
+		snprintf(buf, len, "%+.1f%%", 100 * (n - b) / b);
+	else
+		snprintf(buf, len, "-");
+}
+
+static void notes_text(FILE *out, const char *side, const struct rasp_notes *n)
+{
+	for (size_t i = 0; i < n->n; i++)
+		fprintf(out, "%s (%s): %s\n",
+			strcmp(n->v[i].code, "no-samples") == 0 ? "NOTE" : "WARNING", side,
+			n->v[i].text);
+}
+
+int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v)
+{
+	size_t w = strlen("TYPE");
+	char a[48], b[48], ch[32], oa[48], ob[48];
+
+	for (size_t i = 0; i < v->n; i++)
+		if (width_of(v->changes[i].type) > w)
+			w = width_of(v->changes[i].type);
+	fprintf(out,
+		"rasp diff: %s -> %s, estimated bytes per type; '*' marks a significant change "
+		"(false discovery rate %g%%)\n",
+		v->base_name, v->new_name, (1 - v->confidence) * 100);
+	notes_text(out, "base", v->base_notes);
+	notes_text(out, "new", v->new_notes);
+	fputc('\n', out);
+	fputs("TYPE", out);
+	for (size_t i = 4; i < w; i++)
+		fputc(' ', out);
+	fprintf(out, "  %11s  %11s  %8s  %12s  %12s  %8s  %s\n", "BASE BYTES", "NEW BYTES",
+		"CHANGE", "BASE OBJECTS", "NEW OBJECTS", "P-VALUE", "SIG");
+	for (size_t i = 0; i < v->n; i++) {
+		const struct rasp_diff_change *c = &v->changes[i];
+
+		rasp_format_bytes(c->base.bytes, a, sizeof(a));
+		rasp_format_bytes(c->new_.bytes, b, sizeof(b));
+		rasp_format_count(c->base.objects, oa, sizeof(oa));
+		rasp_format_count(c->new_.objects, ob, sizeof(ob));
+		change_text(c, ch, sizeof(ch));
+		for (const char *s = c->type; *s; s++)
+			fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+		for (size_t k = width_of(c->type); k < w; k++)
+			fputc(' ', out);
+		fprintf(out, "  %11s  %11s  %8s  %12s  %12s  %8.2g  %s\n", a, b, ch, oa, ob,
+			c->p_value, c->significant ? "*" : "");
+	}
+	return 0;
+}
+
+static void notes_json(FILE *out, const struct rasp_notes *n)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < n->n; i++) {
+		fprintf(out, "%s{\"code\": \"%s\", \"text\": ", i ? ", " : "", n->v[i].code);
+		rasp_json_string(out, n->v[i].text);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+int rasp_diff_write_json(FILE *out, const struct rasp_diff_view *v)
+{
+	fprintf(out, "{\"confidence\": %.10g, \"base\": ", v->confidence);
+	rasp_json_string(out, v->base_name);
+	fputs(", \"new\": ", out);
+	rasp_json_string(out, v->new_name);
+	fprintf(out, ", \"base_estimates_too_low\": %s, \"new_estimates_too_low\": %s",
+		v->base_notes->lost_data ? "true" : "false",
+		v->new_notes->lost_data ? "true" : "false");
+	fputs(", \"base_notes\": ", out);
+	notes_json(out, v->base_notes);
+	fputs(", \"new_notes\": ", out);
+	notes_json(out, v->new_notes);
+	fputs(", \"rows\": [", out);
+	for (size_t i = 0; i < v->n; i++) {
+		const struct rasp_diff_change *c = &v->changes[i];
+
+		fprintf(out, "%s\n  {\"type\": ", i ? "," : "");
+		rasp_json_string(out, c->type);
+		fprintf(out,
+			", \"bytes_base\": %.17g, \"bytes_new\": %.17g, \"bytes_change\": %.17g, "
+			"\"bytes_base_low\": %.17g, \"bytes_base_high\": %.17g, "
+			"\"bytes_new_low\": %.17g, \"bytes_new_high\": %.17g, "
+			"\"objects_base\": %.17g, \"objects_new\": %.17g, \"samples_base\": %" PRIu64
+			", \"samples_new\": %" PRIu64 ", \"p_value\": %.6g, \"significant\": %s}",
+			c->base.bytes, c->new_.bytes, c->new_.bytes - c->base.bytes, c->base.bytes_low,
+			c->base.bytes_high, c->new_.bytes_low, c->new_.bytes_high, c->base.objects,
+			c->new_.objects, c->base.samples, c->new_.samples, c->p_value,
+			c->significant ? "true" : "false");
+	}
+	fputs("\n]}\n", out);
+	return 0;
+}

@@ -1,0 +1,50 @@
+/* The writer interface: one file per output format (write-text.c, write-csv.c,
+ * write-json.c), each a struct rasp_writer the render step picks by name. A writer gets a
+ * view of a finished report (options, tally, rows, notes) and prints it; adding a format is
+ * one new file and one line in render.c. No babeltrace2 types. */
+#ifndef RASP_CONSUMER_WRITER_H
+#define RASP_CONSUMER_WRITER_H
+
+#include <stdio.h>
+
+#include "notes.h"
+#include "params.h"
+#include "rows.h"
+#include "tally.h"
+
+struct rasp_report_view {
+	const struct rasp_report_options *opt;
+	const struct rasp_tally *tally;
+	const struct rasp_rows *rows;
+	const struct rasp_notes *notes;
+};
+
+struct rasp_writer {
+	const char *name; /* the `format` parameter's value */
+	/* 0, or a negative errno value (-EIO when writing fails). */
+	int (*write)(const struct rasp_report_view *v, FILE *out);
+};
+
+extern const struct rasp_writer rasp_writer_text, rasp_writer_csv, rasp_writer_json;
+
+/* The writer called name, NULL if none. */
+const struct rasp_writer *rasp_writer_find(const char *name);
+
+/* Builds the rows and notes of t and writes them with the writer opt->format names.
+ * mean_flag: how the user overrides the assumed mean, for the notes. 0 or a negative errno
+ * value. */
+int rasp_report_render(struct rasp_tally *t, const struct rasp_report_options *opt,
+		       const char *mean_flag, FILE *out);
+
+/* Human units for the text writers (buffers of at least 32 bytes): bytes in B, KiB, MiB...
+ * and counts with k, M, G..., three or four significant digits. */
+void rasp_format_bytes(double v, char *buf, size_t len);
+void rasp_format_count(double v, char *buf, size_t len);
+
+/* JSON helpers shared by every JSON writer: a string literal with its quotes (RFC 8259
+ * escapes; invalid UTF-8 bytes become U+FFFD so the output always parses), and a number
+ * (null when not finite). */
+void rasp_json_string(FILE *out, const char *s);
+void rasp_json_number(FILE *out, double v, const char *fmt);
+
+#endif /* RASP_CONSUMER_WRITER_H */
