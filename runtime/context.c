@@ -230,13 +230,15 @@ void rasp__contexts_enumerate(struct rasp_heap *h, rasp__context_fn fn, void *ar
 	}
 }
 
-/* Everything but the bump: argument errors, sampling decision (spec §3), refill, large and
- * pinned objects, the event, and the redraw that every slow path ends with. */
-void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size, unsigned flags)
+/* Everything but the bump: argument errors, the sampling decision (spec §3), refill, large and
+ * pinned objects, the event, the thread's adoption of a new sampling state, and the redraw that
+ * every slow path ends with. Cold and never inlined: the fast path stays one screen. */
+RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
+				      unsigned flags)
 {
 	struct rasp_heap *h = c->heap;
 	uint64_t budget = 0, avail, mean;
-	bool on, sampled = false;
+	bool was_sampling, sampled = false;
 	uintptr_t p;
 	void *obj;
 	size_t z;
@@ -255,29 +257,29 @@ void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t s
 	       : z >= RASP_LARGE_OBJECT_SIZE ? RASP_KIND_LARGE
 					     : RASP_KIND_SMALL;
 
-	on = rasp__sampling_now(h);
-	if (on) {
-		mean = atomic_load_explicit(&h->sampling_mean, memory_order_relaxed);
-		if (c->sampling && c->mean == mean) {
-			budget = c->combined_limit - c->alloc_ptr;
-			avail = c->alloc_limit - c->alloc_ptr;
-			sampled = c->combined_limit < c->alloc_limit && budget < z;
-			if (!sampled && z > avail) {
-				/* The context's remaining bytes were all failures; a fresh draw
-				 * covers the rest of the object (its value matters only if it
-				 * lands inside: budget = avail + draw < z). */
-				uint64_t g;
-
-				sampled = !rasp__geometric_at_least(c, z - avail, &g);
-				budget = avail + (sampled ? g : 0);
-			}
-		} else {
-			/* Sampling just started or p changed: no cached trials to reuse. */
-			rasp__context_set_mean(c, mean);
+	was_sampling = c->sampling;
+	if (!was_sampling) {
+		/* No trials pending: adopt the heap's state first, so that sampling switched on
+		 * covers this object too (its announcement precedes any sample). */
+		rasp__sampling_update(c);
+		if (c->sampling)
 			sampled = !rasp__geometric_at_least(c, z, &budget);
+	} else {
+		/* This object is decided by the trials the thread already drew, under the mean
+		 * it announced; a change of state is adopted after its sample is out. */
+		budget = c->combined_limit - c->alloc_ptr;
+		avail = c->alloc_limit - c->alloc_ptr;
+		sampled = c->combined_limit < c->alloc_limit && budget < z;
+		if (!sampled && z > avail) {
+			/* The context's remaining bytes were all failures; a fresh draw covers
+			 * the rest of the object (its value matters only if it lands inside:
+			 * budget = avail + draw < z). */
+			uint64_t g;
+
+			sampled = !rasp__geometric_at_least(c, z - avail, &g);
+			budget = avail + (sampled ? g : 0);
 		}
 	}
-	c->sampling = on;
 
 	if (kind == RASP_KIND_SMALL) {
 		obj = NULL;
@@ -293,13 +295,16 @@ void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t s
 		if (obj)
 			rasp__header_of(obj)->type = type;
 	}
+	mean = c->mean; /* what the object's trials were drawn under */
+	if (obj && sampled)
+		rasp__emit_sample(c, (uint32_t)kind, type, obj, z, budget, mean);
+	if (was_sampling)
+		rasp__sampling_update(c);
 	rasp__context_redraw(c);
 	if (!obj) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (sampled)
-		rasp__emit_sample(h, (uint32_t)kind, type, obj, z, budget);
 	return obj;
 }
 

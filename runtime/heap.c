@@ -276,7 +276,7 @@ void rasp_heap_destroy(rasp_heap_t *h)
 	rasp__heap_unregister(h);
 	rasp__thread_forget_heap(h);
 	/* A heap that announced sampling says it stopped, so a consumer can close its window. */
-	if (atomic_load(&h->sampling_announced))
+	if (atomic_load(&h->announced))
 		rasp_event_sampling_stopped(h->cfg.clr_instance_id);
 	for (c = h->contexts; c; c = cn) {
 		cn = c->next;

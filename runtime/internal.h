@@ -101,7 +101,8 @@ struct rasp_context {
 	uintptr_t chunk_start;
 	uint64_t rng[4];		  /* xoshiro256++ state */
 	bool sampling;			  /* combined_limit was computed with sampling on */
-	uint64_t mean;			  /* sampling mean the budget was drawn with */
+	bool listening;			  /* a SamplingConfigured listener, at the last update */
+	uint64_t mean;			  /* sampling mean the budget was drawn with (announced) */
 	double inv_log_q;		  /* 1 / ln(1 - 1/mean) */
 	double neg_log_q;		  /* -ln(1 - 1/mean): the bounded draw multiplies */
 	uint64_t index;			  /* attach order in the heap (seeding) */
@@ -111,10 +112,11 @@ struct rasp_context {
 	_Atomic int busy; /* owner is inside an allocation call */
 };
 
+/* Test seams: every sample with the mean it was drawn under; every announcement (mean, or 0
+ * for SamplingStopped). Both run in the allocating thread, before its event. */
 typedef void (*rasp__sample_hook_fn)(void *arg, uint32_t kind, const rasp_type_t *type, void *addr,
-				     uint64_t object_size, uint64_t offset);
-
-#define RASP__ANNOUNCING UINT64_MAX
+				     uint64_t object_size, uint64_t offset, uint64_t mean);
+typedef void (*rasp__announce_hook_fn)(void *arg, uint64_t mean);
 
 struct rasp_heap {
 	uint64_t id; /* unique in the process, never reused: thread caches key on it */
@@ -122,11 +124,7 @@ struct rasp_heap {
 	rasp_config_t cfg;
 	_Atomic int sampling_mode;	/* enum rasp_sampling_mode */
 	_Atomic uint64_t sampling_mean; /* bytes */
-	/* What SamplingConfigured/SamplingStopped last told the trace: 0 sampling off, else the
-	 * mean announced; RASP__ANNOUNCING while one thread emits the change (the others wait,
-	 * so no sample precedes its SamplingConfigured and none is skipped). */
-	_Atomic uint64_t sampling_announced;
-	_Atomic int config_listening;	 /* SamplingConfigured enabled at the last slow path */
+	_Atomic int announced;		/* a thread announced sampling on (SamplingConfigured) */
 	struct rasp_context *contexts;	 /* lock */
 	struct rasp__region *regions;	 /* every mapped region, lock */
 	struct rasp__region *cur_small;	 /* region chunks are carved from, lock */
@@ -138,8 +136,8 @@ struct rasp_heap {
 	_Atomic uint64_t samples, refills, regions_n, mapped_bytes, contexts_n, starts,
 	    invalid_frees;
 	struct rasp_heap *reg_next; /* registry of live heaps (context.c) */
-	/* Test seam: called with every sample, before the event fires. */
-	rasp__sample_hook_fn sample_hook;
+	rasp__sample_hook_fn sample_hook; /* test seams (see above), NULL in programs */
+	rasp__announce_hook_fn announce_hook;
 	void *sample_hook_arg;
 };
 
@@ -167,12 +165,14 @@ uint64_t rasp__geometric(struct rasp_context *c);
  * else false with the value in *g. Decisions and values equal rasp__geometric's for the
  * same generator state; most calls skip the log (sample.c). */
 bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g);
-/* Decides whether the heap samples now and announces transitions (events). */
-bool rasp__sampling_now(struct rasp_heap *h);
+/* Adopts the heap's sampling state (mode, mean, listener) for the calling thread's next
+ * trials, announcing a change for this thread. */
+void rasp__sampling_update(struct rasp_context *c);
 /* Recomputes combined_limit from alloc_ptr with a fresh draw (or = alloc_limit if off). */
 void rasp__context_redraw(struct rasp_context *c);
-void rasp__emit_sample(struct rasp_heap *h, uint32_t kind, const rasp_type_t *type, void *obj,
-		       uint64_t z, uint64_t offset);
+/* Fires AllocationSampled for an object whose trials were drawn under `mean`. */
+void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
+		       uint64_t z, uint64_t offset, uint64_t mean);
 
 /* heap.c */
 int rasp__refill(struct rasp_context *c, size_t z);

@@ -1,8 +1,8 @@
 /* Sampling (spec §3): the per-context PRNG (xoshiro256++), the geometric draw by inversion,
- * the heap-wide on/off decision with its SamplingConfigured/SamplingStopped announcements,
- * and the emission of AllocationSampled. Everything here runs on slow paths only. */
+ * each thread's adoption of the heap's sampling state with its SamplingConfigured and
+ * SamplingStopped announcements, and the emission of AllocationSampled. Everything here runs
+ * on slow paths only. */
 #include <math.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -125,66 +125,55 @@ void rasp__context_redraw(struct rasp_context *c)
 		c->combined_limit = c->alloc_ptr + (uintptr_t)budget;
 }
 
-/* Whether this slow path samples, and the trace's record of it. SamplingConfigured is
- * emitted whenever what the trace was told changes: sampling turned on, the mean changed
- * while on, or a consumer of SamplingConfigured appeared while on (a session that enabled
- * AllocationSampled first, or enabled Rasp_Runtime later); SamplingStopped when it turns
- * off. One thread wins each change (CAS to RASP__ANNOUNCING), emits, then publishes the new
- * state. The others wait for it: sampling neither before the SamplingConfigured that gives
- * the mean (the consumer would unbias with the wrong one) nor not at all (a thread that
- * skipped sampling while a first event on the announcing thread took milliseconds left
- * allocations unsampled that the trace claims were covered). The wait happens only at a
- * change. Cost per slow path otherwise: two tracepoint-state loads, one atomic exchange and
- * one atomic load. */
-bool rasp__sampling_now(struct rasp_heap *h)
+/* Adopts the heap's sampling state for the calling thread's next trials and tells the trace
+ * when what it knows of this thread changes. Each thread announces for itself: the
+ * SamplingConfigured (or SamplingStopped) a thread emits follows, in that thread, every sample
+ * it drew under its previous state, so a consumer that weighs a thread's samples with its last
+ * announced mean weighs each with the mean it was drawn under, however the threads interleave
+ * (one heap-wide announcement could not order other threads' samples in flight). A thread
+ * also re-announces when a SamplingConfigured listener appears (a session that enabled
+ * Rasp_Runtime after sampling started). Cost when nothing changed: two tracepoint-state loads
+ * and two relaxed loads; no shared write. */
+void rasp__sampling_update(struct rasp_context *c)
 {
+	struct rasp_heap *h = c->heap;
 	int mode = atomic_load_explicit(&h->sampling_mode, memory_order_relaxed);
 	uint64_t mean = atomic_load_explicit(&h->sampling_mean, memory_order_relaxed);
-	int listening = rasp_event_sampling_configured_enabled();
-	int heard = atomic_exchange_explicit(&h->config_listening, listening, memory_order_relaxed);
-	uint64_t want, was;
-	bool on;
+	bool listening = rasp_event_sampling_configured_enabled();
+	bool on = mode == RASP_SAMPLING_AUTO ? rasp_event_allocation_sampled_enabled()
+					     : mode == RASP_SAMPLING_ON;
+	bool new_listener = listening && !c->listening;
 
-	if (mode == RASP_SAMPLING_AUTO)
-		on = rasp_event_allocation_sampled_enabled();
-	else
-		on = mode == RASP_SAMPLING_ON;
-	want = on ? mean : 0;
-	for (;;) {
-		was = atomic_load_explicit(&h->sampling_announced, memory_order_acquire);
-		if (was == RASP__ANNOUNCING) {
-			/* Another thread is announcing: what it publishes covers a new
-			 * listener too. */
-			heard = listening;
-			sched_yield();
-			continue;
-		}
-		if (want == was && !(on && listening && !heard))
-			return on;
-		if (atomic_compare_exchange_strong(&h->sampling_announced, &was, RASP__ANNOUNCING))
-			break;
-		heard = listening; /* lost the race: the winner announced */
-	}
+	c->listening = listening;
+	if (on == c->sampling && (!on || (mean == c->mean && !new_listener)))
+		return;
 	if (on) {
-		if (was == 0)
+		if (!c->sampling)
 			atomic_fetch_add_explicit(&h->starts, 1, memory_order_relaxed);
+		rasp__context_set_mean(c, mean);
+		atomic_store_explicit(&h->announced, 1, memory_order_relaxed);
+		if (h->announce_hook)
+			h->announce_hook(h->sample_hook_arg, mean);
 		rasp_event_sampling_configured(h->cfg.clr_instance_id, mean, h->cfg.alloc_quantum,
 					       mode == RASP_SAMPLING_ON
 						   ? RASP_MAP_SAMPLINGTRIGGERMAP_FORCED
 						   : RASP_MAP_SAMPLINGTRIGGERMAP_SESSION);
 	} else {
+		if (h->announce_hook)
+			h->announce_hook(h->sample_hook_arg, 0);
 		rasp_event_sampling_stopped(h->cfg.clr_instance_id);
 	}
-	atomic_store_explicit(&h->sampling_announced, want, memory_order_release);
-	return on;
+	c->sampling = on;
 }
 
-void rasp__emit_sample(struct rasp_heap *h, uint32_t kind, const rasp_type_t *type, void *obj,
-		       uint64_t z, uint64_t offset)
+void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
+		       uint64_t z, uint64_t offset, uint64_t mean)
 {
+	struct rasp_heap *h = c->heap;
+
 	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);
 	if (h->sample_hook)
-		h->sample_hook(h->sample_hook_arg, kind, type, obj, z, offset);
+		h->sample_hook(h->sample_hook_arg, kind, type, obj, z, offset, mean);
 	rasp_event_allocation_sampled(kind, h->cfg.clr_instance_id, (uintptr_t)type, type->name,
 				      (uintptr_t)obj, z, offset);
 }

@@ -175,9 +175,10 @@ static void *shared_slots[SLOTS];
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void count_hook(void *arg, uint32_t kind, const rasp_type_t *type, void *addr, uint64_t z,
-		       uint64_t offset)
+		       uint64_t offset, uint64_t mean)
 {
 	(void)arg;
+	(void)mean;
 	(void)type;
 	if (offset >= z || kind > 2 || rasp_object_size(addr) != z)
 		atomic_fetch_add(&hook_bad, 1);

@@ -33,9 +33,11 @@ struct obs {
 };
 
 static void hook(void *arg, uint32_t kind, const rasp_type_t *type, void *addr, uint64_t z,
-		 uint64_t offset)
+		 uint64_t offset, uint64_t mean)
 {
 	struct obs *o = arg;
+
+	(void)mean;
 	int i;
 
 	if (offset >= z || z != rasp_object_size(addr) || rasp_object_type(addr) != type ||
@@ -309,44 +311,70 @@ static void test_bounded_draw_equals_inversion(void **state)
 		fail_msg("%ld of 100000 draws skipped the log", skipped);
 }
 
-struct slow_announcer {
-	rasp_heap_t *h;
-	const rasp_type_t *t;
-	struct obs *o;
-	int sampled; /* the large object allocated while another thread announced */
-};
+/* The announcement order a consumer relies on: it weighs a thread's samples with the mean
+ * that thread last announced, so every sample must be drawn under exactly that mean. Four
+ * threads allocate while the main thread switches the heap between means 1 and 2^30 (every
+ * allocation a slow path, then almost none): each thread checks, in its hooks, that each
+ * sample's mean is its own last announcement. */
+#define FLIP_THREADS 4
+static _Thread_local uint64_t announced_here;
+static atomic_long flip_samples, flip_mismatches, flip_announcements;
+static atomic_int flip_stop;
 
-static void *allocate_large(void *arg)
+static void flip_sample(void *arg, uint32_t kind, const rasp_type_t *type, void *addr, uint64_t z,
+			uint64_t offset, uint64_t mean)
 {
-	struct slow_announcer *a = arg;
-	uint64_t before = a->o->count[0];
+	(void)arg, (void)kind, (void)type, (void)addr, (void)z, (void)offset;
+	atomic_fetch_add(&flip_samples, 1);
+	if (mean != announced_here)
+		atomic_fetch_add(&flip_mismatches, 1);
+}
 
-	rasp_free(a->h, rasp_alloc(a->h, a->t, 300000, 0));
-	a->sampled = a->o->count[0] == before + 1;
+static void flip_announce(void *arg, uint64_t mean)
+{
+	(void)arg;
+	announced_here = mean;
+	atomic_fetch_add(&flip_announcements, 1);
+}
+
+static void *flip_worker(void *arg)
+{
+	rasp_heap_t *h = arg;
+	const rasp_type_t *t = rasp_type_register(h, "Flip");
+	unsigned n = 0;
+
+	while (!atomic_load(&flip_stop))
+		rasp_free(h, rasp_alloc(h, t, 24 + 8 * (n++ % 50), 0));
 	return NULL;
 }
 
-/* While one thread announces a change (its first event can take milliseconds), another
- * thread's allocations must neither be sampled ahead of the announcement nor go unsampled:
- * a 300 KB object at mean 4096 is sampled with probability 1 - e^-73. The announcing
- * thread is played by the test, holding the state at RASP__ANNOUNCING for 50 ms. */
-static void test_allocation_during_announcement_is_sampled(void **state)
+static void test_samples_follow_their_threads_announcement(void **state)
 {
-	struct obs o = {0};
-	rasp_heap_t *h = make_heap(4096, 8192, 11, &o);
-	struct slow_announcer a = {h, NULL, &o, 0};
-	struct timespec pause = {0, 50 * 1000 * 1000};
-	pthread_t t;
+	rasp_heap_t *h = make_heap(1, 8192, 12, NULL);
+	pthread_t th[FLIP_THREADS];
+	struct timespec on = {0, 200 * 1000}, off = {0, 2 * 1000 * 1000};
 
 	(void)state;
-	a.t = o.types[0] = rasp_type_register(h, "During");
-	atomic_store(&h->sampling_announced, RASP__ANNOUNCING);
-	assert_int_equal(pthread_create(&t, NULL, allocate_large, &a), 0);
-	nanosleep(&pause, NULL);
-	assert_int_equal(o.count[0], 0); /* nothing sampled before the announcement */
-	atomic_store(&h->sampling_announced, (uint64_t)4096);
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_true(a.sampled);
+	h->sample_hook = flip_sample;
+	h->announce_hook = flip_announce;
+	for (int i = 0; i < FLIP_THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, flip_worker, h), 0);
+	for (int i = 0; i < 200; i++) {
+		assert_int_equal(rasp_heap_set_sampling(h, RASP_SAMPLING_ON, UINT64_C(1) << 30), 0);
+		nanosleep(&off, NULL);
+		assert_int_equal(rasp_heap_set_sampling(h, RASP_SAMPLING_ON, 1), 0);
+		nanosleep(&on, NULL);
+	}
+	atomic_store(&flip_stop, 1);
+	for (int i = 0; i < FLIP_THREADS; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	printf("%ld samples, %ld announcements, %ld drawn under another mean than their "
+	       "thread's last announcement\n",
+	       atomic_load(&flip_samples), atomic_load(&flip_announcements),
+	       atomic_load(&flip_mismatches));
+	assert_true(atomic_load(&flip_samples) > 1000);
+	assert_true(atomic_load(&flip_announcements) > 100);
+	assert_int_equal(atomic_load(&flip_mismatches), 0);
 	rasp_heap_destroy(h);
 }
 
@@ -371,6 +399,10 @@ static void test_off_and_reproducible(void **state)
 	assert_int_equal(o1.last_offset, o2.last_offset);
 
 	assert_int_equal(rasp_heap_set_sampling(h2, RASP_SAMPLING_OFF, 0), 0);
+	/* The thread adopts "off" at its next slow path, after deciding that path's object with
+	 * the trials it drew while on (that sample, if any, precedes its SamplingStopped). Force
+	 * that slow path with an object larger than the context, then nothing more is sampled. */
+	rasp_alloc(h2, o2.types[0], 16384, 0);
 	o2.count[0] = 0;
 	for (i = 0; i < 10000; i++)
 		rasp_alloc(h2, o2.types[0], 100, 0);
@@ -391,7 +423,7 @@ int main(void)
 	    cmocka_unit_test(test_per_object_probability_large_p),
 	    cmocka_unit_test(test_every_object_sampled_at_offset_zero),
 	    cmocka_unit_test(test_bounded_draw_equals_inversion),
-	    cmocka_unit_test(test_allocation_during_announcement_is_sampled),
+	    cmocka_unit_test(test_samples_follow_their_threads_announcement),
 	    cmocka_unit_test(test_off_and_reproducible),
 	};
 
