@@ -237,9 +237,96 @@ static void test_enable_event_on_running_process(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* Per thread, the mean the consumer weighs a sample with: the thread's last SamplingConfigured,
+ * else its process's. At mean 1 every byte's trial succeeds, so a sample weighed with mean 1
+ * must have offset 0; at 2^30 offset 0 is a 1-in-~150 event. A sample drawn under 2^30 and
+ * weighed with 1 (or the reverse) shows at once. */
+#define FLIP_MAX_THREADS 4096
+struct flips {
+	int64_t vpid;
+	int64_t tid[FLIP_MAX_THREADS];
+	uint64_t mean[FLIP_MAX_THREADS];
+	size_t ntid;
+	uint64_t proc_mean;
+	long at1, at1_bad, at30, at30_zero, unattributed;
+};
+
+static int flip_events(const bt_event *ev, void *user)
+{
+	struct flips *f = user;
+	const char *name = bt_event_class_get_name(bt_event_borrow_class_const(ev));
+	uint64_t vpid, vtid, v, off;
+	size_t i;
+
+	if (rasp_test_field_u64(rasp_test_event_context(ev, "vpid"), &vpid) ||
+	    (int64_t)vpid != f->vpid ||
+	    rasp_test_field_u64(rasp_test_event_context(ev, "vtid"), &vtid))
+		return 0;
+	for (i = 0; i < f->ntid && f->tid[i] != (int64_t)vtid; i++)
+		;
+	if (strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG) == 0) {
+		if (rasp_test_field_u64(rasp_test_event_field(ev, "SamplingMean"), &v))
+			return 1;
+		if (i == f->ntid && f->ntid < FLIP_MAX_THREADS)
+			f->tid[f->ntid++] = (int64_t)vtid;
+		if (i < FLIP_MAX_THREADS)
+			f->mean[i] = v;
+		f->proc_mean = v;
+	} else if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG) == 0) {
+		uint64_t m = i < f->ntid ? f->mean[i] : f->proc_mean;
+
+		if (rasp_test_field_u64(rasp_test_event_field(ev, "SampledByteOffset"), &off))
+			return 1;
+		if (m == 1) {
+			f->at1++;
+			f->at1_bad += off != 0;
+		} else if (m == UINT64_C(1) << 30) {
+			f->at30++;
+			f->at30_zero += off == 0;
+		} else {
+			f->unattributed++;
+		}
+	}
+	return 0;
+}
+
+static void test_mean_flips_weigh_each_sample_with_its_mean(void **state)
+{
+	const char *events[] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+				RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG, NULL};
+	const char *argv[] = {rasp_test_build_path("bin/rasp-flip-prog"), "4", "60", NULL};
+	struct flips *f = calloc(1, sizeof(*f));
+	struct rasp_test_session *s = &sess;
+	char out[4096];
+	const char *line;
+	long pid;
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(rasp_test_session_start(s, events), 0);
+	assert_int_equal(rasp_test_run(out, sizeof(out), argv, NULL), 0);
+	assert_int_equal(rasp_test_session_stop(s), 0);
+	line = strstr(out, "pid=");
+	assert_non_null(line);
+	assert_int_equal(sscanf(line, "pid=%ld", &pid), 1);
+	f->vpid = pid;
+	assert_true(rasp_test_trace_foreach(s->dir, flip_events, f, NULL) > 0);
+	printf("weighed at mean 1: %ld samples (%ld not at offset 0); at 2^30: %ld (%ld at "
+	       "offset 0); no mean: %ld; %zu threads announced\n",
+	       f->at1, f->at1_bad, f->at30, f->at30_zero, f->unattributed, f->ntid);
+	assert_true(f->at1 > 1000);
+	assert_int_equal(f->unattributed, 0);
+	assert_int_equal(f->at1_bad, 0);
+	/* Genuine 2^30 samples are few, and one in ~150 has offset 0. */
+	assert_true(f->at30_zero <= 2 + f->at30 / 10);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_mean_flips_weigh_each_sample_with_its_mean, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_recorded_events_equal_emitted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_enable_event_on_running_process, setup, teardown),
 	};
