@@ -35,11 +35,26 @@ static int try_load(const char *path)
 {
 	/* RTLD_NOW: a provider with unresolved symbols fails here, not at the first event. */
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	const char *id;
 
 	if (!h) {
 		const char *why = dlerror();
 
 		set_error("cannot load LTTng provider: %s", why ? why : path);
+		return -1;
+	}
+	/* Any shared object loads: only the id says it is the provider, of this manifest. */
+	id = dlsym(h, "rasp_lttng_provider_id");
+	if (!id) {
+		set_error("'%s' is not rasp's LTTng provider (no rasp_lttng_provider_id symbol)",
+			  path);
+		dlclose(h); /* no probe of ours registered: safe to unload */
+		return -1;
+	}
+	if (strcmp(id, RASP_LTTNG_PROVIDER_ID) != 0) {
+		/* Its probes registered when it loaded: it stays, but counts as not loaded. */
+		set_error("'%s' was generated from another event manifest ('%s', librasp wants '%s')",
+			  path, id, RASP_LTTNG_PROVIDER_ID);
 		return -1;
 	}
 	provider_loaded = 1;

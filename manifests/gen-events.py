@@ -18,6 +18,7 @@ exit with status 1, which fails the build.
 """
 
 import argparse
+import hashlib
 import os
 import re
 import sys
@@ -125,6 +126,9 @@ class Manifest:
         self.path = path
         self.providers = []
         self._load(parse_xml(path))
+        with open(path, "rb") as f:
+            # Ties the provider library to the manifest it was generated from.
+            self.digest = hashlib.sha256(f.read()).hexdigest()[:16]
 
     def err(self, node, msg):
         return ManifestError(self.path, node.line if node else 0, msg)
@@ -369,6 +373,9 @@ def gen_meta(m, rel, reads=()):
             for f in e["template"]["fields"]:
                 out.append(f"#define {E}_FIELD_{macro(f['name'])} \"{f['name']}\"")
         out.append("")
+    out.append("/* What librasp-lttng.so must export as rasp_lttng_provider_id: the provider library\n"
+               " * and librasp agree on every event's layout only when built from one manifest. */")
+    out.append(f"#define RASP_LTTNG_PROVIDER_ID \"rasp-lttng-provider {m.digest}\"\n")
     out.append("#endif /* RASP_EVENT_META_H */")
     return "\n".join(out) + "\n"
 
@@ -437,6 +444,9 @@ def gen_probes(m, rel):
            "#define LTTNG_UST_TRACEPOINT_CREATE_PROBES"]
     for p in m.providers:
         out.append(f"#include \"rasp-tp-{p['lttng']}.h\"")
+    out.append("\n/* How librasp tells this library from any other it is given to load. */")
+    out.append("__attribute__((visibility(\"default\"))) extern const char rasp_lttng_provider_id[];")
+    out.append(f"const char rasp_lttng_provider_id[] = \"rasp-lttng-provider {m.digest}\";")
     return "\n".join(out) + "\n"
 
 

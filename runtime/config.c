@@ -3,6 +3,7 @@
  * nothing is clamped, so a typo never silently changes what a trace measures. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,9 @@ int rasp_config_from_env(rasp_config_t *cfg)
 
 const char *rasp_strerror(int err)
 {
+	/* -INT_MIN does not exist: every negative value but that one is an errno value. */
+	if (err == INT_MIN)
+		return "unknown error";
 	if (err < 0)
 		err = -err;
 	switch (err) {

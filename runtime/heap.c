@@ -383,8 +383,30 @@ static void bad_free(struct rasp_heap *h, const void *obj, const char *why)
 	errno = EINVAL;
 }
 
+/* The checks every build makes before freeing (a few compares on data the free reads anyway):
+ * the object must start a region's object area where its region says objects start, and its
+ * header must be one this heap wrote. Catches interior pointers of large objects (which would
+ * otherwise unmap a live object) and most interior pointers of small ones; a pointer into
+ * memory rasp never mapped is outside the contract (rasp.h). NULL when the free may go on. */
+static const char *free_problem(const struct rasp__region *r, uintptr_t hdr, uint64_t sf)
+{
+	size_t z = (size_t)(sf & ~RASP__HDR_FLAGS);
+	uint64_t kind = (sf & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT;
+
+	if (hdr & 7)
+		return "not the start of an object (misaligned)";
+	if (r->kind == RASP__REGION_LARGE)
+		return hdr == r->start ? NULL : "inside a large object, not its start";
+	if (hdr < r->start || z < RASP_OBJECT_HEADER_SIZE + 8 || z >= RASP_LARGE_OBJECT_SIZE ||
+	    z > r->end - hdr || kind != (r->kind == RASP__REGION_PINNED ? RASP_KIND_PINNED
+								      : RASP_KIND_SMALL))
+		return "not the start of an object (the words before it are no object header)";
+	return NULL;
+}
+
 void rasp_free(rasp_heap_t *h, void *obj)
 {
+	const char *why;
 	struct rasp__header *hdr;
 	struct rasp__region *r;
 	uint64_t sf;
@@ -409,6 +431,11 @@ void rasp_free(rasp_heap_t *h, void *obj)
 	sf = hdr->size_flags;
 	if (sf & RASP__HDR_FREE) {
 		bad_free(h, obj, "double free");
+		return;
+	}
+	why = free_problem(r, (uintptr_t)hdr, sf);
+	if (why) {
+		bad_free(h, obj, why);
 		return;
 	}
 	hdr->size_flags = sf | RASP__HDR_FREE;

@@ -90,8 +90,14 @@ RASP_API void *rasp_alloc(rasp_heap_t *heap, const rasp_type_t *type, size_t siz
 /* As rasp_alloc for count * size bytes; EOVERFLOW if the product overflows. */
 RASP_API void *rasp_alloc_array(rasp_heap_t *heap, const rasp_type_t *type, size_t count,
 				size_t size, unsigned flags);
-/* Frees an object of this heap (any thread). NULL is ignored. In debug builds a pointer that
- * is not a live object of this heap is reported on stderr and ignored (errno = EINVAL). */
+/* Frees an object of this heap (any thread). NULL is ignored. obj must be a pointer
+ * rasp_alloc returned on this heap and not yet freed. Every build refuses, with a message on
+ * stderr, errno = EINVAL and invalid_frees counted, and without touching the heap: a double
+ * free, a pointer inside a large object instead of its start, and a pointer whose preceding
+ * words are no object header of this heap (most pointers inside small objects). Debug builds
+ * (no NDEBUG) also check that obj is a live object of this heap, whatever it points to;
+ * release builds do not look up foreign pointers: passing memory rasp never mapped is
+ * undefined behaviour there, as for free(). */
 RASP_API void rasp_free(rasp_heap_t *heap, void *obj);
 
 /* The ObjectSize its AllocationSampled event carries: header included, rounded up to 8. */
@@ -140,7 +146,7 @@ typedef struct rasp_heap_stats {
 	uint64_t mapped_bytes;	  /* bytes currently mapped from the OS */
 	uint64_t contexts;	  /* contexts currently attached */
 	uint64_t sampling_starts; /* times sampling turned on (SamplingConfigured events) */
-	uint64_t invalid_frees;	  /* rasp_free calls rejected (debug checks, double frees) */
+	uint64_t invalid_frees;	  /* rasp_free calls refused (see rasp_free) */
 } rasp_heap_stats_t;
 RASP_API int rasp_heap_stats(rasp_heap_t *heap, rasp_heap_stats_t *out);
 

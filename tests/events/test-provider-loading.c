@@ -114,6 +114,20 @@ static void test_missing_provider_gives_noop_events(void **state)
 	assert_non_null(strstr(out, "fired 50 AllocationSampled events"));
 }
 
+/* A library that loads but is not the provider: named as such, never reported loaded. */
+static void test_other_library_is_not_the_provider(void **state)
+{
+	const char *env[] = {"RASP_LTTNG_PROVIDER=libm.so.6", "LD_PRELOAD=", NULL};
+	char out[4096];
+	int status;
+
+	(void)state;
+	assert_int_equal(record_with_env(env, out, sizeof(out), &status), 0);
+	assert_int_equal(status, 0);
+	assert_non_null(strstr(out, "'libm.so.6' is not rasp's LTTng provider"));
+	assert_null(strstr(out, "LTTng provider loaded"));
+}
+
 static void test_disabled_by_environment(void **state)
 {
 	const char *env[] = {"RASP_LTTNG=0", "LD_PRELOAD=", NULL};
@@ -145,6 +159,7 @@ int main(void)
 	    cmocka_unit_test(test_program_has_no_lttng_dependency),
 	    cmocka_unit_test(test_unloadable_provider_gives_noop_events),
 	    cmocka_unit_test(test_missing_provider_gives_noop_events),
+	    cmocka_unit_test(test_other_library_is_not_the_provider),
 	    cmocka_unit_test(test_disabled_by_environment),
 	    cmocka_unit_test(test_bad_switch_value_is_named),
 	};

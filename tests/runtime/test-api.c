@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,9 @@ static void test_config_env_and_validation(void **state)
 	assert_string_equal(rasp_strerror(-EINVAL), "invalid argument");
 	assert_string_equal(rasp_strerror(-ENOMEM), "out of memory");
 	assert_non_null(rasp_strerror(-12345));
+	/* -INT_MIN overflows: UBSan (the ASan build) reports it if negation is tried. */
+	assert_string_equal(rasp_strerror(INT_MIN), "unknown error");
+	assert_string_equal(rasp_strerror(INT_MAX), "unknown error");
 }
 
 static rasp_heap_t *heap_off(void)
@@ -265,11 +269,46 @@ static void test_use_after_free_reported_under_asan(void **state)
 #endif
 }
 
+/* A pointer inside an object is refused by every build, release included (this test links
+ * the release librasp): a large object stays mapped and usable, a small one intact. */
+static void test_free_refuses_interior_pointers(void **state)
+{
+	rasp_heap_t *h = heap_off();
+	const rasp_type_t *t = rasp_type_register(h, "Blob");
+	rasp_heap_stats_t st;
+	char *big = rasp_alloc(h, t, 300000, 0), *small = rasp_alloc(h, t, 256, 0);
+
+	(void)state;
+	assert_non_null(big);
+	assert_non_null(small);
+	memset(big, 0, 300000);
+	memset(small, 0, 256);
+	errno = 0;
+	rasp_free(h, big + 4096);
+	assert_int_equal(errno, EINVAL);
+	rasp_free(h, big + 64);
+	rasp_free(h, small + 64); /* zeros before it: no header */
+	rasp_free(h, small + 3);  /* misaligned */
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.invalid_frees, 4);
+	/* Still mapped and ours: writing the whole objects must not fault. */
+	memset(big, 0xab, 300000);
+	memset(small, 0xcd, 256);
+	assert_int_equal(rasp_object_size(small), 256 + RASP_OBJECT_HEADER_SIZE);
+	rasp_free(h, big);
+	rasp_free(h, small);
+	rasp_free(h, small); /* double free */
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.invalid_frees, 5);
+	rasp_heap_destroy(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_config_env_and_validation),
 	    cmocka_unit_test(test_alloc_errors),
+	    cmocka_unit_test(test_free_refuses_interior_pointers),
 	    cmocka_unit_test(test_objects_and_types),
 	    cmocka_unit_test(test_walk_and_collect),
 	    cmocka_unit_test(test_use_after_free_reported_under_asan),
