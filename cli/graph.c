@@ -129,8 +129,8 @@ static int add_source(const char *who, bt_graph *graph, const struct plugins *pl
 	if (ok && in->kind == RASP_INPUT_LIVE)
 		ok = bt_value_map_insert_string_entry(params, "session-not-found-action", "fail") ==
 		     BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK;
-	ok = ok && bt_graph_add_source_component(graph, cls, name, params,
-						 BT_LOGGING_LEVEL_WARNING,
+	/* No log lines: what goes wrong comes back as error causes, printed once, shortly. */
+	ok = ok && bt_graph_add_source_component(graph, cls, name, params, BT_LOGGING_LEVEL_NONE,
 						 &src) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
 	bt_value_put_ref(params);
 	if (!ok) {

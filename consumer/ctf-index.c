@@ -37,9 +37,8 @@ int rasp_ctf_index_parse(const void *buf, size_t len, struct rasp_ctf_index *out
 		return -EINVAL;
 	}
 	while (rasp_cursor_left(&c) >= entry) {
-		struct rasp_cursor e = rasp_cursor_make(rasp_cursor_take(&c, entry), entry,
-							rasp_cursor_offset(&c) - entry);
-		uint64_t offset, bits, content, tb, te, discarded;
+		uint64_t at = rasp_cursor_offset(&c), offset, bits, content, tb, te, discarded;
+		struct rasp_cursor e = rasp_cursor_make(rasp_cursor_take(&c, entry), entry, at);
 
 		rasp_cursor_u64be(&e, &offset);
 		rasp_cursor_u64be(&e, &bits);

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <stdio.h>
@@ -238,31 +239,60 @@ static void test_failure_messages(void **state)
 	}
 }
 
+/* Copies `from` to dir/name with `mode`; 0 on success. */
+static int copy_file(const char *from, const char *dir, const char *name, mode_t mode)
+{
+	char to[4200];
+	const char *cp[] = {"/bin/cp", from, to, NULL};
+
+	snprintf(to, sizeof(to), "%s/%s", dir, name);
+	return rasp_test_run(NULL, 0, cp, NULL) == 0 ? chmod(to, mode) : -1;
+}
+
 static void test_no_session_daemon_and_none_can_start(void **state)
 {
 	/* As an unprivileged user the root daemon is out of reach (not in the tracing group),
-	 * and the daemon rasp would start does not exist. */
-	char home[4200];
+	 * and the daemon rasp would start does not exist. The checkout may sit in a directory
+	 * only root can read (CI clones into mktemp -d): the user gets its own copies of the
+	 * command and of the sanitizer's suppressions, in a directory it can read. */
+	char home[4200], dir[] = "/tmp/rasp-nodaemon-XXXXXX", prog[4200], tsan[4300], lsan[4300];
 	const char *a[] = {"/usr/bin/setpriv",
 			   "--reuid=65534",
 			   "--regid=65534",
 			   "--clear-groups",
-			   rasp(),
+			   prog,
 			   "record",
 			   "-o",
 			   "/tmp/rasp-test-nodaemon",
 			   "--",
 			   "/bin/true",
 			   NULL};
+	const char *rm[] = {"/bin/rm", "-rf", dir, NULL};
 
 	(void)state;
-	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) {
+		printf("skipped: needs root and setpriv to run as nobody\n");
 		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	assert_int_equal(copy_file(rasp(), dir, "rasp", 0755), 0);
+	assert_int_equal(copy_file(RASP_TEST_SOURCE_DIR "/tests/tsan.supp", dir, "tsan.supp", 0644),
+			 0);
+	assert_int_equal(copy_file(RASP_TEST_SOURCE_DIR "/tests/lsan.supp", dir, "lsan.supp", 0644),
+			 0);
+	snprintf(prog, sizeof(prog), "%s/rasp", dir);
 	snprintf(home, sizeof(home), "LTTNG_HOME=/nonexistent-rasp-home-%ld", (long)getpid());
-	const char *env[] = {home, "RASP_LTTNG_SESSIOND=/nonexistent/lttng-sessiond", NULL};
+	snprintf(tsan, sizeof(tsan), "TSAN_OPTIONS=halt_on_error=1:exitcode=66:suppressions=%s/tsan.supp",
+		 dir);
+	snprintf(lsan, sizeof(lsan), "LSAN_OPTIONS=suppressions=%s/lsan.supp:print_suppressions=0",
+		 dir);
+	const char *env[] = {home, "RASP_LTTNG_SESSIOND=/nonexistent/lttng-sessiond", tsan, lsan,
+			     NULL};
 	expect_failure(a, env, 2,
 		       "no LTTng session daemon is running and '/nonexistent/lttng-sessiond' "
 		       "cannot start");
+	rasp_test_run(NULL, 0, rm, NULL);
 }
 
 static void test_help_on_every_command(void **state)

@@ -2,6 +2,7 @@
  * objects on a rasp heap. Run under a session with no extra environment, its samples must
  * reach the trace: librasp loads the installed LTTng provider from its own directory. */
 #include <stdio.h>
+#include <unistd.h>
 
 #include <rasp/event-meta.h>
 #include <rasp/events.h>
@@ -22,8 +23,8 @@ int main(void)
 	for (int i = 0; i < 200000; i++)
 		rasp_free(h, rasp_alloc(h, t, 64, 0));
 	rasp_heap_stats(h, &st);
-	printf("samples=%llu provider=%s event=%s\n", (unsigned long long)st.samples,
-	       rasp_events_provider_loaded() ? "loaded" : rasp_events_provider_error(),
+	printf("samples=%llu pid=%ld provider=%s event=%s\n", (unsigned long long)st.samples,
+	       (long)getpid(), rasp_events_provider_loaded() ? "loaded" : rasp_events_provider_error(),
 	       RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
 	rasp_heap_destroy(h);
 	return 0;

@@ -1,56 +1,90 @@
 #!/usr/bin/env bash
-# `cmake --install` into a staging directory (DESTDIR), then a program built from the
-# installed headers, library and pkg-config file alone records its samples under a real
-# session with no extra environment (no LD_PRELOAD, no RASP_* variables): the installed
-# librasp finds the installed provider beside it. Also checks the plugin is installed where
-# babeltrace2 looks by itself and loads from there.
-# Usage: test-install.sh BUILD_DIR SOURCE_FILE
+# The installed project, under a prefix of its own (cmake --install --prefix P, nothing else):
+# everything lands under P and works from there with no extra environment. librasp, its
+# provider, headers, rasp.pc and the CMake package (find_package(rasp CONFIG), rasp::rasp)
+# build a program that records its samples under a real session; P/bin/rasp reports without
+# LD_LIBRARY_PATH and without any plugin path; babeltrace2 loads the plugin from
+# P/<libdir>/babeltrace2/plugins when told where; the man page is installed.
+# Usage: test-install.sh BUILD_DIR SOURCE_FILE TRACE_DIR
 set -euo pipefail
-build=$1 src=$2
+build=$1 src=$2 trace_in=$3
 stage="$build/test-install"
+P="$stage/prefix"
 rm -rf "$stage" && mkdir -p "$stage"
-DESTDIR="$stage/root" cmake --install "$build" >"$stage/install.log"
+cmake --install "$build" --prefix "$P" >"$stage/install.log"
+fail() { echo "FAIL: $*"; exit 1; }
 
-prefix=$(awk -F= '/^prefix=/ { print $2 }' "$(find "$stage/root" -name rasp.pc)")
-libdir="$stage/root$prefix/lib"
-[ -d "$libdir" ] || libdir=$(dirname "$(find "$stage/root" -name 'librasp.so.0' | head -1)")
-for f in librasp.so librasp-lttng.so; do
-  [ -e "$libdir/$f" ] || { echo "FAIL: $f not installed in $libdir"; exit 1; }
+libdir=$(dirname "$(find "$P" -name 'librasp.so.0' | head -1)")
+case "$libdir" in "$P"/*) ;; *) fail "librasp not installed under $P" ;; esac
+for f in librasp.so librasp-lttng.so pkgconfig/rasp.pc cmake/rasp/rasp-config.cmake \
+         babeltrace2/plugins/rasp-bt2-plugin.so; do
+  [ -e "$libdir/$f" ] || fail "$f not installed in $libdir"
 done
 for h in rasp.h events.h event-meta.h export.h; do
-  [ -f "$stage/root$prefix/include/rasp/$h" ] || { echo "FAIL: rasp/$h not installed"; exit 1; }
+  [ -f "$P/include/rasp/$h" ] || fail "rasp/$h not installed"
 done
-plugin=$(find "$stage/root" -name 'rasp-bt2-plugin.so' | head -1)
-bt2dir=$(pkg-config --variable=libdir babeltrace2)/babeltrace2/plugins
-[ "$plugin" = "$stage/root$bt2dir/rasp-bt2-plugin.so" ] ||
-  { echo "FAIL: plugin at '$plugin', not in babeltrace2's directory $bt2dir"; exit 1; }
-babeltrace2 --omit-home-plugin-path --omit-system-plugin-path \
-  --plugin-path="$(dirname "$plugin")" help sink.rasp.report >/dev/null ||
-  { echo "FAIL: babeltrace2 cannot load the installed plugin"; exit 1; }
+[ -f "$P/share/man/man1/rasp.1" ] || fail "man page not installed"
+[ -x "$P/bin/rasp" ] || fail "rasp not installed"
+if grep -rq "/usr/local" "$libdir/pkgconfig/rasp.pc"; then fail "rasp.pc names /usr/local"; fi
 
-# Build against the installed files only, through pkg-config.
-export PKG_CONFIG_PATH="$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$stage/root"
+# The plugin, from the prefix, when babeltrace2 is told where.
+babeltrace2 --omit-home-plugin-path --omit-system-plugin-path \
+  --plugin-path="$libdir/babeltrace2/plugins" help sink.rasp.report >/dev/null ||
+  fail "babeltrace2 cannot load the installed plugin"
+
+# The command: no LD_LIBRARY_PATH, no plugin path, and no plugin directory at all.
+mv "$libdir/babeltrace2" "$stage/plugins-moved"
+env -u LD_LIBRARY_PATH -u BABELTRACE_PLUGIN_PATH "$P/bin/rasp" report "$trace_in" \
+  >"$stage/report.txt" 2>&1 || { cat "$stage/report.txt"; fail "installed rasp report failed"; }
+grep -q '^TOTAL ' "$stage/report.txt" || fail "installed rasp report printed no table"
+mv "$stage/plugins-moved" "$libdir/babeltrace2"
+
+# A program built through pkg-config alone, its rpath left to the user as usual.
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+[ "$(pkg-config --variable=includedir rasp)" -ef "$P/include" ] || fail "rasp.pc includedir"
 cc -std=c11 -Wall -Wextra -Werror -o "$stage/installed-prog" "$src" \
   $(pkg-config --cflags --libs rasp) -Wl,-rpath,"$libdir"
 if ldd "$stage/installed-prog" | grep -q lttng; then
-  echo "FAIL: the program depends on LTTng at link time"; exit 1
+  fail "the program depends on LTTng at link time"
 fi
 
-session="rasp-install-$$"
-trap 'lttng destroy "$session" >/dev/null 2>&1 || true' EXIT
-lttng create "$session" --output="$stage/trace" >/dev/null
-lttng enable-event -u -s "$session" 'DotNETRuntime:AllocationSampled' >/dev/null
-lttng start "$session" >/dev/null
-out=$(env -u LD_PRELOAD -u RASP_LTTNG -u RASP_LTTNG_PROVIDER -u RASP_SAMPLING \
-  LTTNG_UST_REGISTER_TIMEOUT=-1 "$stage/installed-prog")
-lttng stop "$session" >/dev/null
-lttng destroy "$session" >/dev/null
-trap - EXIT
-echo "$out"
-samples=$(echo "$out" | sed -n 's/^samples=\([0-9]*\) .*/\1/p')
-recorded=$(babeltrace2 "$stage/trace" | grep -c 'DotNETRuntime:AllocationSampled' || true)
-echo "$recorded events recorded"
-case "$out" in *"provider=loaded"*) ;; *) echo "FAIL: installed provider not loaded"; exit 1 ;; esac
-[ "$samples" -gt 0 ] || { echo "FAIL: no samples (sampling did not start under the session)"; exit 1; }
-[ "$recorded" = "$samples" ] || { echo "FAIL: $samples samples emitted, $recorded recorded"; exit 1; }
-echo "PASS: installed runtime, provider, headers, pkg-config file and plugin"
+# A program built through find_package(rasp CONFIG): three lines of CMake outside the tree.
+mkdir -p "$stage/consumer-project"
+cp "$src" "$stage/consumer-project/prog.c"
+cat >"$stage/consumer-project/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.25)
+project(uses_rasp C)
+find_package(rasp CONFIG REQUIRED)
+add_executable(prog prog.c)
+target_link_libraries(prog PRIVATE rasp::rasp)
+CM
+cmake -S "$stage/consumer-project" -B "$stage/consumer-build" -DCMAKE_PREFIX_PATH="$P" \
+  >"$stage/consumer.log" 2>&1 || { cat "$stage/consumer.log"; fail "find_package(rasp) failed"; }
+cmake --build "$stage/consumer-build" >>"$stage/consumer.log" 2>&1 ||
+  { cat "$stage/consumer.log"; fail "building against rasp::rasp failed"; }
+
+for prog in "$stage/installed-prog" "$stage/consumer-build/prog"; do
+  session="rasp-install-$$"
+  trap 'lttng destroy "$session" >/dev/null 2>&1 || true' EXIT
+  rm -rf "$stage/trace"
+  lttng create "$session" --output="$stage/trace" >/dev/null
+  lttng enable-event -u -s "$session" 'DotNETRuntime:AllocationSampled' >/dev/null
+  # vpid: other programs of this user may fire the same event meanwhile; count only ours.
+  lttng add-context -u -s "$session" -t vpid >/dev/null
+  lttng start "$session" >/dev/null
+  out=$(env -u LD_PRELOAD -u LD_LIBRARY_PATH -u RASP_LTTNG -u RASP_LTTNG_PROVIDER \
+    -u RASP_SAMPLING LTTNG_UST_REGISTER_TIMEOUT=-1 "$prog")
+  lttng stop "$session" >/dev/null
+  lttng destroy "$session" >/dev/null
+  trap - EXIT
+  echo "$prog: $out"
+  samples=$(echo "$out" | sed -n 's/^samples=\([0-9]*\) .*/\1/p')
+  pid=$(echo "$out" | sed -n 's/.* pid=\([0-9]*\) .*/\1/p')
+  recorded=$(babeltrace2 "$stage/trace" | grep 'DotNETRuntime:AllocationSampled' |
+    grep -c "vpid = $pid }" || true)
+  echo "$recorded events recorded"
+  case "$out" in *"provider=loaded"*) ;; *) fail "installed provider not loaded" ;; esac
+  [ "$samples" -gt 0 ] || fail "no samples (sampling did not start under the session)"
+  [ "$recorded" = "$samples" ] || fail "$samples samples emitted, $recorded recorded"
+done
+echo "PASS: installed runtime, provider, headers, pkg-config file, CMake package, command and plugin"

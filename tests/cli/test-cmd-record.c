@@ -1,0 +1,299 @@
+/* rasp record (cli/cmd-record.c, child.c, session.c) through the real session daemon: setup
+ * failures exit at once and leave no session; buffers too large are refused and too small
+ * warned about; a full file system neither stalls the program nor passes for a complete
+ * trace; a session never outlives a killed rasp record (guard) and stale ones are destroyed;
+ * the summary's counts are the report's; -a records only the caller's user. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lttng-session.h"
+
+extern char **environ;
+
+#define OUT 65536
+
+static char work[4096];
+
+static const char *rasp(void)
+{
+	return rasp_test_build_path("bin/rasp");
+}
+
+static const char *in_work(const char *name)
+{
+	static char paths[8][4200];
+	static int next;
+	char *p = paths[next++ % 8];
+
+	snprintf(p, sizeof(paths[0]), "%s/%s", work, name);
+	return p;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(work, sizeof(work), "%s/test-traces/cmd-record-%ld", RASP_TEST_BUILD_DIR,
+		 (long)getpid());
+	const char *rm[] = {"/bin/rm", "-rf", work, NULL};
+	const char *mk[] = {"/bin/mkdir", "-p", work, NULL};
+
+	rasp_test_run(NULL, 0, rm, NULL);
+	return rasp_test_run(NULL, 0, mk, NULL);
+}
+
+static int teardown(void **state)
+{
+	const char *rm[] = {"/bin/rm", "-rf", work, NULL};
+
+	(void)state;
+	rasp_test_run(NULL, 0, rm, NULL);
+	return 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+/* `lttng list` output, and whether it names a session. */
+static int session_listed(const char *name)
+{
+	static char list[65536];
+	const char *ls[] = {"list", NULL};
+
+	rasp_test_lttng(list, sizeof(list), ls);
+	return name ? strstr(list, name) != NULL : strstr(list, "rasp-record-") != NULL;
+}
+
+static void expect(const char *const *argv, int status, const char *message, char *out)
+{
+	int rc = rasp_test_run(out, OUT, argv, NULL);
+
+	if (rc != status || (message && !strstr(out, message)))
+		fail_msg("'rasp %s' gave status %d (want %d) and:\n%s\n(want: %s)", argv[1], rc,
+			 status, out, message ? message : "");
+}
+
+/* The session cannot be created (the output cannot be made): rasp record says why, exits
+ * at once and leaves no session (it hung: the held program kept a pipe end open). */
+static void test_setup_failure_exits_and_leaves_no_session(void **state)
+{
+	const char *argv[] = {rasp(), "record", "-o", "/proc/rasp-no/trace", "--", "/bin/true",
+			      NULL};
+	char *out = malloc(OUT);
+
+	(void)state;
+	expect(argv, 2, "cannot start session rasp-record-", out);
+	assert_false(session_listed(NULL));
+	free(out);
+}
+
+static void test_buffer_sizes(void **state)
+{
+	const char *huge[] = {rasp(),	       "record", "-o",		 in_work("huge"),
+			      "--subbuf-size", "256M",	 "--num-subbuf", "1024",
+			      "--",	       "/bin/true", NULL};
+	const char *over[] = {rasp(), "record", "--subbuf-size", "4G", "--", "/bin/true", NULL};
+	char *out = malloc(OUT);
+
+	(void)state;
+	expect(huge, 2, "exceed half of this machine's memory", out);
+	expect(over, 2, "--subbuf-size '4G' is not an integer in [4096, 268435456]", out);
+	assert_false(session_listed(NULL));
+	free(out);
+}
+
+/* Two 4 KiB sub-buffers: events are lost, never waited for (blocking mode slowed a program
+ * 70x), the user is warned, and the summary's count of lost events is the report's. */
+static void test_small_buffers_warn_and_count_like_the_report(void **state)
+{
+	const char *argv[] = {rasp(),
+			      "record",
+			      "-o",
+			      in_work("small"),
+			      "--subbuf-size",
+			      "4096",
+			      "--num-subbuf",
+			      "2",
+			      "--",
+			      rasp_test_build_path("bin/rasp-emit"),
+			      "-n",
+			      "100000",
+			      NULL};
+	const char *report[] = {rasp(), "report",	       "--format", "json",
+				"-o",	in_work("small.json"), in_work("small"), NULL};
+	char *out = malloc(OUT);
+	json_object *rep, *v;
+	uint64_t discarded;
+	const char *line;
+
+	(void)state;
+	expect(argv, 0, "buffers of 8 KiB per CPU are small", out);
+	line = strstr(out, " events, ");
+	assert_non_null(line);
+	assert_int_equal(sscanf(line, " events, %" SCNu64 " discarded", &discarded), 1);
+	assert_true(discarded > 0);
+	assert_non_null(strstr(out, "the tracer discarded"));
+	expect(report, 0, NULL, out);
+	rep = json_object_from_file(in_work("small.json"));
+	assert_non_null(rep);
+	assert_true(json_object_object_get_ex(rep, "discarded_events", &v));
+	assert_int_equal((uint64_t)json_object_get_int64(v), discarded);
+	json_object_put(rep);
+	free(out);
+}
+
+/* A file system that fills up: the program runs at full speed (events are discarded, not
+ * waited for) and the trace is called incomplete; exit 1 although the program succeeded. */
+static void test_full_file_system(void **state)
+{
+	const char *argv[] = {rasp(),
+			      "record",
+			      "-o",
+			      NULL,
+			      "--",
+			      rasp_test_build_path("bin/rasp-emit"),
+			      "-n",
+			      "2000000",
+			      NULL};
+	char *out = malloc(OUT), mnt[4200], dir[4300];
+
+	(void)state;
+	snprintf(mnt, sizeof(mnt), "%s", in_work("tiny-fs"));
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	if (geteuid() != 0 || mount("tmpfs", mnt, "tmpfs", 0, "size=256k") != 0) {
+		printf("skipped: cannot mount a small tmpfs here (%s)\n", strerror(errno));
+		free(out);
+		skip();
+	}
+	snprintf(dir, sizeof(dir), "%s/trace", mnt);
+	argv[3] = dir;
+	expect(argv, 1, "INCOMPLETE", out);
+	assert_non_null(strstr(out, "is full"));
+	assert_false(session_listed(NULL));
+	umount(mnt);
+	free(out);
+}
+
+static pid_t spawn(const char *const *argv)
+{
+	pid_t pid;
+
+	assert_int_equal(posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ), 0);
+	return pid;
+}
+
+static void wait_listed(const char *session, int present)
+{
+	for (int i = 0; i < 200 && session_listed(session) != present; i++)
+		sleep_ms(50);
+	if (session_listed(session) != present)
+		fail_msg("session %s %s after 10 s", session, present ? "absent" : "still there");
+}
+
+/* kill -9 of rasp record: its guard destroys the session (it recorded forever). */
+static void test_killed_record_leaves_no_session(void **state)
+{
+	const char *argv[] = {rasp(), "record", "-o", in_work("killed"), "--", "/bin/sleep", "3",
+			      NULL};
+	char session[64];
+	int status;
+	pid_t pid = spawn(argv);
+
+	(void)state;
+	snprintf(session, sizeof(session), "rasp-record-%ld", (long)pid);
+	wait_listed(session, 1);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	wait_listed(session, 0);
+}
+
+/* A session left by a rasp record that is gone (its guard killed too) is destroyed by the
+ * next rasp record, which says so. */
+static void test_stale_session_destroyed(void **state)
+{
+	const char *argv[] = {rasp(), "record", "-o", in_work("next"), "--", "/bin/true", NULL};
+	char name[64], output[4300], created[256];
+	long dead = 4194000;
+	char *out = malloc(OUT);
+
+	(void)state;
+	while (dead > 1000 && (kill((pid_t)dead, 0) == 0 || errno != ESRCH))
+		dead--;
+	snprintf(name, sizeof(name), "rasp-record-%ld", dead);
+	snprintf(output, sizeof(output), "--output=%s", in_work("stale"));
+	const char *create[] = {"create", name, output, NULL};
+	assert_int_equal(rasp_test_lttng(created, sizeof(created), create), 0);
+	assert_true(session_listed(name));
+	expect(argv, 0, "destroyed the stale session", out);
+	assert_non_null(strstr(out, name));
+	assert_false(session_listed(name));
+	free(out);
+}
+
+/* A program that emits nothing (no librasp) gets an explanation, not "0 events". */
+static void test_program_without_events_explained(void **state)
+{
+	const char *argv[] = {rasp(), "record", "-o", in_work("none"), "--", "/bin/true", NULL};
+	char *out = malloc(OUT);
+
+	(void)state;
+	expect(argv, 0, "emitted no events: does it allocate through librasp", out);
+	free(out);
+}
+
+/* -a records the caller's user only (as root it recorded every user's processes). */
+static void test_all_is_limited_to_the_user(void **state)
+{
+	const char *argv[] = {rasp(), "record", "-a", "-o", in_work("all"), "--", "/bin/sleep",
+			      "2", NULL};
+	char session[64], list[8192], uid[64];
+	int status;
+	pid_t pid = spawn(argv);
+
+	(void)state;
+	snprintf(session, sizeof(session), "rasp-record-%ld", (long)pid);
+	wait_listed(session, 1);
+	const char *ls[] = {"list", session, NULL};
+	rasp_test_lttng(list, sizeof(list), ls);
+	snprintf(uid, sizeof(uid), "Virtual user IDs:     %ld", (long)getuid());
+	if (!strstr(list, uid))
+		fail_msg("no '%s' tracker in:\n%s", uid, list);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_setup_failure_exits_and_leaves_no_session),
+	    cmocka_unit_test(test_buffer_sizes),
+	    cmocka_unit_test(test_small_buffers_warn_and_count_like_the_report),
+	    cmocka_unit_test(test_full_file_system),
+	    cmocka_unit_test(test_killed_record_leaves_no_session),
+	    cmocka_unit_test(test_stale_session_destroyed),
+	    cmocka_unit_test(test_program_without_events_explained),
+	    cmocka_unit_test(test_all_is_limited_to_the_user),
+	};
+
+	return cmocka_run_group_tests_name("cmd-record", tests, setup, teardown);
+}
