@@ -89,7 +89,9 @@ int rasp_cli_args_parse(const char *cmd, int argc, char **argv, const struct ras
 	*sp++ = 'h';
 	*sp = '\0';
 
-	optind = 1;
+	/* 0, not 1: glibc then resets all of getopt's state, also the "+" mode of a previous
+	 * call (the command parses once; tests and the fuzzer parse many times). */
+	optind = 0;
 	opterr = 0; /* our own one-line messages */
 	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
 		char err[512];

@@ -19,7 +19,7 @@
 
 #include "child.h"
 #include "rasp/rasp.h"
-#include "session.h"
+#include "record-args.h"
 
 extern char **environ;
 
@@ -44,12 +44,6 @@ static const struct rasp_cli_flag flags[NFLAGS] = {
     [F_NUMSUBBUF] = {"num-subbuf", 0, "N", "sub-buffers per CPU, power of 2 (default 8)"},
 };
 
-struct record_args {
-	const char *output;
-	struct rasp_session s;
-	char mean_env[64], seed_env[64];
-};
-
 static bool is_pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));
@@ -57,7 +51,7 @@ static bool is_pow2(uint64_t v)
 
 static int on_flag(void *ctx, size_t f, const char *value)
 {
-	struct record_args *a = ctx;
+	struct rasp_record_args *a = ctx;
 	const char *cmd = "record";
 	uint64_t v;
 
@@ -309,34 +303,45 @@ static int summarize(const char *cmd, const struct rasp_session *s, const char *
 	return incomplete ? 1 : 0;
 }
 
+int rasp_cli_record_parse(int argc, char **argv, struct rasp_record_args *a, int *first)
+{
+	const char *cmd = "record";
+	int rc;
+
+	*a = (struct rasp_record_args){
+	    .s = {.subbuf_size = 2u << 20, .num_subbuf = 8, .guard_fd = -1}};
+	rc = rasp_cli_args_parse(cmd, argc, argv, NULL, NULL, flags, NFLAGS, on_flag, a, true,
+				 first);
+	if (rc != RASP_CLI_ARGS_OK)
+		return rc;
+	if (*first >= argc) {
+		rasp_cli_error(cmd, "no PROGRAM given (usage: rasp record [options] -- PROGRAM "
+				    "[ARGS...])");
+		return RASP_CLI_ARGS_USAGE;
+	}
+	if (a->s.all_users && !a->s.all_processes) {
+		rasp_cli_error(cmd, "--all-users goes with -a");
+		return RASP_CLI_ARGS_USAGE;
+	}
+	return check_buffers(cmd, &a->s) ? RASP_CLI_ARGS_USAGE : RASP_CLI_ARGS_OK;
+}
+
 int rasp_cli_record(int argc, char **argv)
 {
 	const char *cmd = "record";
-	struct record_args a = {.s = {.subbuf_size = 2u << 20, .num_subbuf = 8, .guard_fd = -1}};
+	struct rasp_record_args a;
 	char *extra[8];
 	size_t n_extra = 0;
 	struct rasp_child child;
 	char **env = NULL;
 	int first, rc, exit_code, incomplete;
 
-	rc = rasp_cli_args_parse(cmd, argc, argv, NULL, NULL, flags, NFLAGS, on_flag, &a, true,
-				 &first);
+	rc = rasp_cli_record_parse(argc, argv, &a, &first);
 	if (rc != RASP_CLI_ARGS_OK) {
 		if (rc == RASP_CLI_ARGS_HELP)
 			usage();
 		return rc == RASP_CLI_ARGS_HELP ? 0 : 2;
 	}
-	if (first >= argc) {
-		rasp_cli_error(cmd, "no PROGRAM given (usage: rasp record [options] -- PROGRAM "
-				    "[ARGS...])");
-		return 2;
-	}
-	if (a.s.all_users && !a.s.all_processes) {
-		rasp_cli_error(cmd, "--all-users goes with -a");
-		return 2;
-	}
-	if (check_buffers(cmd, &a.s))
-		return 2;
 	if (find_program(argv[first]) != 0) {
 		rasp_cli_error(cmd, "PROGRAM '%s' not found or not executable", argv[first]);
 		return 127;

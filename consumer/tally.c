@@ -467,6 +467,11 @@ void rasp_tally_note_time(struct rasp_tally *t, int64_t ns)
 	t->timed = true;
 }
 
+uint64_t rasp_tally_duration_ns(const struct rasp_tally *t)
+{
+	return t->timed ? (uint64_t)t->last_ns - (uint64_t)t->first_ns : 0;
+}
+
 static int strings_add(char ***v, size_t *n, size_t *cap, char *s)
 {
 	if (!s || rasp_array_grow((void **)v, cap, *n, sizeof(**v))) {

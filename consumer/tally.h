@@ -141,6 +141,8 @@ void rasp_tally_add_skipped(struct rasp_tally *t);
 void rasp_tally_add_other_event(struct rasp_tally *t);
 /* An event's timestamp in ns from the clock's origin, for the report's duration. */
 void rasp_tally_note_time(struct rasp_tally *t, int64_t ns);
+/* last - first timestamp in ns (0 when not timed); a difference of any two int64 fits. */
+uint64_t rasp_tally_duration_ns(const struct rasp_tally *t);
 
 /* A sentence for the report's header (an identical one is kept once). 0 or -ENOMEM. */
 int rasp_tally_add_warning(struct rasp_tally *t, const char *fmt, ...)

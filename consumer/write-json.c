@@ -94,7 +94,7 @@ static int write_json(const struct rasp_report_view *v, FILE *out)
 	}
 	fputs("],\n  \"duration_ns\": ", out);
 	if (t->timed)
-		fprintf(out, "%" PRId64, t->last_ns - t->first_ns);
+		fprintf(out, "%" PRIu64, rasp_tally_duration_ns(t));
 	else
 		fputs("null", out);
 	fprintf(out,

@@ -136,7 +136,7 @@ static void print_line(FILE *out, const struct line *l, const size_t *width, con
 	fputc('\n', out);
 }
 
-static const char *duration(int64_t ns, char *buf, size_t len)
+static const char *duration(uint64_t ns, char *buf, size_t len)
 {
 	double s = (double)ns * 1e-9;
 
@@ -172,8 +172,8 @@ static void header(const struct rasp_report_view *v, FILE *out)
 
 	fprintf(out, "rasp report: %" PRIu64 " %s sample%s", t->samples,
 		RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG, t->samples == 1 ? "" : "s");
-	if (t->timed && t->last_ns > t->first_ns)
-		fprintf(out, " over %s", duration(t->last_ns - t->first_ns, buf, sizeof(buf)));
+	if (rasp_tally_duration_ns(t))
+		fprintf(out, " over %s", duration(rasp_tally_duration_ns(t), buf, sizeof(buf)));
 	fputc('\n', out);
 	for (size_t i = 0; i < t->ninputs; i++)
 		fprintf(out, "  input:     %s\n", t->inputs[i]);

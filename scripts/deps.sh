@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs rasp's build and test dependencies from Debian 12 packages (root, apt-get) and makes
 # sure an LTTng session daemon is running. Idempotent: apt-get runs only for missing packages.
-#   scripts/deps.sh [--bench]   (--bench adds the benchmarks' tools)
+#   scripts/deps.sh [--bench] [--fuzz]   (--bench: the benchmarks' tools; --fuzz: clang and
+#   libFuzzer for scripts/fuzz.sh)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -14,10 +15,15 @@ packages=(
   python3-scipy                                   # reference values for the estimator tests
 )
 
-# --bench: also what bench/ needs (callgrind, the peer allocators, plots).
-if [ "${1:-}" = --bench ]; then
-  packages+=(valgrind libjemalloc-dev libmimalloc-dev gnuplot-nox)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    # What bench/ needs: callgrind, the peer allocators, plots.
+    --bench) packages+=(valgrind libjemalloc-dev libmimalloc-dev gnuplot-nox) ;;
+    # libFuzzer comes with clang's runtime libraries.
+    --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
+    *) echo "deps.sh: unknown option '$arg' (--bench, --fuzz)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,156 @@
+/* libFuzzer target: decoded events, as any source hands them to the consumer, applied to a
+ * tally and rendered by every writer. Whatever the events (sizes, offsets, means, ids, type
+ * and process names of any bytes), nothing may crash or hang, every json report must parse,
+ * and rasp diff's statistics must take two such tallies. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "event.h"
+#include "writer.h"
+
+struct in {
+	const uint8_t *p;
+	size_t n;
+};
+
+static uint64_t take(struct in *in, size_t bytes)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < bytes && in->n; i++, in->n--)
+		v = v << 8 | *in->p++;
+	return v;
+}
+
+/* A NUL-terminated string of up to 40 bytes from the input (any bytes but NUL). */
+static const char *str(struct in *in, char *buf)
+{
+	size_t len = take(in, 1) % 41, k = 0;
+
+	for (size_t i = 0; i < len && in->n; i++) {
+		uint8_t c = (uint8_t)take(in, 1);
+
+		if (c)
+			buf[k++] = (char)c;
+	}
+	buf[k] = '\0';
+	return buf;
+}
+
+static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean)
+{
+	struct rasp_tally *t = rasp_tally_create(group_by, mean);
+	char type[48], proc[48], why[160];
+
+	if (!t)
+		abort();
+	for (int i = 0; i < 2000 && in->n; i++) {
+		uint8_t op = (uint8_t)take(in, 1);
+		struct rasp_event e = {.pid = RASP_ID_UNKNOWN, .tid = RASP_ID_UNKNOWN};
+		const char *field;
+
+		if (op >= 0xf0) {
+			if (op & 1)
+				rasp_tally_add_discarded_events(t, take(in, 2), op & 2);
+			else
+				rasp_tally_add_discarded_packets(t, take(in, 1), op & 2);
+			continue;
+		}
+		e.role = (enum rasp_role)(op % 4);
+		e.type = op & 0x10 ? str(in, type) : NULL;
+		e.kind = take(in, 1) % 5;
+		/* Sizes across the whole range, but mostly small. */
+		e.size = op & 0x20 ? take(in, 8) : take(in, 2);
+		e.offset = op & 0x40 ? take(in, 8) : take(in, 1);
+		e.mean = op & 0x80 ? take(in, 8) : take(in, 3);
+		e.amount = take(in, 4);
+		if (op & 0x04)
+			e.pid = (int64_t)(take(in, 1) % 8);
+		if (op & 0x08)
+			e.tid = (int64_t)(take(in, 1) % 16);
+		e.procname = op & 0x02 ? str(in, proc) : NULL;
+		e.timed = op & 0x01;
+		e.ns = (int64_t)take(in, 8);
+		if (rasp_event_apply(t, &e, &field, why, sizeof(why)) == -EINVAL)
+			rasp_tally_add_skipped(t);
+	}
+	return t;
+}
+
+static void render(struct rasp_tally *t, const char *format, double confidence)
+{
+	struct rasp_report_options opt;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		abort();
+	rasp_report_options_init(&opt);
+	snprintf(opt.format, sizeof(opt.format), "%s", format);
+	opt.confidence = confidence;
+	opt.top = len % 3;
+	if (rasp_report_render(t, &opt, "--sampling-mean", f) != 0)
+		abort(); /* a valid tally always renders */
+	fclose(f);
+	if (strcmp(format, "json") == 0) {
+		json_object *j = json_tokener_parse(buf);
+
+		if (!j)
+			abort(); /* the json writer must always write json */
+		json_object_put(j);
+	}
+	free(buf);
+}
+
+static void side(struct rasp_tally *t, double confidence, struct rasp_rows *rows,
+		 struct rasp_diff_item **items, struct rasp_diff_side *s)
+{
+	if (rasp_rows_build(t, confidence, rows))
+		abort();
+	*items = calloc(rows->n + 1, sizeof(**items));
+	if (!*items)
+		abort();
+	for (size_t i = 0; i < rows->n; i++)
+		(*items)[i] = (struct rasp_diff_item){rasp_row_type(t, &rows->v[i]), rows->v[i].est};
+	*s = (struct rasp_diff_side){"side", *items, rows->n, t->default_mean};
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const formats[] = {"text", "csv", "json"};
+	struct in in = {data, size};
+	unsigned group_by = (unsigned)take(&in, 1) & RASP_GROUP_ALL;
+	double mean = 1.0 + (double)(take(&in, 6) % (UINT64_C(1) << 48));
+	double confidence = 0.5 + 0.499 * (double)take(&in, 1) / 255.0;
+	struct rasp_tally *a = fill(&in, group_by, mean), *b;
+	struct rasp_rows ra, rb;
+	struct rasp_diff_item *ia, *ib;
+	struct rasp_diff_side sa, sb;
+	struct rasp_diff_change *changes;
+	size_t n;
+
+	for (int i = 0; i < 3; i++)
+		render(a, formats[i], confidence);
+	/* The rest of the input is the other side of a diff (by type, as rasp diff reads it). */
+	b = fill(&in, RASP_GROUP_TYPE, mean);
+	rasp_tally_destroy(a);
+	a = fill(&(struct in){data, size}, RASP_GROUP_TYPE, mean);
+	side(a, confidence, &ra, &ia, &sa);
+	side(b, confidence, &rb, &ib, &sb);
+	if (rasp_diff_compute(&sa, &sb, confidence, &changes, &n))
+		abort();
+	free(changes);
+	free(ia);
+	free(ib);
+	rasp_rows_free(&ra);
+	rasp_rows_free(&rb);
+	rasp_tally_destroy(a);
+	rasp_tally_destroy(b);
+	return 0;
+}
