@@ -60,6 +60,15 @@ struct rasp_est_total {
 int rasp_est_sum(const struct rasp_est_cell *cells, size_t n, double confidence,
 		 struct rasp_est_total *out);
 
+/* A memo of the quantiles rasp_est_sum_memo computes: a report's rows mostly share a few
+ * (samples, p), so each distinct interval is computed once. NULL on allocation failure. */
+struct rasp_est_memo;
+struct rasp_est_memo *rasp_est_memo_create(void);
+void rasp_est_memo_destroy(struct rasp_est_memo *m);
+/* rasp_est_sum through a memo (NULL: none); the same results. */
+int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confidence,
+		      struct rasp_est_memo *memo, struct rasp_est_total *out);
+
 /* Negative binomial NB(s, p): failures before the s-th success. Exposed for tests. */
 
 /* Regularized incomplete beta I_x(a, b), a > 0, b > 0, 0 <= x <= 1; NaN on bad input. */

@@ -90,6 +90,7 @@ int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *o
 {
 	struct rasp_est_cell *tmp = NULL;
 	struct rasp_row *rows = NULL;
+	struct rasp_est_memo *memo = NULL;
 	size_t nrows = 0;
 	int ret = 0;
 
@@ -99,7 +100,8 @@ int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *o
 	if (t->ncells) {
 		tmp = malloc(t->ncells * sizeof(*tmp));
 		rows = malloc(t->ncells * sizeof(*rows));
-		if (!tmp || !rows) {
+		memo = rasp_est_memo_create();
+		if (!tmp || !rows || !memo) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -117,7 +119,7 @@ int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *o
 		do {
 			tmp[n++] = t->cells[i++].est;
 		} while (i < t->ncells && same_group(&t->cells[i - 1], &t->cells[i]));
-		ret = rasp_est_sum(tmp, n, confidence, &row->est);
+		ret = rasp_est_sum_memo(tmp, n, confidence, memo, &row->est);
 		if (ret)
 			goto out;
 	}
@@ -138,6 +140,7 @@ int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *o
 	ret = tick_rows(t, out);
 out:
 	free(tmp);
+	rasp_est_memo_destroy(memo);
 	if (ret) {
 		free(rows);
 		free(out->ticks);
