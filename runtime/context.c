@@ -1,6 +1,9 @@
-/* Per-thread allocation contexts: attach on first use, the thread-local lookup, retirement
- * at thread exit, enumeration of every context of a heap, and the allocation fast and slow
- * paths. The fast path is the only code here that runs per allocation; the rest is cold. */
+/* Per-thread allocation contexts (CoreCLR's ee_alloc_context): attach on first use, the
+ * thread-local lookup, their chunk (refill, retire), combined_limit (redraw, and its sync
+ * when contexts are enumerated), retirement at thread exit, and the allocation fast and slow
+ * paths. Every chunk and limit field of a context is written here and nowhere else (the
+ * sampling fields are sample.c's). The fast path is the only code here that runs per
+ * allocation; the rest is cold. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +100,7 @@ static void thread_exit(void *unused)
 		if (h) {
 			pthread_mutex_lock(&h->lock);
 			rasp__context_retire(e->ctx);
-			e->ctx->combined_limit = 0;
+			e->ctx->combined_limit = 0; /* retired: every allocation takes the slow path */
 			context_unlink(h, e->ctx);
 			pthread_mutex_unlock(&h->lock);
 			free(e->ctx);
@@ -183,6 +186,63 @@ found:
 	return e->ctx;
 }
 
+/* ---- The context's chunk and limits (only this file writes them) ----------------------------- */
+
+/* combined_limit from alloc_ptr with a fresh draw: the sampling budget folded into the limit
+ * (spec §3), or the chunk's end when sampling is off. A budget at or past the chunk's end
+ * leaves combined_limit at alloc_limit; its value is then not needed (the next slow path
+ * draws afresh, and discarding unused trials is allowed). */
+static void context_redraw(struct rasp_context *c)
+{
+	uint64_t budget;
+
+	if (!c->sampling || rasp__geometric_at_least(c, c->alloc_limit - c->alloc_ptr, &budget))
+		c->combined_limit = c->alloc_limit;
+	else
+		c->combined_limit = c->alloc_ptr + (uintptr_t)budget;
+}
+
+/* heap->lock held. Gives the chunk back: the bytes used become live bytes of the region,
+ * the unused tail becomes a filler so the region stays walkable. Leaves the context without
+ * a chunk (alloc_ptr = alloc_limit = 0); combined_limit is then 0 or redrawn by the caller. */
+void rasp__context_retire(struct rasp_context *c)
+{
+	struct rasp__region *r = c->region;
+	uintptr_t tail;
+
+	if (r) {
+		tail = c->alloc_limit - c->alloc_ptr;
+		if (tail >= 8)
+			*(uint64_t *)c->alloc_ptr = (uint64_t)tail | RASP__HDR_FREE;
+		c->region = NULL;
+		rasp__region_adjust(r, (int64_t)(c->alloc_ptr - c->chunk_start) - RASP__REF_BIAS);
+	}
+	c->alloc_ptr = c->alloc_limit = c->chunk_start = 0;
+}
+
+/* Slow path of the owning thread: swaps the chunk for a new one of max(quantum, z) bytes (or
+ * what is left of the current region, if that still holds z: less waste at region ends). */
+static int context_refill(struct rasp_context *c, size_t z)
+{
+	struct rasp_heap *h = c->heap;
+	size_t want = z > h->cfg.alloc_quantum ? z : h->cfg.alloc_quantum;
+	struct rasp__chunk chunk;
+	int ret;
+
+	pthread_mutex_lock(&h->lock);
+	rasp__context_retire(c);
+	ret = rasp__region_carve(h, z, want, &chunk);
+	if (ret == 0) {
+		c->region = chunk.region;
+		c->chunk_start = c->alloc_ptr = chunk.start;
+		c->alloc_limit = chunk.end;
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (ret == 0)
+		atomic_fetch_add_explicit(&h->refills, 1, memory_order_relaxed);
+	return ret;
+}
+
 /* combined_limit must follow any change of alloc_ptr/alloc_limit made by someone other than
  * the owner: a stale one lets the next fast path bump past the real limit. */
 static void context_sync(struct rasp_context *c, uintptr_t ptr0, uintptr_t lim0, uintptr_t comb0)
@@ -202,7 +262,7 @@ static void context_sync(struct rasp_context *c, uintptr_t ptr0, uintptr_t lim0,
 		 * avail", which the slow path relies on. */
 		c->combined_limit = comb0 < c->alloc_limit ? comb0 : c->alloc_limit;
 	} else {
-		rasp__context_redraw(c); /* discarding cached trials is allowed */
+		context_redraw(c); /* discarding cached trials is allowed */
 	}
 }
 
@@ -283,7 +343,7 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 
 	if (kind == RASP_KIND_SMALL) {
 		obj = NULL;
-		if (z <= c->alloc_limit - c->alloc_ptr || rasp__refill(c, z) == 0) {
+		if (z <= c->alloc_limit - c->alloc_ptr || context_refill(c, z) == 0) {
 			p = c->alloc_ptr;
 			c->alloc_ptr = p + z;
 			((struct rasp__header *)p)->size_flags = z;
@@ -300,7 +360,7 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 		rasp__emit_sample(c, (uint32_t)kind, type, obj, z, budget, mean);
 	if (was_sampling)
 		rasp__sampling_update(c);
-	rasp__context_redraw(c);
+	context_redraw(c);
 	if (!obj) {
 		errno = ENOMEM;
 		return NULL;

@@ -152,6 +152,28 @@ struct rasp__os_ops {
 };
 void rasp__os_set_ops(const struct rasp__os_ops *ops);
 
+/* A chunk carved from a small region for a context: [start, end). */
+struct rasp__chunk {
+	struct rasp__region *region;
+	uintptr_t start, end;
+};
+
+/* region.c: regions and the objects in them. */
+/* heap->lock held. Carves a chunk of up to `want` (at least z) bytes for a context. 0 or
+ * -ENOMEM. */
+int rasp__region_carve(struct rasp_heap *h, size_t z, size_t want, struct rasp__chunk *out);
+/* A large (own region) or pinned object of object size z; its header's type is the caller's
+ * to set. Takes heap->lock. NULL without memory. */
+void *rasp__alloc_outside(struct rasp_heap *h, size_t z, int kind);
+/* Adds delta to the release count; releases the region if that made it 0. heap->lock held. */
+void rasp__region_adjust(struct rasp__region *r, int64_t delta);
+/* heap->lock held: the current regions stop being current, spares are unmapped (collect). */
+void rasp__regions_trim(struct rasp_heap *h);
+/* heap->lock held, contexts retired: fn for every live object. */
+int rasp__regions_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
+/* Teardown: every region and spare back to the OS. */
+void rasp__regions_unmap_all(struct rasp_heap *h);
+
 /* sample.c */
 void rasp__rng_seed(struct rasp_context *c, const rasp_config_t *cfg);
 uint64_t rasp__rng_next(uint64_t s[4]);
@@ -168,20 +190,13 @@ bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g);
 /* Adopts the heap's sampling state (mode, mean, listener) for the calling thread's next
  * trials, announcing a change for this thread. */
 void rasp__sampling_update(struct rasp_context *c);
-/* Recomputes combined_limit from alloc_ptr with a fresh draw (or = alloc_limit if off). */
-void rasp__context_redraw(struct rasp_context *c);
 /* Fires AllocationSampled for an object whose trials were drawn under `mean`. */
 void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
 		       uint64_t z, uint64_t offset, uint64_t mean);
 
-/* heap.c */
-int rasp__refill(struct rasp_context *c, size_t z);
-void rasp__context_retire(struct rasp_context *c);		    /* heap->lock held */
-void *rasp__alloc_outside(struct rasp_heap *h, size_t z, int kind); /* large or pinned */
-/* Adds delta to the release count; releases the region if that made it 0. heap->lock held. */
-void rasp__region_adjust(struct rasp__region *r, int64_t delta);
-
 /* context.c */
+/* heap->lock held: gives the context's chunk back to its region (collect, walk). */
+void rasp__context_retire(struct rasp_context *c);
 typedef void (*rasp__context_fn)(struct rasp_context *c, void *arg);
 /* The one way to change alloc_ptr/alloc_limit of contexts the caller does not own: calls fn
  * for every context of the heap with heap->lock held, then makes combined_limit consistent

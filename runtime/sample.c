@@ -108,23 +108,6 @@ bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g)
 	return *g >= k;
 }
 
-void rasp__context_redraw(struct rasp_context *c)
-{
-	uint64_t budget, avail;
-
-	if (!c->sampling) {
-		c->combined_limit = c->alloc_limit;
-		return;
-	}
-	avail = c->alloc_limit - c->alloc_ptr;
-	/* A budget at or past the context's end leaves combined_limit at alloc_limit; its value
-	 * is then not needed (the next slow path draws afresh). */
-	if (rasp__geometric_at_least(c, avail, &budget))
-		c->combined_limit = c->alloc_limit;
-	else
-		c->combined_limit = c->alloc_ptr + (uintptr_t)budget;
-}
-
 /* Adopts the heap's sampling state for the calling thread's next trials and tells the trace
  * when what it knows of this thread changes. Each thread announces for itself: the
  * SamplingConfigured (or SamplingStopped) a thread emits follows, in that thread, every sample
