@@ -44,9 +44,17 @@ static const struct rasp_cli_flag flags[NFLAGS] = {
     [F_NUMSUBBUF] = {"num-subbuf", 0, "N", "sub-buffers per CPU, power of 2 (default 8)"},
 };
 
-static bool is_pow2(uint64_t v)
+/* A buffer flag: an integer in [min, max] that LTTng takes only as a power of 2. */
+static int pow2_flag(const char *flag, const char *value, uint64_t min, uint64_t max,
+		     bool suffixes, uint64_t *out)
 {
-	return v && !(v & (v - 1));
+	if (rasp_cli_parse_u64("record", flag, value, min, max, suffixes, out))
+		return -1;
+	if (*out & (*out - 1)) {
+		rasp_cli_error("record", "%s '%s' is not a power of 2", flag, value);
+		return -1;
+	}
+	return 0;
 }
 
 static int on_flag(void *ctx, size_t f, const char *value)
@@ -77,23 +85,10 @@ static int on_flag(void *ctx, size_t f, const char *value)
 		return 0;
 	case F_SUBBUF:
 		/* 4 KiB is LTTng's smallest; past 256 MiB a sub-buffer is no longer a buffer. */
-		if (rasp_cli_parse_u64(cmd, "--subbuf-size", value, 4096, UINT64_C(256) << 20, true,
-				       &a->s.subbuf_size))
-			return -1;
-		if (!is_pow2(a->s.subbuf_size)) {
-			rasp_cli_error(cmd, "--subbuf-size '%s' is not a power of 2", value);
-			return -1;
-		}
-		return 0;
+		return pow2_flag("--subbuf-size", value, 4096, UINT64_C(256) << 20, true,
+				 &a->s.subbuf_size);
 	case F_NUMSUBBUF:
-		if (rasp_cli_parse_u64(cmd, "--num-subbuf", value, 2, 1024, false,
-				       &a->s.num_subbuf))
-			return -1;
-		if (!is_pow2(a->s.num_subbuf)) {
-			rasp_cli_error(cmd, "--num-subbuf '%s' is not a power of 2", value);
-			return -1;
-		}
-		return 0;
+		return pow2_flag("--num-subbuf", value, 2, 1024, false, &a->s.num_subbuf);
 	}
 	return -1;
 }

@@ -285,8 +285,10 @@ fail:
 	return -1;
 }
 
-/* The quantile itself: exact below 2^53, its upper bracket (at most one ulp above) past it. */
-static double nb_quantile(double prob, double s, double p)
+/* The quantile: exact below 2^53. Past it, the side of the one-ulp bracket a bound needs: an
+ * upper quantile takes its upper end; a lower one (`low`) the side that can only widen the
+ * interval (below 2^53 the two ends are one apart and hi is the quantile either way). */
+static double nb_quantile_side(double prob, double s, double p, bool low)
 {
 	double lo, hi;
 
@@ -294,20 +296,12 @@ static double nb_quantile(double prob, double s, double p)
 		return 0.0;
 	if (nb_quantile_bracket(prob, s, p, &lo, &hi))
 		return NAN;
-	return hi;
+	return !low || hi - lo == 1.0 ? hi : fmax(lo, 0.0);
 }
 
-/* For the ends of an interval: the lower end takes the side of the bracket that can only
- * widen the interval (lo + 1 is the exact quantile below 2^53, and never above it past). */
-static double nb_quantile_low(double prob, double s, double p)
+static double nb_quantile(double prob, double s, double p)
 {
-	double lo, hi;
-
-	if (p == 1.0)
-		return 0.0;
-	if (nb_quantile_bracket(prob, s, p, &lo, &hi))
-		return NAN;
-	return hi - lo == 1.0 ? hi : fmax(lo, 0.0);
+	return nb_quantile_side(prob, s, p, false);
 }
 
 double rasp_nb_quantile(double prob, double s, double p)
@@ -357,7 +351,8 @@ int rasp_est_interval(double samples, double p, double unsampled, double confide
 	double alpha = 1.0 - confidence;
 
 	/* NB(0, p) is the point mass at 0: no sample, no failed trial before it. */
-	*low = samples > 0.0 ? nb_quantile_low(alpha / 2.0, samples, p) + unsampled : unsampled;
+	*low = samples > 0.0 ? nb_quantile_side(alpha / 2.0, samples, p, true) + unsampled
+			     : unsampled;
 	*high = samples > 0.0 ? nb_quantile(1.0 - alpha / 2.0, samples, p) + unsampled : unsampled;
 	return isfinite(*low) && isfinite(*high) ? 0 : -ERANGE;
 }
@@ -414,13 +409,13 @@ static double memo_quantile(struct rasp_est_memo *m, double prob, double s, doub
 	double q;
 
 	if (!m)
-		return low ? nb_quantile_low(prob, s, p) : nb_quantile(prob, s, p);
+		return nb_quantile_side(prob, s, p, low);
 	mask = m->size - 1;
 	h ^= h >> 29;
 	for (j = h & mask; m->e[j].used; j = (j + 1) & mask)
 		if (m->e[j].prob == prob && m->e[j].s == s && m->e[j].p == p && m->e[j].low == low)
 			return m->e[j].q;
-	q = low ? nb_quantile_low(prob, s, p) : nb_quantile(prob, s, p);
+	q = nb_quantile_side(prob, s, p, low);
 	if ((m->n + 1) * 2 > m->size) {
 		memset(m->e, 0, m->size * sizeof(*m->e));
 		m->n = 0;

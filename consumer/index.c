@@ -2,6 +2,7 @@
 #include "index.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static int build(struct rasp_index *ix, size_t size, size_t n, rasp_index_hash_fn hash_of,
@@ -83,6 +84,21 @@ uint64_t rasp_hash_string(const char *s)
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * UINT64_C(0x100000001b3);
 	return rasp_hash_mix64(h); /* FNV's low bits are weak for short keys */
+}
+
+char *rasp_vstrdupf(const char *fmt, va_list ap)
+{
+	va_list again;
+	char *s;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	s = n < 0 ? NULL : malloc((size_t)n + 1);
+	if (s)
+		vsnprintf(s, (size_t)n + 1, fmt, again);
+	va_end(again);
+	return s;
 }
 
 int rasp_array_grow(void **array, size_t *cap, size_t n, size_t elem)

@@ -1,10 +1,12 @@
-/* The consumer's one hash table: an open-addressing index over an array the caller owns.
+/* The consumer's one hash table, and the small helpers its tables share: an open-addressing
+ * index over an array the caller owns.
  * Slots hold element index + 1 (0 = empty), so the array can grow, and be sorted as long as
  * the index is rebuilt after. Linear probing, power-of-two size, at most half full: a lookup
  * costs one hash and about 1.5 probes. No babeltrace2 types. */
 #ifndef RASP_CONSUMER_INDEX_H
 #define RASP_CONSUMER_INDEX_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +45,9 @@ void rasp_index_free(struct rasp_index *ix);
 /* Hashes: a 64-bit finaliser (splitmix64's) and FNV-1a over a string's bytes. */
 uint64_t rasp_hash_mix64(uint64_t z);
 uint64_t rasp_hash_string(const char *s);
+
+/* A string printed into fresh memory (the caller frees it); NULL without memory. */
+char *rasp_vstrdupf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /* Grows a caller's array (void ** to it) so that element n fits: doubles, 16 at first. 0 or
  * -ENOMEM, also past UINT32_MAX - 1 elements (the index's limit). */

@@ -19,24 +19,15 @@ __attribute__((format(printf, 3, 4))) static int add(struct rasp_notes *n, const
 	struct rasp_note *v;
 	va_list ap;
 	char *s;
-	int len;
 
 	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
+	s = rasp_vstrdupf(fmt, ap);
 	va_end(ap);
-	if (len < 0)
-		return -EINVAL;
-	s = malloc((size_t)len + 1);
-	v = realloc(n->v, (n->n + 1) * sizeof(*v));
-	if (!s || !v) {
+	v = s ? realloc(n->v, (n->n + 1) * sizeof(*v)) : NULL;
+	if (!v) {
 		free(s);
-		if (v)
-			n->v = v;
 		return -ENOMEM;
 	}
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)len + 1, fmt, ap);
-	va_end(ap);
 	n->v = v;
 	n->v[n->n++] = (struct rasp_note){code, s};
 	return 0;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -74,102 +75,10 @@ int rasp_group_by_parse(const char *text, unsigned *mask)
 
 /* ---- The report's parameters -------------------------------------------------------------- */
 
-static int store_format(void *opts, const struct rasp_param *p, const struct rasp_param_value *v,
-			char *err, size_t errlen)
-{
-	struct rasp_report_options *o = opts;
-
-	(void)p;
-	(void)err;
-	(void)errlen;
-	snprintf(o->format, sizeof(o->format), "%s", v->s);
-	return 0;
-}
-
-static int store_group_by(void *opts, const struct rasp_param *p,
-			  const struct rasp_param_value *v, char *err, size_t errlen)
-{
-	struct rasp_report_options *o = opts;
-	unsigned mask = 0, m;
-
-	if (v->kind == RASP_VALUE_STRINGS) {
-		if (v->nstrings == 0)
-			goto bad;
-		for (size_t i = 0; i < v->nstrings; i++) {
-			if (rasp_group_by_parse(v->strings[i], &m))
-				goto bad;
-			mask |= m;
-		}
-	} else if (rasp_group_by_parse(v->s, &mask)) {
-		goto bad;
-	}
-	o->group_by = mask;
-	return 0;
-bad:
-	set_err(err, errlen,
-		"bad parameter: name=%s value=\"%s\" accepted=comma-separated list or array of "
-		"%s",
-		p->name, v->kind == RASP_VALUE_STRINGS ? "(array)" : v->s, p->accepted);
-	return -EINVAL;
-}
-
-static int store_confidence(void *opts, const struct rasp_param *p,
-			    const struct rasp_param_value *v, char *err, size_t errlen)
-{
-	(void)p;
-	(void)err;
-	(void)errlen;
-	((struct rasp_report_options *)opts)->confidence = v->d;
-	return 0;
-}
-
-static int store_mean(void *opts, const struct rasp_param *p, const struct rasp_param_value *v,
-		      char *err, size_t errlen)
-{
-	(void)p;
-	(void)err;
-	(void)errlen;
-	((struct rasp_report_options *)opts)->sampling_mean = v->d;
-	return 0;
-}
-
-static int store_top(void *opts, const struct rasp_param *p, const struct rasp_param_value *v,
-		     char *err, size_t errlen)
-{
-	(void)p;
-	(void)err;
-	(void)errlen;
-	((struct rasp_report_options *)opts)->top = v->u;
-	return 0;
-}
-
-static int store_output(void *opts, const struct rasp_param *p, const struct rasp_param_value *v,
-			char *err, size_t errlen)
-{
-	struct rasp_report_options *o = opts;
-	char *copy = strdup(v->s);
-
-	if (!copy) {
-		set_err(err, errlen, "out of memory: name=%s", p->name);
-		return -ENOMEM;
-	}
-	free(o->output);
-	o->output = copy;
-	return 0;
-}
-
-static int store_strict(void *opts, const struct rasp_param *p, const struct rasp_param_value *v,
-			char *err, size_t errlen)
-{
-	(void)p;
-	(void)err;
-	(void)errlen;
-	((struct rasp_report_options *)opts)->strict = v->b;
-	return 0;
-}
-
 #define STR_(x) #x
 #define STR(x)	STR_(x)
+#define FIELD(f) .offset = offsetof(struct rasp_report_options, f), \
+		 .size = sizeof(((struct rasp_report_options *)0)->f)
 
 const struct rasp_param rasp_report_params[] = {
     {.name = "format",
@@ -178,14 +87,14 @@ const struct rasp_param rasp_report_params[] = {
      .accepted = "text|csv|json",
      .def = "text",
      .help = "output format",
-     .store = store_format},
+     FIELD(format)},
     {.name = "group-by",
      .type = RASP_PARAM_KEYS,
      .metavar = "KEYS",
      .accepted = "type|kind|thread|process",
      .def = "type",
      .help = "comma-separated keys the rows are grouped by",
-     .store = store_group_by},
+     FIELD(group_by)},
     {.name = "confidence",
      .type = RASP_PARAM_REAL,
      .metavar = "C",
@@ -195,7 +104,7 @@ const struct rasp_param rasp_report_params[] = {
      .min = 0.0,
      .max = RASP_EST_MAX_CONFIDENCE,
      .min_open = true,
-     .store = store_confidence},
+     FIELD(confidence)},
     {.name = "sampling-mean",
      .type = RASP_PARAM_REAL,
      .metavar = "BYTES",
@@ -206,7 +115,7 @@ const struct rasp_param rasp_report_params[] = {
      .min = 1.0,
      .max = (double)RASP_MAX_SAMPLING_MEAN,
      .suffixes = true,
-     .store = store_mean},
+     FIELD(sampling_mean)},
     {.name = "top",
      .type = RASP_PARAM_UINT,
      .metavar = "N",
@@ -215,7 +124,7 @@ const struct rasp_param rasp_report_params[] = {
      .help = "text: show the N largest rows only (0: all; the total counts all)",
      .min = 0.0,
      .max = 1e18,
-     .store = store_top},
+     FIELD(top)},
     {.name = "output",
      .short_flag = 'o',
      .type = RASP_PARAM_PATH,
@@ -223,14 +132,14 @@ const struct rasp_param rasp_report_params[] = {
      .accepted = "non-empty file path string",
      .def = "standard output",
      .help = "write the report to FILE (replaced only once the report is complete)",
-     .store = store_output},
+     FIELD(output)},
     {.name = "strict",
      .type = RASP_PARAM_BOOL,
      .accepted = "boolean true|false",
      .def = "true",
      .help = "malformed AllocationSampled events are errors (--no-strict: counted and "
 	     "skipped)",
-     .store = store_strict},
+     FIELD(strict)},
     {.name = NULL},
 };
 
@@ -325,6 +234,56 @@ static bool as_number(const struct rasp_param_value *v, double *d, bool *integer
 	}
 }
 
+/* Stores a checked value into its field. */
+static int store(const struct rasp_param *p, void *opts, const struct rasp_param_value *v,
+		 char *err, size_t errlen)
+{
+	char *field = (char *)opts + p->offset, *copy;
+	unsigned mask = 0, m;
+
+	switch (p->type) {
+	case RASP_PARAM_CHOICE:
+		snprintf(field, p->size, "%s", v->s);
+		return 0;
+	case RASP_PARAM_KEYS:
+		for (size_t i = 0; i < (v->kind == RASP_VALUE_STRINGS ? v->nstrings : 1); i++) {
+			if (rasp_group_by_parse(v->kind == RASP_VALUE_STRINGS ? v->strings[i] : v->s,
+						&m))
+				goto bad_keys;
+			mask |= m;
+		}
+		if (!mask)
+			goto bad_keys;
+		*(unsigned *)field = mask;
+		return 0;
+	case RASP_PARAM_REAL:
+		*(double *)field = v->d;
+		return 0;
+	case RASP_PARAM_UINT:
+		*(uint64_t *)field = v->u;
+		return 0;
+	case RASP_PARAM_PATH:
+		copy = strdup(v->s);
+		if (!copy) {
+			set_err(err, errlen, "out of memory: name=%s", p->name);
+			return -ENOMEM;
+		}
+		free(*(char **)field);
+		*(char **)field = copy;
+		return 0;
+	case RASP_PARAM_BOOL:
+		*(bool *)field = v->b;
+		return 0;
+	}
+	return -EINVAL;
+bad_keys:
+	set_err(err, errlen,
+		"bad parameter: name=%s value=\"%s\" accepted=comma-separated list or array of "
+		"%s",
+		p->name, v->kind == RASP_VALUE_STRINGS ? "(array)" : v->s, p->accepted);
+	return -EINVAL;
+}
+
 int rasp_param_set(const struct rasp_param *table, void *opts, const char *name,
 		   const struct rasp_param_value *v, char *err, size_t errlen)
 {
@@ -396,7 +355,7 @@ int rasp_param_set(const struct rasp_param *table, void *opts, const char *name,
 						     : (uint64_t)d;
 		break;
 	}
-	return p->store(opts, p, &n, err, errlen);
+	return store(p, opts, &n, err, errlen);
 }
 
 /* Decimal or 0x hex, never octal, no sign; a K/M/G suffix where allowed. */

@@ -33,12 +33,9 @@ struct rasp_param_value {
 	size_t nstrings;
 };
 
-struct rasp_param;
-/* Stores a validated value into the options struct. CHOICE and KEYS get the string(s), REAL
- * and UINT the number in v->d / v->u, PATH the string, BOOL v->b. */
-typedef int (*rasp_param_store_fn)(void *opts, const struct rasp_param *p,
-				   const struct rasp_param_value *v, char *err, size_t errlen);
-
+/* Where a parameter's value goes in the options struct: at `offset`, a char[size] (CHOICE), an
+ * unsigned group-by mask (KEYS), a double (REAL), a uint64_t (UINT), an owned char * (PATH) or
+ * a bool (BOOL). */
 struct rasp_param {
 	const char *name;     /* babeltrace2 parameter; the CLI flag is --name */
 	char short_flag;      /* CLI short flag, or 0 */
@@ -50,7 +47,7 @@ struct rasp_param {
 	double min, max;      /* REAL and UINT, inclusive; REAL excludes min when min_open */
 	bool min_open;
 	bool suffixes;	      /* CLI text may end in K, M or G (powers of 1024) */
-	rasp_param_store_fn store;
+	size_t offset, size;  /* of the field in the options struct */
 };
 
 /* The report's options. */

@@ -485,20 +485,13 @@ static int strings_add(char ***v, size_t *n, size_t *cap, char *s)
 int rasp_tally_add_warning(struct rasp_tally *t, const char *fmt, ...)
 {
 	va_list ap;
-	char *s = NULL;
-	int n;
+	char *s;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	s = rasp_vstrdupf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return -EINVAL;
-	s = malloc((size_t)n + 1);
 	if (!s)
 		return -ENOMEM;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
 	for (size_t i = 0; i < t->nwarnings; i++)
 		if (strcmp(t->warnings[i], s) == 0) {
 			free(s);

@@ -13,6 +13,22 @@ static void id(FILE *out, int64_t v)
 		fprintf(out, "%" PRId64, v);
 }
 
+/* "process": id, "process_name": name or null (prefix written as given). */
+static void process_fields(FILE *out, const struct rasp_tally *t, int64_t pid, const char *id_key,
+			   const char *name_key)
+{
+	const struct rasp_tally_process *p = rasp_tally_find_process(t, pid);
+	const char *name = p ? rasp_tally_process_name(t, p) : NULL;
+
+	fprintf(out, "\"%s\": ", id_key);
+	id(out, pid);
+	fprintf(out, ", \"%s\": ", name_key);
+	if (name)
+		rasp_json_string(out, name);
+	else
+		fputs("null", out);
+}
+
 static void est(FILE *out, const struct rasp_est_total *e)
 {
 	fprintf(out, "\"samples\": %" PRIu64 ", \"bytes\": ", e->samples);
@@ -48,15 +64,9 @@ static void processes(FILE *out, const struct rasp_tally *t)
 	fputs("],\n  \"processes\": [", out);
 	for (size_t i = 0; i < t->nprocs; i++) {
 		const struct rasp_tally_process *p = &t->procs[i];
-		const char *name = rasp_tally_process_name(t, p);
 
-		fputs(i ? ",\n    {\"pid\": " : "\n    {\"pid\": ", out);
-		id(out, p->pid);
-		fputs(", \"name\": ", out);
-		if (name)
-			rasp_json_string(out, name);
-		else
-			fputs("null", out);
+		fputs(i ? ",\n    {" : "\n    {", out);
+		process_fields(out, t, p->pid, "pid", "name");
 		fprintf(out, ", \"samples\": %" PRIu64 ", \"samples_assumed_mean\": %" PRIu64
 			     ", \"sampling_mean_low\": ",
 			p->samples, p->samples_assumed);
@@ -137,16 +147,7 @@ static int write_json(const struct rasp_report_view *v, FILE *out)
 			fputs(", ", out);
 		}
 		if (by & RASP_GROUP_PROCESS) {
-			const struct rasp_tally_process *p = rasp_tally_find_process(t, row->process);
-			const char *name = p ? rasp_tally_process_name(t, p) : NULL;
-
-			fputs("\"process\": ", out);
-			id(out, row->process);
-			fputs(", \"process_name\": ", out);
-			if (name)
-				rasp_json_string(out, name);
-			else
-				fputs("null", out);
+			process_fields(out, t, row->process, "process", "process_name");
 			fputs(", ", out);
 		}
 		est(out, &row->est);

@@ -11,6 +11,7 @@
 #include <babeltrace2/babeltrace.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,17 +127,25 @@ static void test_plugin_graph_report(void **state)
 	assert_int_equal(plugin_compare(file, "emit-two-procs.json.expect"), 0);
 }
 
-/* A graph destroyed after a few steps: finalize frees everything and writes nothing. */
+/* A graph destroyed after a few steps: finalize frees everything and writes nothing; the
+ * output file holds what it held before (the report goes to a temporary file renamed over
+ * it only at END), and no temporary file is left. */
 static void test_plugin_graph_torn_down(void **state)
 {
-	char file[PATH_MAX];
+	char file[PATH_MAX], line[64] = "";
 	struct graph gr;
 	bt_value *p;
 	FILE *f;
+	DIR *d;
+	struct dirent *e;
 
 	(void)state;
 	assert_int_equal(plugin_mkdirs(RASP_TEST_OUT), 0);
 	snprintf(file, sizeof(file), "%s/graph-torn-down.json", RASP_TEST_OUT);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fputs("an earlier report\n", f);
+	fclose(f);
 	p = params_json(file);
 	graph_build(&gr, RASP_TEST_TRACES "/emit-two-procs", p);
 	bt_value_put_ref(p);
@@ -144,9 +153,16 @@ static void test_plugin_graph_torn_down(void **state)
 		assert_true(bt_graph_run_once(gr.g) == BT_GRAPH_RUN_ONCE_STATUS_OK);
 	graph_put(&gr);
 	f = fopen(file, "r");
-	assert_non_null(f);		 /* opened at initialization ... */
-	assert_int_equal(fgetc(f), EOF); /* ... and left empty: no report without END */
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_string_equal(line, "an earlier report\n");
 	fclose(f);
+	d = opendir(RASP_TEST_OUT);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (strstr(e->d_name, "graph-torn-down.json.tmp"))
+			fail_msg("temporary file %s left behind", e->d_name);
+	closedir(d);
 }
 
 /* Bad parameters fail bt_graph_add_sink_component with a cause naming the parameter. */
