@@ -30,11 +30,6 @@ int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const cha
 
 	if (e->timed)
 		rasp_tally_note_time(t, e->ns);
-	if (e->procname && e->role != RASP_ROLE_OTHER && e->pid != RASP_ID_UNKNOWN) {
-		ret = rasp_tally_set_process_name(t, e->pid, e->procname);
-		if (ret)
-			return ret;
-	}
 	switch (e->role) {
 	case RASP_ROLE_SAMPLED:
 		if (e->size == 0 || e->offset >= e->size) {
@@ -45,19 +40,27 @@ int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const cha
 				 e->size ? "not-below-ObjectSize" : "zero", e->offset, e->size);
 			return -EINVAL;
 		}
-		return rasp_tally_add_sample(t, e->type, e->kind, e->pid, e->tid, e->size,
-					     e->offset);
+		ret = rasp_tally_add_sample(t, e->type, e->kind, e->pid, e->tid, e->size,
+					    e->offset);
+		break;
 	case RASP_ROLE_CONFIGURED:
 		if (e->mean == 0) {
 			*field = RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_FIELD_SAMPLINGMEAN;
 			snprintf(why, whylen, "zero (SamplingMean=0)");
 			return -EINVAL;
 		}
-		return rasp_tally_set_mean(t, e->pid, e->tid, (double)e->mean);
+		ret = rasp_tally_set_mean(t, e->pid, e->tid, (double)e->mean);
+		break;
 	case RASP_ROLE_TICK:
-		return rasp_tally_add_tick(t, e->type, e->amount);
+		ret = rasp_tally_add_tick(t, e->type, e->amount);
+		break;
 	default:
 		rasp_tally_add_other_event(t);
 		return 0;
 	}
+	/* The name of a process the report shows: one with samples, a mean or ticks, never one
+	 * seen only in malformed events. */
+	if (!ret && e->procname && e->pid != RASP_ID_UNKNOWN)
+		ret = rasp_tally_set_process_name(t, e->pid, e->procname);
+	return ret;
 }

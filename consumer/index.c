@@ -109,6 +109,8 @@ int rasp_array_grow(void **array, size_t *cap, size_t n, size_t elem)
 	if (n < *cap)
 		return 0;
 	newcap = *cap ? *cap * 2 : 16;
+	while (newcap <= n && newcap <= UINT32_MAX)
+		newcap *= 2;
 	if (newcap > UINT32_MAX - 1 || newcap > SIZE_MAX / elem)
 		return -ENOMEM;
 	p = realloc(*array, newcap * elem);

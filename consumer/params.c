@@ -332,7 +332,10 @@ int rasp_param_set(const struct rasp_param *table, void *opts, const char *name,
 		if (!as_number(v, &d, &integer) || (p->type == RASP_PARAM_UINT && !integer))
 			return wrong_kind(p, v, err, errlen);
 		in_range = isfinite(d) && (p->min_open ? d > p->min : d >= p->min) && d <= p->max;
-		/* A signed value below zero never fits an unsigned parameter, even converted. */
+		/* Integers compare as integers: past 2^53 a double rounds (10^18 + 1 would pass a
+		 * bound of 10^18). A signed value below zero never fits an unsigned parameter. */
+		if (v->kind == RASP_VALUE_UNSIGNED && v->u > (uint64_t)p->max)
+			in_range = false;
 		if (v->kind == RASP_VALUE_SIGNED && v->i < 0 && p->min >= 0)
 			in_range = false;
 		if (!in_range) {

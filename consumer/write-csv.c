@@ -93,6 +93,9 @@ static int write_csv(const struct rasp_report_view *v, FILE *out)
 
 		fputs("allocation-tick-biased,", out);
 		field(out, rasp_tally_type_name(t, k));
+		/* The type fills the first key column; the other keys stay empty. */
+		for (unsigned b = by & (by - 1); b; b &= b - 1)
+			fputc(',', out);
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",,,,,,%s\n", t->ticks[k].ticks,
 			t->ticks[k].amount, by & RASP_GROUP_PROCESS ? "," : "");
 	}

@@ -233,9 +233,10 @@ static void ticks(const struct rasp_report_view *v, FILE *out)
 	for (size_t i = 0; i < r->nticks; i++)
 		if (width_of(rasp_tally_type_name(t, r->ticks[i])) > tw)
 			tw = width_of(rasp_tally_type_name(t, r->ticks[i]));
-	fprintf(out, "\nGCAllocationTick events (older .NET: one tick per ~100 KB allocated, fixed "
+	fprintf(out, "%sGCAllocationTick events (older .NET: one tick per ~100 KB allocated, fixed "
 		     "stride).\nBIASED: each tick charges the whole stride to the type that happened "
-		     "to cross it; these are not estimates and are not part of the table above.\n");
+		     "to cross it; these are not estimates and are not part of the table above.\n",
+		r->n ? "\n" : "");
 	put_cell(out, "TYPE", tw, false);
 	fprintf(out, "  %8s  %18s\n", "TICKS", "ALLOCATION_AMOUNT");
 	for (size_t i = 0; i < r->nticks; i++) {
