@@ -365,6 +365,73 @@ static void test_estimate_sum_huge(void **state)
 	check_rel((t.bytes_high + t.bytes_low) / 2, mid, 1e-5, "middle");
 }
 
+/* Through a memo the sums are the same, bit for bit, for every combination seen twice or
+ * more (the memo is cleared when full, so more distinct keys than its size are used). */
+static void test_estimate_sum_memo_equal(void **state)
+{
+	struct rasp_est_memo *m = rasp_est_memo_create();
+	struct rasp_est_cell c[2];
+	struct rasp_est_total a, b;
+
+	(void)state;
+	assert_non_null(m);
+	for (int round = 0; round < 2; round++)
+		for (int s = 1; s <= 3000; s += (s < 50 ? 1 : 37)) {
+			for (int k = 0; k < 2; k++) {
+				assert_int_equal(
+				    rasp_est_cell_init(&c[k], k ? 1.0 / 4096 : 1.0 / 102400), 0);
+				for (int i = 0; i < s; i++)
+					assert_int_equal(rasp_est_cell_add(&c[k], 64 + 8 * (i % 7), i % 5),
+							 0);
+			}
+			for (size_t n = 1; n <= 2; n++) {
+				assert_int_equal(rasp_est_sum(c, n, 0.95, &a), 0);
+				assert_int_equal(rasp_est_sum_memo(c, n, 0.95, m, &b), 0);
+				assert_memory_equal(&a, &b, sizeof(a));
+			}
+		}
+	/* Past 2^53 too (the bracket side of each bound is kept apart in the memo). */
+	assert_int_equal(rasp_est_cell_init(&c[0], 1.0 / (double)(UINT64_C(1) << 48)), 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(rasp_est_cell_add(&c[0], 1 << 20, 7), 0);
+	assert_int_equal(rasp_est_sum(c, 1, 0.95, &a), 0);
+	assert_int_equal(rasp_est_sum_memo(c, 1, 0.95, m, &b), 0);
+	assert_int_equal(rasp_est_sum_memo(c, 1, 0.95, m, &b), 0);
+	assert_memory_equal(&a, &b, sizeof(a));
+	assert_true(a.bytes_low <= a.bytes && a.bytes <= a.bytes_high);
+	rasp_est_memo_destroy(m);
+}
+
+/* Hangs of the first version: a quantile past 2^53 (mean 2^48, 100 samples) looped forever,
+ * and a confidence whose upper tail rounds to 1 searched for an infinite quantile. Both end
+ * now: a bracketed quantile, and a refused confidence. */
+static void test_estimate_no_hang_past_2_53(void **state)
+{
+	double p = 1.0 / (double)(UINT64_C(1) << 48), lo, hi;
+	struct rasp_est_cell c;
+	struct rasp_est_total t;
+
+	(void)state;
+	for (double s = 1; s <= 1e6; s *= 10) {
+		double q = rasp_nb_quantile(0.975, s, p);
+
+		assert_true(isfinite(q));
+		/* The bracket: CDF(q) reaches 0.975, the double below it does not. */
+		assert_true(rasp_nb_cdf(q, s, p) >= 0.975);
+		assert_true(rasp_nb_cdf(nextafter(q, 0), s, p) < 0.975);
+	}
+	assert_int_equal(rasp_est_interval(100, p, 0, 0.95, &lo, &hi), 0);
+	assert_true(lo > 9e15 && hi > lo);
+	assert_int_equal(rasp_est_cell_init(&c, p), 0);
+	assert_int_equal(rasp_est_cell_add(&c, 100, 3), 0);
+	assert_int_equal(rasp_est_sum(&c, 1, 0.9999999999999999, &t), -EINVAL);
+	assert_int_equal(rasp_est_interval(1, p, 0, 0.9999999999999999, &lo, &hi), -EINVAL);
+	assert_int_equal(rasp_est_sum(&c, 1, RASP_EST_MAX_CONFIDENCE, &t), 0);
+	assert_true(isfinite(t.bytes_high));
+	assert_false(rasp_est_confidence_valid(NAN));
+	assert_true(isnan(rasp_nb_quantile(1.0, 3, p)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +446,8 @@ int main(void)
 	    cmocka_unit_test(test_estimate_sum_threads),
 	    cmocka_unit_test(test_estimate_sum_mixed_p),
 	    cmocka_unit_test(test_estimate_sum_huge),
+	    cmocka_unit_test(test_estimate_sum_memo_equal),
+	    cmocka_unit_test(test_estimate_no_hang_past_2_53),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
