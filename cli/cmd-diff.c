@@ -72,7 +72,7 @@ static int load_trace(const char *cmd, struct side *s, const struct rasp_report_
 		return rc;
 	rc = rasp_rows_build(s->tally, opt->confidence, &s->rows);
 	if (!rc)
-		rc = rasp_notes_build(s->tally, "--sampling-mean", &s->notes);
+		rc = rasp_notes_build(s->tally, &s->rows, "--sampling-mean", &s->notes);
 	if (rc)
 		return rc;
 	s->items = calloc(s->rows.n + 1, sizeof(*s->items));
@@ -123,9 +123,7 @@ static int json_notes(json_object *root, struct rasp_notes *n)
 			continue;
 		n->v[n->n].text = strdup(json_object_get_string(text));
 		/* Codes are a fixed set: keep ours, not a pointer into the document. */
-		n->v[n->n].code = strcmp(json_object_get_string(code), "no-samples") == 0
-				      ? "no-samples"
-				      : "input";
+		n->v[n->n].code = rasp_note_code(json_object_get_string(code));
 		if (!n->v[n->n].text)
 			return -ENOMEM;
 		n->n++;
@@ -194,6 +192,18 @@ static int load_json(const char *cmd, struct side *s, double confidence)
 				       "'%s': row %zu lacks bytes, bytes_low, bytes_high, objects "
 				       "or samples",
 				       s->path, i);
+			return -EINVAL;
+		}
+		/* A saved report is outside input: its numbers must make sense before a test
+		 * trusts them. */
+		if (!(it->est.bytes_low >= 0 && it->est.bytes_low <= it->est.bytes_high &&
+		      it->est.bytes >= 0 && it->est.objects >= 0 && isfinite(it->est.bytes_high) &&
+		      isfinite(it->est.bytes))) {
+			rasp_cli_error(cmd,
+				       "'%s': row %zu (%s) has inconsistent numbers: bytes %g in "
+				       "[%g, %g], objects %g",
+				       s->path, i, it->type, it->est.bytes, it->est.bytes_low,
+				       it->est.bytes_high, it->est.objects);
 			return -EINVAL;
 		}
 		s->samples += it->est.samples;

@@ -190,11 +190,15 @@ static int find_traces(const char *cmd, const char *root, struct rasp_inputs *in
 {
 	int rc = 0;
 
+	char *real = realpath(root, NULL);
+
 	walk.n = 0;
 	walk.overflow = false;
 	walk.unreadable = NULL;
 	errno = 0;
-	if (nftw(root, collect, 16, FTW_PHYS) != 0 || walk.overflow || walk.unreadable) {
+	/* The operand itself may be a symbolic link to a trace; inside it links are not
+	 * followed (no cycles, no trace counted twice through a link). */
+	if (!real || nftw(real, collect, 16, FTW_PHYS) != 0 || walk.overflow || walk.unreadable) {
 		int err = errno ? errno : EIO;
 
 		if (walk.overflow)
@@ -221,6 +225,7 @@ out:
 	for (size_t i = 0; i < walk.n; i++)
 		free(walk.dirs[i]);
 	free(walk.unreadable);
+	free(real);
 	walk.n = 0;
 	return rc;
 }
@@ -233,7 +238,11 @@ static int find_metadata(const char *path, const struct stat *sb, int type, stru
 
 bool rasp_inputs_any(const char *dir)
 {
-	return nftw(dir, find_metadata, 16, FTW_PHYS) == 1;
+	char *real = realpath(dir, NULL);
+	bool any = real && nftw(real, find_metadata, 16, FTW_PHYS) == 1;
+
+	free(real);
+	return any;
 }
 
 int rasp_inputs_collect(const char *cmd, char *const *operands, size_t n, struct rasp_inputs *out,

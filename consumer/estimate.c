@@ -339,6 +339,7 @@ int rasp_est_cell_add(struct rasp_est_cell *cell, uint64_t object_size, uint64_t
 	cell->bytes += z / hit;
 	cell->objects += 1.0 / hit;
 	cell->unsampled += (double)(object_size - sampled_offset);
+	cell->sampled_bytes += z;
 	return 0;
 }
 
@@ -503,7 +504,7 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 	struct stream *st = malloc(n * sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	double unsampled = 0.0;
+	double unsampled = 0.0, seen = 0.0;
 
 	for (size_t i = 0; i < n; i++) {
 		st[i] = (struct stream){.p = cells[i].p, .samples = (double)cells[i].samples};
@@ -511,6 +512,7 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 		out->bytes += cells[i].bytes;
 		out->objects += cells[i].objects;
 		unsampled += cells[i].unsampled;
+		seen += cells[i].sampled_bytes;
 	}
 	qsort(st, n, sizeof(*st), stream_cmp);
 	size_t groups = 0;
@@ -533,6 +535,15 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 	free(st);
 	if (!isfinite(out->bytes_low) || !isfinite(out->bytes_high))
 		return -ERANGE;
+	/* The failures counted before the samples include their own leading bytes, so with
+	 * offsets a sampler at this p would seldom draw (a wrong mean, made-up events) the NB
+	 * bound can fall below the bytes the samples themselves prove allocated. */
+	out->contradicts = out->bytes_high < seen; /* the whole interval below the evidence */
+	if (out->bytes_low < seen)
+		out->bytes_low = seen;
+	if (out->bytes_high < out->bytes_low)
+		out->bytes_high = out->bytes_low;
+	out->contradicts |= out->bytes < out->bytes_low || out->bytes > out->bytes_high;
 	/* Objects: the bytes interval scaled by the sample's objects per byte. Exact for a group
 	 * of one object size (objects = bytes / z then); for mixed sizes it leaves out the
 	 * uncertainty of the size mix (docs/sampling.md, "Objects"). */
@@ -540,5 +551,9 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 		out->objects_low = out->objects * (out->bytes_low / out->bytes);
 		out->objects_high = out->objects * (out->bytes_high / out->bytes);
 	}
+	if (out->objects_low < (double)out->samples)
+		out->objects_low = (double)out->samples; /* each sample is an object */
+	if (out->objects_high < out->objects_low)
+		out->objects_high = out->objects_low;
 	return 0;
 }

@@ -33,6 +33,7 @@ struct rasp_est_cell {
 	double bytes;	  /* weighted estimate: sum z / (1 - q^z) */
 	double objects;	  /* weighted estimate: sum 1 / (1 - q^z) */
 	double unsampled; /* u: sum (z - o), the sampled byte and the untried bytes after it */
+	double sampled_bytes; /* sum z: bytes of the sampled objects, certainly allocated */
 };
 
 /* p in (0, 1]; -EINVAL otherwise. */
@@ -50,13 +51,17 @@ struct rasp_est_total {
 	double bytes_high;   /* (failed trials + u), with the window adjustments of sampling.md */
 	double objects_low;  /* the bytes interval scaled by objects / bytes */
 	double objects_high; /* (exact for one object size; docs/sampling.md, "Objects") */
+	/* The point estimate lies outside its own interval: the samples contradict the model
+	 * (a wrong sampling mean, or offsets no Bernoulli sampler drew). */
+	int contradicts;
 };
 
 /* Sums n cells (distinct threads, possibly with distinct p) into a total with a two-sided
  * interval at `confidence` (rasp_est_confidence_valid). n = 0 gives all zeros. -EINVAL on a
  * NULL pointer with n > 0, a confidence out of range or a cell with an invalid p; -ERANGE
  * if a bound cannot be computed (not seen for any p in (0, 1] and s below 2^53). Bounds past
- * 2^53 are bracketed to one ulp, on the side that widens the interval. */
+ * 2^53 are bracketed to one ulp, on the side that widens the interval. The lower bounds are
+ * never below what was seen: the sampled objects' bytes and their number. */
 int rasp_est_sum(const struct rasp_est_cell *cells, size_t n, double confidence,
 		 struct rasp_est_total *out);
 

@@ -106,14 +106,28 @@ static int assumed_notes(const struct rasp_tally *t, const char *mean_flag, stru
 	return ret;
 }
 
-int rasp_notes_build(const struct rasp_tally *t, const char *mean_flag, struct rasp_notes *out)
+const char *rasp_note_code(const char *code)
+{
+	static const char *const codes[] = {"lost-data",  "skipped-events", "assumed-mean", "input",
+					    "no-samples", "model-mismatch"};
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (strcmp(code, codes[i]) == 0)
+			return codes[i];
+	return "input";
+}
+
+int rasp_notes_build(const struct rasp_tally *t, const struct rasp_rows *rows,
+		     const char *mean_flag, struct rasp_notes *out)
 {
 	int ret = 0;
 
 	*out = (struct rasp_notes){0};
 	for (size_t i = 0; i < t->nwarnings && !ret; i++)
 		ret = add(out, "input", "%s", t->warnings[i]);
+	/* Part of an input is missing: events are lost as surely as discarded ones. */
 	out->incomplete = t->nwarnings > 0;
+	out->lost_data = out->incomplete;
 	if (!ret && rasp_tally_lost_data(t)) {
 		out->lost_data = 1;
 		ret = lost_note(t, out);
@@ -127,8 +141,20 @@ int rasp_notes_build(const struct rasp_tally *t, const char *mean_flag, struct r
 		out->assumed_mean = 1;
 		ret = assumed_notes(t, mean_flag, out);
 	}
+	if (!ret && rows && rows->contradictions)
+		ret = add(out, "model-mismatch",
+			  "%zu estimate%s outside %s own interval: the samples contradict the "
+			  "sampling model (a wrong sampling mean, see any ASSUMED mean; or events "
+			  "that no Bernoulli sampler drew), so those figures are not to be trusted.",
+			  rows->contradictions, rows->contradictions == 1 ? " lies" : "s lie",
+			  rows->contradictions == 1 ? "its" : "their");
 	if (!ret && t->samples == 0) {
-		if (t->ticks_total)
+		if (out->incomplete)
+			ret = add(out, "no-samples",
+				  "no %s events were read, and the input is incomplete (see above): "
+				  "the samples may be in what is missing.",
+				  RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
+		else if (t->ticks_total)
 			ret = add(out, "no-samples",
 				  "no %s events, but %" PRIu64 " GCAllocationTick events: the trace "
 				  "comes from a .NET older than 10, or one recorded without the "

@@ -31,7 +31,7 @@ int rasp_report_render(struct rasp_tally *t, const struct rasp_report_options *o
 	ret = rasp_rows_build(t, opt->confidence, &rows);
 	if (ret)
 		return ret;
-	ret = rasp_notes_build(t, mean_flag, &notes);
+	ret = rasp_notes_build(t, &rows, mean_flag, &notes);
 	if (ret) {
 		rasp_rows_free(&rows);
 		return ret;

@@ -130,8 +130,11 @@ int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *o
 	ret = rasp_est_sum(tmp, t->ncells, confidence, &out->total);
 	if (ret)
 		goto out;
-	for (size_t i = 0; i < nrows; i++)
+	out->contradictions = (size_t)out->total.contradicts;
+	for (size_t i = 0; i < nrows; i++) {
 		rows[i].share = out->total.bytes > 0 ? rows[i].est.bytes / out->total.bytes : 0.0;
+		out->contradictions += (size_t)rows[i].est.contradicts;
+	}
 	if (nrows) {
 		sort_tally = t;
 		qsort(rows, nrows, sizeof(*rows), cmp_row);

@@ -24,6 +24,7 @@ struct rasp_rows {
 	struct rasp_est_total total;
 	unsigned group_by;
 	double confidence;
+	size_t contradictions; /* rows (and total) whose estimate is outside its interval */
 	size_t *ticks; /* type indexes with GCAllocationTick events, largest amount first */
 	size_t nticks;
 	uint64_t tick_count, tick_amount;

@@ -24,8 +24,10 @@ static void change_text(const struct rasp_diff_change *c, char *buf, size_t len)
 		snprintf(buf, len, "new");
 	else if (!c->in_new)
 		snprintf(buf, len, "gone");
-	else if (b > 0)
+	else if (b > 0 && fabs((n - b) / b) < 1e6)
 		snprintf(buf, len, "%+.1f%%", 100 * (n - b) / b);
+	else if (b > 0)
+		snprintf(buf, len, "%+.3g%%", 100 * (n - b) / b);
 	else
 		snprintf(buf, len, "-");
 }
@@ -41,7 +43,7 @@ static void notes_text(FILE *out, const char *side, const struct rasp_notes *n)
 int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v)
 {
 	size_t w = strlen("TYPE");
-	char a[48], b[48], ch[32], oa[48], ob[48];
+	char a[48], b[48], ch[64], oa[48], ob[48];
 
 	for (size_t i = 0; i < v->n; i++)
 		if (width_of(v->changes[i].type) > w)

@@ -5,6 +5,7 @@
  * Widths are measured first, so no cell is ever cut. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rasp/event-meta.h"
@@ -50,9 +51,10 @@ static void put_cell(FILE *out, const char *s, size_t width, bool right)
 			fputc(' ', out);
 }
 
-/* "97.5 - 109.8 MiB" when both ends share a unit, else "980 KiB - 1.20 MiB"; "~" in front
- * when the row has too few samples for a narrow interval. */
-static void interval(char *buf, size_t len, double lo, double hi, bool bytes, bool few)
+/* "97.5 - 109.8 MiB" when both ends share a unit, else "980 KiB - 1.20 MiB"; in front, "!"
+ * when the estimate lies outside it (the model does not hold), else "~" when the row has too
+ * few samples for a narrow interval. */
+static void interval(char *buf, size_t len, double lo, double hi, bool bytes, const char *mark)
 {
 	char a[48], b[48];
 	const char *ua, *ub;
@@ -67,10 +69,10 @@ static void interval(char *buf, size_t len, double lo, double hi, bool bytes, bo
 	ua = strrchr(a, ' ');
 	ub = strrchr(b, ' ');
 	if (ua && ub && strcmp(ua, ub) == 0) {
-		snprintf(buf, len, "%s%.*s - %s", few ? "~" : "", (int)(ua - a), a, b);
+		snprintf(buf, len, "%s%.*s - %s", mark, (int)(ua - a), a, b);
 		return;
 	}
-	snprintf(buf, len, "%s%s - %s", few ? "~" : "", a, b);
+	snprintf(buf, len, "%s%s - %s", mark, a, b);
 }
 
 static void process_text(const struct rasp_tally *t, int64_t pid, char *buf, size_t len)
@@ -89,7 +91,7 @@ static void process_text(const struct rasp_tally *t, int64_t pid, char *buf, siz
 static void fill(struct line *l, const struct rasp_report_view *v, const struct rasp_row *row,
 		 const struct rasp_est_total *e, double share)
 {
-	bool few = e->samples < FEW_SAMPLES;
+	const char *mark = e->contradicts ? "!" : e->samples < FEW_SAMPLES ? "~" : "";
 
 	memset(l->cell, 0, sizeof(l->cell));
 	if (row) {
@@ -107,9 +109,9 @@ static void fill(struct line *l, const struct rasp_report_view *v, const struct 
 	rasp_format_count(e->objects, l->buf[C_OBJ], sizeof(l->buf[0]));
 	if (e->samples) {
 		interval(l->buf[C_BYTES_CI], sizeof(l->buf[0]), e->bytes_low, e->bytes_high, true,
-			 few);
+			 mark);
 		interval(l->buf[C_OBJ_CI], sizeof(l->buf[0]), e->objects_low, e->objects_high,
-			 false, few);
+			 false, mark);
 	} else {
 		snprintf(l->buf[C_BYTES_CI], sizeof(l->buf[0]), "-");
 		snprintf(l->buf[C_OBJ_CI], sizeof(l->buf[0]), "-");
@@ -134,6 +136,18 @@ static void print_line(FILE *out, const struct line *l, const size_t *width, con
 			 c >= C_BYTES && c != C_BYTES_CI && c != C_OBJ_CI);
 	}
 	fputc('\n', out);
+}
+
+/* 0.95 -> "95%", 0.999999999 -> "99.9999999%": as many digits as the confidence has, never
+ * rounded up to 100%. */
+static const char *percent(double c, char *buf, size_t len)
+{
+	for (int digits = 3; digits < 17; digits++) {
+		snprintf(buf, len, "%.*g%%", digits, 100.0 * c);
+		if (strtod(buf, NULL) == 100.0 * c || (digits > 9 && strtod(buf, NULL) < 100.0))
+			break;
+	}
+	return buf;
 }
 
 static const char *duration(uint64_t ns, char *buf, size_t len)
@@ -212,9 +226,11 @@ static void header(const struct rasp_report_view *v, FILE *out)
 		fprintf(out, "  lost:      %" PRIu64 "%s events, %" PRIu64 "%s packets\n",
 			t->discarded_events, t->discarded_events_unknown ? "+ (unknown)" : "",
 			t->discarded_packets, t->discarded_packets_unknown ? "+ (unknown)" : "");
+	else if (v->notes->incomplete)
+		fputs("  lost:      none reported by the tracer, but the input is INCOMPLETE\n", out);
 	else
 		fputs("  lost:      none reported\n", out);
-	fprintf(out, "  intervals: %g%% confidence\n", 100.0 * v->opt->confidence);
+	fprintf(out, "  intervals: %s confidence\n", percent(v->opt->confidence, buf, sizeof(buf)));
 	for (size_t i = 0; i < v->notes->n; i++)
 		fprintf(out, "%s: %s\n",
 			strcmp(v->notes->v[i].code, "no-samples") == 0 ? "NOTE" : "WARNING",
@@ -260,7 +276,7 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 			     by & RASP_GROUP_THREAD, true, true, true, true, true, true};
 	size_t width[NCOLS];
 	struct line head, line, tot;
-	char ci[32];
+	char ci[48], pct[32];
 	int first = 0, few = 0;
 
 	header(v, out);
@@ -270,7 +286,7 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 	}
 	memset(&head, 0, sizeof(head));
 	memcpy(head.cell, heads, sizeof(heads));
-	snprintf(ci, sizeof(ci), "%g%% INTERVAL", 100.0 * v->opt->confidence);
+	snprintf(ci, sizeof(ci), "%s INTERVAL", percent(v->opt->confidence, pct, sizeof(pct)));
 	head.cell[C_BYTES_CI] = head.cell[C_OBJ_CI] = ci;
 	while (!shown[first])
 		first++;
@@ -305,6 +321,10 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 			"~ fewer than %d samples: a wide interval (about -50%%/+70%% at 10 "
 			"samples, -97%%/+270%% at 1)\n",
 			FEW_SAMPLES);
+	if (rows->contradictions)
+		fputs("! the estimate lies outside its interval: the samples contradict the "
+		      "sampling model (see the WARNING above)\n",
+		      out);
 	ticks(v, out);
 	return 0;
 }

@@ -432,6 +432,33 @@ static void test_estimate_no_hang_past_2_53(void **state)
 	assert_true(isnan(rasp_nb_quantile(1.0, 3, p)));
 }
 
+/* The interval never claims less than the samples prove (their bytes, their number), and
+ * samples no sampler at this p would draw (offsets deep inside large objects at mean 4096)
+ * are flagged instead of reported as a confident interval below the evidence. */
+static void test_estimate_lower_bounds_and_contradiction(void **state)
+{
+	struct rasp_est_cell c;
+	struct rasp_est_total t;
+
+	(void)state;
+	assert_int_equal(rasp_est_cell_init(&c, 1.0 / 4096), 0);
+	assert_int_equal(rasp_est_cell_add(&c, 136784, 90000), 0);
+	assert_int_equal(rasp_est_cell_add(&c, 136784, 120000), 0);
+	assert_int_equal(rasp_est_sum(&c, 1, 0.95, &t), 0);
+	assert_true(t.contradicts);
+	assert_true(t.bytes_low >= 2 * 136784.0);
+	assert_true(t.bytes_high >= t.bytes_low);
+	assert_true(t.objects_low >= 2.0);
+	/* The same sizes with offsets a sampler draws: no flag, and a real interval. */
+	assert_int_equal(rasp_est_cell_init(&c, 1.0 / 4096), 0);
+	assert_int_equal(rasp_est_cell_add(&c, 136784, 900), 0);
+	assert_int_equal(rasp_est_cell_add(&c, 136784, 5000), 0);
+	assert_int_equal(rasp_est_sum(&c, 1, 0.95, &t), 0);
+	assert_false(t.contradicts);
+	assert_true(t.bytes_low <= t.bytes && t.bytes <= t.bytes_high);
+	assert_true(t.bytes_low >= 2 * 136784.0 && t.objects_low >= 2.0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +475,7 @@ int main(void)
 	    cmocka_unit_test(test_estimate_sum_huge),
 	    cmocka_unit_test(test_estimate_sum_memo_equal),
 	    cmocka_unit_test(test_estimate_no_hang_past_2_53),
+	    cmocka_unit_test(test_estimate_lower_bounds_and_contradiction),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

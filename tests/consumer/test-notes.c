@@ -29,7 +29,7 @@ static struct rasp_tally *tally(double mean)
 
 static void build(const struct rasp_tally *t, struct rasp_notes *n)
 {
-	assert_int_equal(rasp_notes_build(t, "--sampling-mean", n), 0);
+	assert_int_equal(rasp_notes_build(t, NULL, "--sampling-mean", n), 0);
 }
 
 static void print_notes(const struct rasp_notes *n)
@@ -244,7 +244,7 @@ static void test_notes_assumed_mean(void **state)
 	/* Process 9 announced before sampling: no note. */
 	assert_int_equal(rasp_tally_set_mean(t, 9, 3, 4096), 0);
 	sample(t, 9);
-	assert_int_equal(rasp_notes_build(t, "sampling-mean=", &n), 0);
+	assert_int_equal(rasp_notes_build(t, NULL, "sampling-mean=", &n), 0);
 	check_codes(&n, "assumed-mean assumed-mean assumed-mean");
 	assert_int_equal(n.assumed_mean, 1);
 	assert_int_equal(n.lost_data + n.incomplete, 0);

@@ -30,7 +30,7 @@ static void side_init(struct side *s, struct rasp_tally *t, double confidence)
 {
 	s->t = t;
 	assert_int_equal(rasp_rows_build(t, confidence, &s->rows), 0);
-	assert_int_equal(rasp_notes_build(t, "--sampling-mean", &s->notes), 0);
+	assert_int_equal(rasp_notes_build(t, NULL, "--sampling-mean", &s->notes), 0);
 	s->items = calloc(s->rows.n + 1, sizeof(*s->items));
 	assert_non_null(s->items);
 	for (size_t i = 0; i < s->rows.n; i++)

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Checks the AllocationSampled events of an Oracle run (as NetTraceDump prints them) against
+the Oracle's truth JSON; run by run-oracle.sh. Prints every figure it compares, "FAIL: ..." for
+each failed check, and "PASS: dotnet-eventpipe-oracle" when all hold (exit 0, else 1).
+
+  check-oracle.py --trace F.nettrace --truth truth.json --events events.tsv --pid PID
+                  --threads N [--mean 102400] [--sigmas 4]
+
+Sampling model (.NET 10, RandomizedAllocationSampling): every allocated byte is sampled with
+probability p = 1/mean, so an object of s bytes is sampled with q(s) = 1-(1-p)^s. For a type
+whose objects have the sizes of the truth's histogram, the number of samples has mean
+E = sum q(s) and variance sum q(s)(1-q(s)) (independent Bernoulli trials), and the
+Horvitz-Thompson estimate sum over samples of s/q(s) has mean the true bytes and variance
+sum s^2 (1-q(s))/q(s).
+"""
+import argparse
+import json
+import math
+import sys
+from collections import Counter, defaultdict
+
+KIND_NAMES = {0: "Small", 1: "Large", 2: "Pinned"}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trace", required=True)
+    ap.add_argument("--truth", required=True)
+    ap.add_argument("--events", required=True)
+    ap.add_argument("--pid", type=int, required=True)
+    ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--mean", type=float, default=102400.0)
+    ap.add_argument("--sigmas", type=float, default=4.0)
+    a = ap.parse_args()
+
+    failures = []
+
+    def check(ok, what):
+        print(("ok:   " if ok else "FAIL: ") + what)
+        if not ok:
+            failures.append(what)
+
+    with open(a.trace, "rb") as f:
+        magic = f.read(8)
+    check(magic == b"Nettrace", f"{a.trace} starts with {magic!r} (want b'Nettrace')")
+
+    with open(a.truth) as f:
+        truth = json.load(f)
+    types = {k: v for k, v in truth.items() if k != "total"}
+
+    # NetTraceDump's lines, then its closing "events=N lost=M pointer_size=P".
+    events = []
+    footer = None
+    with open(a.events, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("events="):
+                footer = dict(kv.split("=", 1) for kv in line.split())
+                continue
+            fields = line.split("\t")
+            if len(fields) != 9:
+                check(False, f"malformed NetTraceDump line: {line!r}")
+                continue
+            pid, tid, kind, clr, typeid, name, addr, size, offset = fields
+            events.append((int(pid), int(tid), int(kind), int(clr), int(typeid, 16), name,
+                           int(addr, 16), int(size), int(offset)))
+    check(footer is not None, "NetTraceDump printed its events=/lost=/pointer_size= line")
+    if footer is None:
+        return finish(failures)
+    check(int(footer["events"]) == len(events) and len(events) > 0,
+          f"events={footer['events']}, {len(events)} lines")
+    check(int(footer["lost"]) == 0, f"lost={footer['lost']} (want 0)")
+    check(int(footer["pointer_size"]) == 8, f"pointer_size={footer['pointer_size']} (want 8)")
+    pids = Counter(e[0] for e in events)
+    check(set(pids) == {a.pid}, f"every event has the Oracle's pid {a.pid}: {dict(pids)}")
+    check(all(e[3] == 0 for e in events), "every ClrInstanceID is 0")
+
+    p = 1.0 / a.mean
+    log1mp = math.log1p(-p)
+
+    def q(s):
+        return -math.expm1(s * log1mp)
+
+    by = defaultdict(list)  # (type, kind) -> events
+    for e in events:
+        by[(e[5], e[2])].append(e)
+
+    print(f"{'type':<16} {'kind':<6} {'objects':>9} {'bytes':>11} {'samples':>7} {'expected':>9}"
+          f" {'sd':>6} {'z':>6} {'est. bytes':>11} {'z':>6}")
+    worker_tids = set()
+    for name, t in types.items():
+        kind = t["kind"]
+        sizes = {int(s): n for s, n in t["sizes"].items()}
+        got = by.get((name, kind), [])
+        expected = sum(n * q(s) for s, n in sizes.items())
+        var = sum(n * q(s) * (1 - q(s)) for s, n in sizes.items())
+        est = sum(e[7] / q(e[7]) for e in got)
+        est_var = sum(n * s * s * (1 - q(s)) / q(s) for s, n in sizes.items())
+        z = (len(got) - expected) / math.sqrt(var)
+        zb = (est - t["bytes"]) / math.sqrt(est_var)
+        print(f"{name:<16} {kind} {KIND_NAMES.get(kind, '?'):<4} {t['objects']:>9} {t['bytes']:>11}"
+              f" {len(got):>7} {expected:>9.1f} {math.sqrt(var):>6.1f} {z:>+6.2f} {est:>11.0f} {zb:>+6.2f}")
+        check(len(got) > 0, f"{name} appears in AllocationSampled events with kind {kind}"
+              f" ({KIND_NAMES.get(kind)})")
+        check(abs(z) <= a.sigmas, f"{name}: {len(got)} samples, expected {expected:.1f}"
+              f" +- {math.sqrt(var):.1f} (|z| = {abs(z):.2f} <= {a.sigmas})")
+        check(abs(zb) <= a.sigmas, f"{name}: estimated {est:.0f} bytes, true {t['bytes']}"
+              f" (|z| = {abs(zb):.2f} <= {a.sigmas})")
+        odd = [e for e in got if e[7] not in sizes or not 0 <= e[8] < e[7]]
+        check(not odd, f"{name}: every ObjectSize is the size of one of its objects in the truth"
+              f" (header included), 0 <= SampledByteOffset < ObjectSize"
+              + (f"; not: {odd[:3]}" if odd else ""))
+        # An object of a measured size reported with another kind is a workload object with
+        # the wrong kind; other sizes are the runtime's own objects of that type.
+        wrong = [e for e in events if e[5] == name and e[2] != kind and e[7] in sizes]
+        others = Counter(e[2] for e in events if e[5] == name and e[2] != kind)
+        check(not wrong, f"{name}: no object of a measured size has a kind other than {kind}"
+              + (f"; wrong: {wrong[:3]}" if wrong else "")
+              + (f" (other kinds, from outside the loops: {dict(others)})" if others else ""))
+        type_ids = {e[4] for e in got}
+        check(len(type_ids) <= 1, f"{name}: one TypeID ({', '.join(hex(i) for i in type_ids)})")
+        worker_tids |= {e[1] for e in got}
+    check(len(worker_tids) == a.threads and a.pid not in worker_tids,
+          f"samples of the truth types come from {len(worker_tids)} threads (want {a.threads}"
+          f" workers, not the main thread {a.pid})")
+    rest = Counter((e[5], e[2]) for e in events if e[5] not in types)
+    print(f"other types (the runtime's and the Oracle's own, outside the loops): "
+          f"{sum(rest.values())} samples in {len(rest)} (type, kind)")
+    return finish(failures)
+
+
+def finish(failures):
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("PASS: dotnet-eventpipe-oracle")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# CTest dotnet-eventpipe-oracle: runs the Oracle under a .NET 10 EventPipe file session that
+# records only AllocationSampled (Microsoft-Windows-DotNETRuntime keyword 0x80000000000, level
+# 4), dumps the resulting .nettrace with TraceEvent (NetTraceDump) and checks the events
+# against the Oracle's truth (check-oracle.py). Prints every command and every check.
+#   run-oracle.sh DOTNET PYTHON3 OUT WORK [--threads N] [--scale K]
+# OUT is where build.sh put the programs; WORK (emptied first) receives the trace, the truth
+# and the dumps.
+set -euo pipefail
+[ $# -ge 4 ] || { echo "usage: run-oracle.sh DOTNET PYTHON3 OUT WORK [--threads N] [--scale K]" >&2; exit 2; }
+dotnet=$1 python=$2 out=$3 work=$4
+shift 4
+threads=4 scale=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --threads) threads=$2; shift 2 ;;
+    --scale) scale=$2; shift 2 ;;
+    *) echo "run-oracle.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+done
+here=$(cd "$(dirname "$0")" && pwd)
+export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1
+
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+
+echo "+ DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath=$work/oracle-{pid}.nettrace" \
+     "DOTNET_EventPipeConfig=Microsoft-Windows-DotNETRuntime:0x80000000000:4" \
+     "$dotnet $out/Oracle/Oracle.dll --threads $threads --scale $scale --truth $work/truth.json"
+start=$(date +%s%N)
+DOTNET_EnableEventPipe=1 \
+DOTNET_EventPipeOutputPath="$work/oracle-{pid}.nettrace" \
+DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x80000000000:4' \
+  "$dotnet" "$out/Oracle/Oracle.dll" --threads "$threads" --scale "$scale" --truth "$work/truth.json" \
+  || { echo "FAIL: the Oracle exited with status $?"; exit 1; }
+echo "Oracle ran in $(( ($(date +%s%N) - start) / 1000000 )) ms"
+
+shopt -s nullglob
+traces=("$work"/oracle-*.nettrace)
+[ ${#traces[@]} -eq 1 ] || { echo "FAIL: want one oracle-<pid>.nettrace in $work, found ${#traces[@]}"; exit 1; }
+trace=${traces[0]}
+pid=${trace##*/oracle-}
+pid=${pid%.nettrace}
+echo "trace: $trace ($(stat -c %s "$trace") bytes), pid $pid"
+
+echo "+ $dotnet $out/NetTraceDump/NetTraceDump.dll $trace > $work/events.tsv"
+"$dotnet" "$out/NetTraceDump/NetTraceDump.dll" "$trace" > "$work/events.tsv" \
+  || { echo "FAIL: NetTraceDump could not read $trace"; exit 1; }
+echo "+ $dotnet $out/NetTraceDump/NetTraceDump.dll --summary $trace"
+"$dotnet" "$out/NetTraceDump/NetTraceDump.dll" --summary "$trace" | tee "$work/summary.tsv" \
+  || { echo "FAIL: NetTraceDump --summary could not read $trace"; exit 1; }
+
+echo "+ $python $here/check-oracle.py --trace $trace --truth $work/truth.json --events $work/events.tsv --pid $pid --threads $threads"
+exec "$python" "$here/check-oracle.py" --trace "$trace" --truth "$work/truth.json" \
+     --events "$work/events.tsv" --pid "$pid" --threads "$threads"
