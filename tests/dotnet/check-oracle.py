@@ -87,7 +87,7 @@ def main():
 
     print(f"{'type':<16} {'kind':<6} {'objects':>9} {'bytes':>11} {'samples':>7} {'expected':>9}"
           f" {'sd':>6} {'z':>6} {'est. bytes':>11} {'z':>6}")
-    worker_tids = set()
+    worker_tids = Counter()  # tid -> samples of the truth types (with their kind)
     for name, t in types.items():
         kind = t["kind"]
         sizes = {int(s): n for s, n in t["sizes"].items()}
@@ -119,10 +119,13 @@ def main():
               + (f" (other kinds, from outside the loops: {dict(others)})" if others else ""))
         type_ids = {e[4] for e in got}
         check(len(type_ids) <= 1, f"{name}: one TypeID ({', '.join(hex(i) for i in type_ids)})")
-        worker_tids |= {e[1] for e in got}
-    check(len(worker_tids) == a.threads and a.pid not in worker_tids,
-          f"samples of the truth types come from {len(worker_tids)} threads (want {a.threads}"
-          f" workers, not the main thread {a.pid})")
+        worker_tids.update(e[1] for e in got)
+    # The workers: threads with many samples of the truth types (each has hundreds); a thread
+    # with a few is the main thread or a runtime thread allocating one of these types.
+    busy = {tid for tid, n in worker_tids.items() if n >= 10}
+    check(len(busy) == a.threads and a.pid not in busy,
+          f"samples of the truth types come from {len(busy)} busy threads (want {a.threads}"
+          f" workers, not the main thread {a.pid}): {dict(sorted(worker_tids.items()))}")
     rest = Counter((e[5], e[2]) for e in events if e[5] not in types)
     print(f"other types (the runtime's and the Oracle's own, outside the loops): "
           f"{sum(rest.values())} samples in {len(rest)} (type, kind)")

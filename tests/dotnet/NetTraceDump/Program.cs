@@ -2,7 +2,8 @@
 // .nettrace file exactly as TraceEvent (EventPipeEventSource, Clr.AllocationSampling) decodes
 // them: an oracle for rasp's own nettrace reader and writer.
 //
-//   dotnet NetTraceDump.dll FILE.nettrace             one line per event, in file order:
+//   dotnet NetTraceDump.dll FILE.nettrace             one line per event, in the order
+//     TraceEvent dispatches them (time order, threads merged; not the byte order of the file):
 //     pid TAB tid TAB kind TAB clrInstanceId TAB typeId(hex) TAB typeName TAB address(hex)
 //     TAB objectSize TAB sampledByteOffset
 //   dotnet NetTraceDump.dll --summary FILE.nettrace   one line per (typeName, kind):
