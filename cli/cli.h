@@ -61,8 +61,9 @@ void rasp_cli_args_help(const struct rasp_param *table, const struct rasp_cli_fl
 /* --- inputs.c: what a report reads -------------------------------------------------------- */
 
 enum rasp_input_kind {
-	RASP_INPUT_CTF,	 /* a CTF trace directory (one holding a metadata file) */
-	RASP_INPUT_LIVE, /* an lttng-live URL */
+	RASP_INPUT_CTF,	     /* a CTF trace directory (one holding a metadata file) */
+	RASP_INPUT_LIVE,     /* an lttng-live URL */
+	RASP_INPUT_NETTRACE, /* an EventPipe .nettrace file (recognised by its magic) */
 };
 
 struct rasp_input {
@@ -77,7 +78,8 @@ struct rasp_inputs {
 };
 
 /* Resolves operands into inputs: a directory is searched for CTF traces (at most 256 in all),
- * a net:// URL is a live session (alone). A trace found twice (the same directory given twice,
+ * a file starting with "Nettrace" is an EventPipe trace, a net:// URL is a live session
+ * (alone). A NetTrace file without its end-of-stream marker is a warning in t. A trace found twice (the same directory given twice,
  * or one inside another) is an error: its samples would count twice. Each CTF trace's stream
  * files are checked against their packet index; a stream cut short or missing becomes a
  * warning in t (when t is not NULL): the trace is incomplete. 0, or a negative errno value

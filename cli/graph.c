@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "sink-report.h"
+#include "source-nettrace.h"
 
 /* Prints what went wrong inside babeltrace2, and clears it. The rasp components' own causes
  * name the bad parameter or event; libbabeltrace2's wrapping causes ("component
@@ -42,6 +43,7 @@ static void print_bt_error(const char *who)
 
 struct plugins {
 	const bt_plugin *ctf, *utils;
+	bt_component_class_source *nettrace; /* ours, made in process */
 };
 
 static int find_plugins(const char *who, struct plugins *p)
@@ -63,6 +65,14 @@ static int find_plugins(const char *who, struct plugins *p)
 		*p = (struct plugins){0};
 		return -ENOENT;
 	}
+	p->nettrace = rasp_nettrace_source_class_create();
+	if (!p->nettrace) {
+		fprintf(stderr, "%s: out of memory\n", who);
+		bt_plugin_put_ref(p->ctf);
+		bt_plugin_put_ref(p->utils);
+		*p = (struct plugins){0};
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -70,6 +80,7 @@ static void put_plugins(struct plugins *p)
 {
 	bt_plugin_put_ref(p->ctf);
 	bt_plugin_put_ref(p->utils);
+	bt_component_class_source_put_ref(p->nettrace);
 }
 
 static int run_graph(const char *who, bt_graph *graph)
@@ -112,8 +123,11 @@ static int connect_source(bt_graph *graph, const bt_component_source *src,
 static int add_source(const char *who, bt_graph *graph, const struct plugins *pl,
 		      const struct rasp_input *in, size_t i, const bt_component_filter *mux)
 {
-	const bt_component_class_source *cls = bt_plugin_borrow_source_component_class_by_name_const(
-	    pl->ctf, in->kind == RASP_INPUT_LIVE ? "lttng-live" : "fs");
+	const bt_component_class_source *cls =
+	    in->kind == RASP_INPUT_NETTRACE
+		? pl->nettrace
+		: bt_plugin_borrow_source_component_class_by_name_const(
+		      pl->ctf, in->kind == RASP_INPUT_LIVE ? "lttng-live" : "fs");
 	const bt_component_source *src = NULL;
 	bt_value *params = bt_value_map_create(), *inputs = NULL;
 	char name[32];
@@ -136,7 +150,9 @@ static int add_source(const char *who, bt_graph *graph, const struct plugins *pl
 	if (!ok) {
 		print_bt_error(who);
 		fprintf(stderr, "%s: '%s' is not a readable %s\n", who, in->path,
-			in->kind == RASP_INPUT_LIVE ? "lttng-live URL" : "CTF trace");
+			in->kind == RASP_INPUT_LIVE	  ? "lttng-live URL"
+			: in->kind == RASP_INPUT_NETTRACE ? "NetTrace file"
+							  : "CTF trace");
 		return -EINVAL;
 	}
 	if (connect_source(graph, src, mux)) {

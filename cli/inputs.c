@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ctf-index.h"
+#include "nettrace-read.h"
 
 #define MAX_TRACES  256
 #define MAX_STREAMS 4096
@@ -185,6 +186,31 @@ static void check_trace(const char *dir, struct rasp_tally *t)
 	closedir(d);
 }
 
+/* A NetTrace file ends with its end-of-stream marker: the NullReference tag (V4/V5) or an
+ * empty EndOfStream block (V6). Without it the session was never stopped (a killed process,
+ * a file copied while written): events are missing at its end. */
+static void check_nettrace(const char *path, struct rasp_tally *t)
+{
+	FILE *f;
+	uint8_t head[12], tail[4];
+	long size;
+
+	if (!t || !(f = fopen(path, "rbe")))
+		return;
+	if (fread(head, 1, sizeof(head), f) == sizeof(head) && fseek(f, -4, SEEK_END) == 0 &&
+	    (size = ftell(f) + 4) >= 16 && fread(tail, 1, 4, f) == 4) {
+		bool v6 = !memcmp(head + 8, "\0\0\0\0", 4);
+
+		if (v6 ? memcmp(tail, "\0\0\0\0", 4) != 0 : tail[3] != 1)
+			rasp_tally_add_warning(t,
+					       "trace incomplete: %s has no end-of-stream marker at "
+					       "offset %ld (the EventPipe session was never stopped: "
+					       "the process killed, the file copied while written?)",
+					       path, size);
+	}
+	fclose(f);
+}
+
 /* The CTF traces under root, sorted; -errno with a message, 0 traces is not an error here. */
 static int find_traces(const char *cmd, const char *root, struct rasp_inputs *in, size_t *found)
 {
@@ -268,9 +294,19 @@ int rasp_inputs_collect(const char *cmd, char *const *operands, size_t n, struct
 			continue;
 		}
 		if (stat(op, &st) == 0 && !S_ISDIR(st.st_mode)) {
-			rasp_cli_error(cmd, "'%s' is not a trace directory", op);
-			rc = -EINVAL;
-			break;
+			char *real;
+
+			if (!rasp_nt_is_nettrace(op)) {
+				rasp_cli_error(cmd,
+					       "'%s' is neither a trace directory nor an EventPipe "
+					       ".nettrace file",
+					       op);
+				rc = -EINVAL;
+				break;
+			}
+			real = realpath(op, NULL);
+			rc = real ? add(out, RASP_INPUT_NETTRACE, real, op) : -errno;
+			continue;
 		}
 		rc = find_traces(cmd, op, out, &found);
 		if (!rc && found == 0) {
@@ -282,11 +318,11 @@ int rasp_inputs_collect(const char *cmd, char *const *operands, size_t n, struct
 			rc = -ENOENT;
 		}
 	}
-	/* Each trace once: the same directory given twice, or one inside another, would count
-	 * every sample twice. */
+	/* Each trace once: the same directory or file given twice, or a directory inside
+	 * another, would count every sample twice. */
 	for (size_t i = 0; !rc && i < out->n; i++)
 		for (size_t j = i + 1; !rc && j < out->n; j++)
-			if (out->v[i].kind == RASP_INPUT_CTF &&
+			if (out->v[i].kind != RASP_INPUT_LIVE &&
 			    strcmp(out->v[i].path, out->v[j].path) == 0) {
 				rasp_cli_error(cmd,
 					       "the trace %s is in the input twice (from '%s' and "
@@ -303,6 +339,8 @@ int rasp_inputs_collect(const char *cmd, char *const *operands, size_t n, struct
 			return -ENOMEM;
 		if (out->v[i].kind == RASP_INPUT_CTF)
 			check_trace(out->v[i].path, t);
+		else if (out->v[i].kind == RASP_INPUT_NETTRACE)
+			check_nettrace(out->v[i].path, t);
 	}
 	return 0;
 }

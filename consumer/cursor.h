@@ -110,4 +110,39 @@ static inline bool rasp_cursor_u64be(struct rasp_cursor *c, uint64_t *v)
 	return true;
 }
 
+/* LEB128 unsigned (NetTrace varuint): at most 10 bytes for 64 bits, 5 for 32. */
+static inline bool rasp_cursor_varuint(struct rasp_cursor *c, unsigned maxbytes, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned i = 0; i < maxbytes; i++) {
+		uint8_t b;
+
+		if (!rasp_cursor_u8(c, &b))
+			return false;
+		x |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	c->failed = true; /* too long */
+	return false;
+}
+
+static inline bool rasp_cursor_varuint32(struct rasp_cursor *c, uint32_t *v)
+{
+	uint64_t x;
+
+	if (!rasp_cursor_varuint(c, 5, &x))
+		return false;
+	*v = (uint32_t)x; /* as the runtime and TraceEvent do: the high bits wrap */
+	return true;
+}
+
+static inline bool rasp_cursor_varuint64(struct rasp_cursor *c, uint64_t *v)
+{
+	return rasp_cursor_varuint(c, 10, v);
+}
+
 #endif /* RASP_CONSUMER_CURSOR_H */

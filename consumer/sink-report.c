@@ -3,6 +3,7 @@
  * bt-event.c and event.c, lost data, traces given twice), and the report rendered at END.
  * Nothing here estimates or formats: that is rows.c and the writers'. */
 #include "sink-report.h"
+#include "source-nettrace.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -285,6 +286,19 @@ static bt_component_class_sink_consume_method_status handle_stream(struct sink *
 	}
 	if (rasp_array_grow((void **)&s->traces, &s->captraces, s->ntraces, sizeof(*s->traces)))
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+	/* A format that fixes the mean (EventPipe files: .NET's) says so in its environment. */
+	{
+		const bt_value *mean =
+		    bt_trace_borrow_environment_entry_value_by_name_const(trace, RASP_ENV_MEAN);
+		const bt_value *pid =
+		    bt_trace_borrow_environment_entry_value_by_name_const(trace, RASP_ENV_PID);
+
+		if (mean && pid && bt_value_is_signed_integer(mean) &&
+		    bt_value_is_signed_integer(pid) &&
+		    rasp_tally_declare_mean(s->tally, bt_value_integer_signed_get(pid),
+					    (double)bt_value_integer_signed_get(mean)) == -ENOMEM)
+			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+	}
 	t = &s->traces[s->ntraces++];
 	t->trace = trace;
 	t->has_uuid = uuid != NULL;

@@ -236,6 +236,21 @@ static size_t tmean_find(const struct rasp_tally *t, int64_t pid, int64_t tid, s
 			       slot ? slot : &dummy);
 }
 
+int rasp_tally_declare_mean(struct rasp_tally *t, int64_t pid, double mean)
+{
+	struct rasp_tally_process *p;
+
+	if (!(mean >= 1.0) || !isfinite(mean))
+		return -EINVAL;
+	p = proc_get(t, pid);
+	if (!p)
+		return -ENOMEM;
+	if (!p->configured)
+		p->mean = mean;
+	p->declared = true;
+	return 0;
+}
+
 int rasp_tally_set_mean(struct rasp_tally *t, int64_t pid, int64_t tid, double mean)
 {
 	struct rasp_tally_process *p;

@@ -54,6 +54,7 @@ struct rasp_tally_process {
 	uint64_t samples;	  /* AllocationSampled events */
 	uint64_t samples_assumed; /* of which weighed with the default mean: no mean known */
 	double mean_low, mean_high; /* range of the means its samples were weighed with */
+	bool declared; /* its producer's format fixes the mean (an EventPipe file: .NET's) */
 };
 
 /* The mean a thread announced (SamplingConfigured is emitted by the thread that adopts a
@@ -120,6 +121,11 @@ void rasp_tally_destroy(struct rasp_tally *t);
 /* A SamplingConfigured event: from now on `pid`'s samples (thread `tid`'s, when known) are
  * weighed with p = 1/mean. -EINVAL unless mean >= 1 and finite. */
 int rasp_tally_set_mean(struct rasp_tally *t, int64_t pid, int64_t tid, double mean);
+
+/* The mean a trace's format fixes for pid's samples (an EventPipe file from .NET: 102400),
+ * until a SamplingConfigured says otherwise: not an assumption, and not counted as an
+ * event. -EINVAL unless mean >= 1 and finite. */
+int rasp_tally_declare_mean(struct rasp_tally *t, int64_t pid, double mean);
 
 /* The process's name (procname), kept as last seen. */
 int rasp_tally_set_process_name(struct rasp_tally *t, int64_t pid, const char *name);

@@ -73,7 +73,9 @@ static void processes(FILE *out, const struct rasp_tally *t)
 		rasp_json_number(out, p->samples ? p->mean_low : 0, "%.15g");
 		fputs(", \"sampling_mean_high\": ", out);
 		rasp_json_number(out, p->samples ? p->mean_high : 0, "%.15g");
-		fprintf(out, ", \"sampling_configured_events\": %" PRIu64 "}", p->configured);
+		fprintf(out, ", \"sampling_configured_events\": %" PRIu64
+			     ", \"sampling_mean_fixed_by_format\": %s}",
+			p->configured, p->declared ? "true" : "false");
 	}
 	fputs(t->nprocs ? "\n  ]" : "]", out);
 }

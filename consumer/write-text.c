@@ -175,6 +175,8 @@ static void print_means(FILE *out, const struct rasp_tally_process *p)
 		fprintf(out, ", sampling means %.0f to %.0f bytes", p->mean_low, p->mean_high);
 	if (p->samples_assumed)
 		fputs(p->samples_assumed == p->samples ? " (ASSUMED)" : " (partly ASSUMED)", out);
+	else if (p->declared && !p->configured)
+		fputs(" (.NET's, fixed: an EventPipe file)", out);
 }
 
 static void header(const struct rasp_report_view *v, FILE *out)

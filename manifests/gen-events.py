@@ -518,8 +518,83 @@ def gen_docs(m, rel):
     return "\n".join(out)
 
 
+# inType -> the codec's field type (rasp-event-desc.h)
+DESC_TYPES = {
+    "win:Int8": "RASP_FT_I8", "win:UInt8": "RASP_FT_U8", "win:Int16": "RASP_FT_I16",
+    "win:UInt16": "RASP_FT_U16", "win:Int32": "RASP_FT_I32", "win:UInt32": "RASP_FT_U32",
+    "win:Int64": "RASP_FT_I64", "win:UInt64": "RASP_FT_U64", "win:Pointer": "RASP_FT_PTR",
+    "win:Boolean": "RASP_FT_BOOL32", "win:Float": "RASP_FT_F32", "win:Double": "RASP_FT_F64",
+    "win:UnicodeString": "RASP_FT_UTF16Z", "win:AnsiString": "RASP_FT_ANSIZ",
+}
+
+
+def gen_desc_header(m, rel, reads):
+    out = [banner(rel), "#ifndef RASP_EVENT_DESC_H\n#define RASP_EVENT_DESC_H\n",
+           "/* Every event rasp emits or reads, as data: provider, id, version, level, keywords and\n"
+           " * the payload's fields in order with their binary types. The NetTrace (EventPipe) codec\n"
+           " * encodes and decodes payloads through these tables, so a manifest change changes the\n"
+           " * LTTng provider, the C API and the EventPipe layout together. Internal: not installed. */\n",
+           "#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n",
+           "enum rasp_field_type {",
+           "\tRASP_FT_I8, RASP_FT_U8, RASP_FT_I16, RASP_FT_U16, RASP_FT_I32, RASP_FT_U32,",
+           "\tRASP_FT_I64, RASP_FT_U64,",
+           "\tRASP_FT_PTR,	   /* pointer-sized unsigned: 8 bytes, or the trace's pointer size */",
+           "\tRASP_FT_BOOL32, /* 4-byte boolean (win:Boolean) */",
+           "\tRASP_FT_F32, RASP_FT_F64,",
+           "\tRASP_FT_UTF16Z, /* win:UnicodeString: UTF-16LE, NUL-terminated (UTF-8 in LTTng) */",
+           "\tRASP_FT_ANSIZ,  /* win:AnsiString: bytes, NUL-terminated */",
+           "};\n",
+           "struct rasp_field_desc {\n\tconst char *name;\n\tenum rasp_field_type type;\n};\n",
+           "struct rasp_event_desc {",
+           "\tconst char *provider;	     /* manifest provider name (EventPipe's) */",
+           "\tconst char *lttng;	     /* \"Provider:Symbol\", LTTng's event name */",
+           "\tconst char *symbol;",
+           "\tuint32_t id, version, level;",
+           "\tuint64_t keywords;",
+           "\tconst struct rasp_field_desc *fields;",
+           "\tsize_t nfields;",
+           "\tbool emitted; /* rasp emits it (else only reads it) */",
+           "};\n",
+           "extern const struct rasp_event_desc rasp_event_descs[];",
+           "extern const size_t rasp_event_ndescs;\n",
+           "/* Indexes into rasp_event_descs. */"]
+    i = 0
+    for p in merged_providers(m, reads):
+        for e in p["events"]:
+            out.append(f"#define RASP_DESC_{macro(p['lttng'])}_{macro(e['symbol'])} {i}")
+            i += 1
+    out.append("\n#endif /* RASP_EVENT_DESC_H */")
+    return "\n".join(out) + "\n"
+
+
+def gen_desc_source(m, rel, reads):
+    emitted = {(p["name"], e["id"], e["version"]) for p in m.providers for e in p["events"]}
+    out = [banner(rel), "/* The event descriptor tables (rasp-event-desc.h). */\n",
+           "#include \"rasp-event-desc.h\"\n"]
+    rows = []
+    for p in merged_providers(m, reads):
+        for e in p["events"]:
+            name = f"fields_{macro(p['lttng']).lower()}_{macro(e['symbol']).lower()}"
+            fields = e["template"]["fields"]
+            if fields:
+                out.append(f"static const struct rasp_field_desc {name}[] = {{")
+                for f in fields:
+                    out.append(f"\t{{\"{f['name']}\", {DESC_TYPES[f['in']]}}},")
+                out.append("};")
+            rows.append(f"\t{{\"{p['name']}\", \"{p['lttng']}:{e['symbol']}\", \"{e['symbol']}\", "
+                        f"{e['id']}, {e['version']}, {e['level']}, 0x{e['keyword_mask']:x}ULL, "
+                        f"{name if fields else 'NULL'}, {len(fields)}, "
+                        f"{'true' if (p['name'], e['id'], e['version']) in emitted else 'false'}}},")
+    out.append("\nconst struct rasp_event_desc rasp_event_descs[] = {")
+    out += rows
+    out.append("};\n")
+    out.append("const size_t rasp_event_ndescs = sizeof(rasp_event_descs) / sizeof(rasp_event_descs[0]);")
+    return "\n".join(out) + "\n"
+
+
 def outputs(m):
-    files = ["rasp/event-meta.h", "rasp/events.h", "rasp-tp-probes.c", "rasp-events.c"]
+    files = ["rasp/event-meta.h", "rasp/events.h", "rasp-tp-probes.c", "rasp-events.c",
+             "rasp-event-desc.h", "rasp-event-desc.c"]
     files += [f"rasp-tp-{p['lttng']}.h" for p in m.providers]
     return files
 
@@ -565,6 +640,8 @@ def main(argv):
         write_if_changed(os.path.join(d, "rasp/events.h"), gen_api_header(m, rel))
         write_if_changed(os.path.join(d, "rasp-tp-probes.c"), gen_probes(m, rel))
         write_if_changed(os.path.join(d, "rasp-events.c"), gen_api_source(m, rel))
+        write_if_changed(os.path.join(d, "rasp-event-desc.h"), gen_desc_header(m, rel, reads))
+        write_if_changed(os.path.join(d, "rasp-event-desc.c"), gen_desc_source(m, rel, reads))
         for p in m.providers:
             write_if_changed(os.path.join(d, f"rasp-tp-{p['lttng']}.h"), gen_tp_header(m, p, rel))
     if args.docs:

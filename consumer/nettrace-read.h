@@ -1,0 +1,103 @@
+/* Reading EventPipe .nettrace files (NetTrace V4, V5 and V6; docs/eventpipe.md): a pull
+ * reader that hands out events in timestamp order, with the losses its sequence numbers show,
+ * and payload decoding through the generated event descriptors. No babeltrace2 types: the
+ * source component (source-nettrace.c) and the tests drive it. Every byte goes through the
+ * bounds-checked cursor; a malformed file gives an error naming the file and the offset, a
+ * file cut short reads to its last complete block and says it is incomplete. */
+#ifndef RASP_CONSUMER_NETTRACE_READ_H
+#define RASP_CONSUMER_NETTRACE_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rasp-event-desc.h"
+
+struct rasp_nt_info {
+	int format;	       /* 4: the V4 container (also "V5"), 6: V6 */
+	uint32_t pointer_size; /* 4 or 8 */
+	int64_t pid;	       /* the traced process (V6: ProcessId key, -1 if absent) */
+	int64_t sync_ticks;    /* clock value at sync_utc_ns */
+	int64_t frequency;     /* clock ticks per second */
+	int64_t sync_utc_ns;   /* the sync time, ns since the Unix epoch */
+	uint32_t processors;
+};
+
+struct rasp_nt_meta {
+	uint32_t id;
+	char *provider; /* UTF-8 */
+	char *name;	/* UTF-8, often empty (runtime events) */
+	uint32_t event_id, version, level;
+	uint64_t keywords;
+	const struct rasp_event_desc *desc; /* the known layout (highest version <= this), or NULL */
+};
+
+struct rasp_nt_event {
+	const struct rasp_nt_meta *meta;
+	int64_t timestamp;   /* clock ticks */
+	uint64_t thread_id;  /* OS thread id */
+	int64_t pid;	     /* the process (V6: the thread's, else the trace's) */
+	uint32_t sequence;   /* per capture thread */
+	const uint64_t *stack; /* instruction pointers, leaf first; NULL: none */
+	size_t stack_len;
+	const uint8_t *payload;
+	size_t payload_len;
+	uint64_t offset; /* file offset of the event, for messages */
+};
+
+enum rasp_nt_item_kind {
+	RASP_NT_ITEM_EVENT = 1,
+	RASP_NT_ITEM_LOST = 2, /* events the sequence numbers say were dropped */
+};
+
+struct rasp_nt_item {
+	enum rasp_nt_item_kind kind;
+	struct rasp_nt_event event; /* RASP_NT_ITEM_EVENT: valid until the next call */
+	uint64_t lost;		    /* RASP_NT_ITEM_LOST */
+	int64_t lost_at;	    /* RASP_NT_ITEM_LOST: timestamp of the sequence point or end */
+};
+
+struct rasp_nt_reader;
+
+/* Opens a file and reads its header (and, V4, its Trace object). NULL with the reason in err
+ * (the file and the offset named) when it cannot be opened or is not a NetTrace file. */
+struct rasp_nt_reader *rasp_nt_open(const char *path, char *err, size_t errlen);
+void rasp_nt_close(struct rasp_nt_reader *r);
+
+const struct rasp_nt_info *rasp_nt_info(const struct rasp_nt_reader *r);
+
+/* The next item in timestamp order: 1 and *item, 0 at the end, -1 on a malformed file
+ * (rasp_nt_error says where and why). */
+int rasp_nt_next(struct rasp_nt_reader *r, struct rasp_nt_item *item);
+const char *rasp_nt_error(const struct rasp_nt_reader *r);
+
+/* After the end: whether the end-of-stream marker was there (else the file was cut short at
+ * rasp_nt_end_offset), and how many events were read. */
+bool rasp_nt_complete(const struct rasp_nt_reader *r);
+uint64_t rasp_nt_end_offset(const struct rasp_nt_reader *r);
+uint64_t rasp_nt_events(const struct rasp_nt_reader *r);
+
+/* Whether the file at path starts with the NetTrace magic. */
+bool rasp_nt_is_nettrace(const char *path);
+
+/* ---- nettrace-payload.c -------------------------------------------------------------------- */
+
+union rasp_nt_value {
+	uint64_t u;
+	int64_t i;
+	double f;
+	const char *s; /* UTF-8, in the caller's string buffer */
+};
+
+/* Decodes a payload by its descriptor: one value per field, strings converted to UTF-8 into
+ * strbuf (each NUL-terminated; invalid UTF-16 becomes U+FFFD). Bytes past the known fields
+ * are ignored (later versions append fields). 0, or -1 when the payload is shorter than its
+ * fields, a string lacks its terminator, or strbuf is too small. */
+int rasp_nt_decode(const struct rasp_event_desc *d, const uint8_t *payload, size_t len,
+		   uint32_t pointer_size, union rasp_nt_value *vals, char *strbuf, size_t strcap);
+
+/* The descriptor of (provider, event id, version): exact, else the highest version below. */
+const struct rasp_event_desc *rasp_nt_find_desc(const char *provider, uint32_t id,
+						uint32_t version);
+
+#endif /* RASP_CONSUMER_NETTRACE_READ_H */

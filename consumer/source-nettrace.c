@@ -1,0 +1,495 @@
+/* source.rasp.nettrace, the component glue: one output port per .nettrace file (parameter
+ * `inputs`), whose message iterator turns the reader's items (nettrace-read.c) into
+ * babeltrace2 messages. Events rasp knows from its manifests become event classes named and
+ * laid out as CoreCLR's LTTng events ("DotNETRuntime:AllocationSampled", the same seven
+ * fields), with common context fields vpid and vtid, so sink.rasp.report and any other sink
+ * treat an EventPipe file and an LTTng trace alike. Other events keep their provider and id
+ * in the name and carry no payload fields: counted, not decoded. Losses the sequence numbers
+ * show become discarded-events messages; a file without its end marker ends with one of an
+ * unknown count, so the report says events are missing. */
+#include "source-nettrace.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nettrace-read.h"
+
+/* Room for the strings of one event's payload. */
+#define STR_CAP 65536
+/* .NET's sampling mean, fixed in the runtime (dotnet/runtime, RandomizedAllocationSampling). */
+#define DOTNET_MEAN 102400
+
+struct source {
+	char **paths;
+	size_t n;
+};
+
+struct iter {
+	bt_self_message_iterator *self;
+	const char *path;
+	struct rasp_nt_reader *r;
+	bt_trace_class *tc;
+	bt_stream_class *sc;
+	bt_clock_class *cc;
+	bt_trace *trace;
+	bt_stream *stream;
+	bt_packet *packet;
+	bt_event_class **classes; /* by metadata id */
+	size_t nclasses;
+	enum { S_BEGIN, S_EVENTS, S_END, S_DONE } state;
+	int64_t last_ts;
+	char strbuf[STR_CAP];
+};
+
+static void source_free(struct source *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		free(s->paths[i]);
+	free(s->paths);
+	free(s);
+}
+
+bt_component_class_initialize_method_status
+rasp__nettrace_source_initialize(bt_self_component_source *self_src,
+				 bt_self_component_source_configuration *config,
+				 const bt_value *params, void *init_data)
+{
+	bt_self_component *self = bt_self_component_source_as_self_component(self_src);
+	const bt_value *inputs = params ? bt_value_map_borrow_entry_value_const(params, "inputs")
+					: NULL;
+	struct source *s = calloc(1, sizeof(*s));
+
+	(void)config;
+	(void)init_data;
+	if (!s)
+		return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
+	if (!inputs || !bt_value_is_array(inputs) || bt_value_array_get_length(inputs) == 0) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    self, "bad parameter: name=inputs accepted=non-empty array of .nettrace file "
+			  "paths");
+		goto error;
+	}
+	s->paths = calloc(bt_value_array_get_length(inputs), sizeof(*s->paths));
+	if (!s->paths)
+		goto error;
+	for (uint64_t i = 0; i < bt_value_array_get_length(inputs); i++) {
+		const bt_value *v = bt_value_array_borrow_element_by_index_const(inputs, i);
+		struct rasp_nt_reader *r;
+		char err[512], port[32];
+
+		if (!bt_value_is_string(v)) {
+			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+			    self, "bad parameter: name=inputs index=%" PRIu64
+				  " accepted=a file path string", i);
+			goto error;
+		}
+		/* Opened once now, so a file that is no NetTrace file fails the graph at once. */
+		r = rasp_nt_open(bt_value_string_get(v), err, sizeof(err));
+		if (!r) {
+			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(self, "%s", err);
+			goto error;
+		}
+		rasp_nt_close(r);
+		s->paths[s->n] = strdup(bt_value_string_get(v));
+		if (!s->paths[s->n])
+			goto error;
+		snprintf(port, sizeof(port), "out%" PRIu64, i);
+		if (bt_self_component_source_add_output_port(self_src, port, s->paths[s->n], NULL) !=
+		    BT_SELF_COMPONENT_ADD_PORT_STATUS_OK) {
+			s->n++;
+			goto error;
+		}
+		s->n++;
+	}
+	bt_self_component_set_data(self, s);
+	return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
+error:
+	source_free(s);
+	return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
+}
+
+void rasp__nettrace_source_finalize(bt_self_component_source *self_src)
+{
+	source_free(bt_self_component_get_data(bt_self_component_source_as_self_component(self_src)));
+}
+
+/* ---- Classes ---------------------------------------------------------------------------------- */
+
+static bt_field_class *field_class(bt_trace_class *tc, enum rasp_field_type t)
+{
+	bt_field_class *fc;
+	unsigned bits = t == RASP_FT_I8 || t == RASP_FT_U8	  ? 8
+			: t == RASP_FT_I16 || t == RASP_FT_U16 ? 16
+			: t == RASP_FT_I32 || t == RASP_FT_U32 || t == RASP_FT_BOOL32 ? 32
+										: 64;
+
+	switch (t) {
+	case RASP_FT_I8:
+	case RASP_FT_I16:
+	case RASP_FT_I32:
+	case RASP_FT_I64:
+		fc = bt_field_class_integer_signed_create(tc);
+		break;
+	case RASP_FT_F32:
+		return bt_field_class_real_single_precision_create(tc);
+	case RASP_FT_F64:
+		return bt_field_class_real_double_precision_create(tc);
+	case RASP_FT_UTF16Z:
+	case RASP_FT_ANSIZ:
+		return bt_field_class_string_create(tc);
+	default:
+		fc = bt_field_class_integer_unsigned_create(tc);
+		break;
+	}
+	if (fc)
+		bt_field_class_integer_set_field_value_range(fc, bits);
+	return fc;
+}
+
+/* The event class of a metadata record: the manifest's layout, or a named one with no
+ * fields ("Provider:id" with LTTng's provider naming) for events rasp does not decode. */
+static bt_event_class *event_class(struct iter *it, const struct rasp_nt_meta *m)
+{
+	const struct rasp_event_desc *d = m->desc;
+	bt_event_class *ec;
+	bt_field_class *payload;
+	char name[256];
+
+	if (m->id < it->nclasses && it->classes[m->id])
+		return it->classes[m->id];
+	if (m->id >= it->nclasses) {
+		size_t n = (size_t)m->id + 64;
+		bt_event_class **v = realloc(it->classes, n * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		memset(v + it->nclasses, 0, (n - it->nclasses) * sizeof(*v));
+		it->classes = v;
+		it->nclasses = n;
+	}
+	if (d) {
+		/* A later version appends fields: its known prefix decodes as this one. */
+		snprintf(name, sizeof(name), "%s", d->lttng);
+	} else {
+		const char *p = m->provider;
+		size_t k = 0;
+
+		/* CoreCLR's LTTng naming: no Microsoft-/Windows-, '-' becomes '_'. */
+		if (!strncmp(p, "Microsoft-", 10))
+			p += 10;
+		if (!strncmp(p, "Windows-", 8))
+			p += 8;
+		for (; *p && k < sizeof(name) - 32; p++)
+			name[k++] = *p == '-' ? '_' : *p;
+		snprintf(name + k, sizeof(name) - k, ":%" PRIu32 "_V%" PRIu32, m->event_id,
+			 m->version);
+	}
+	ec = bt_event_class_create_with_id(it->sc, m->id);
+	payload = bt_field_class_structure_create(it->tc);
+	if (!ec || !payload || bt_event_class_set_name(ec, name))
+		goto error;
+	for (size_t i = 0; d && i < d->nfields; i++) {
+		bt_field_class *f = field_class(it->tc, d->fields[i].type);
+
+		if (!f || bt_field_class_structure_append_member(payload, d->fields[i].name, f)) {
+			bt_field_class_put_ref(f);
+			goto error;
+		}
+		bt_field_class_put_ref(f);
+	}
+	if (bt_event_class_set_payload_field_class(ec, payload))
+		goto error;
+	bt_field_class_put_ref(payload);
+	it->classes[m->id] = ec;
+	return ec;
+error:
+	bt_field_class_put_ref(payload);
+	bt_event_class_put_ref(ec);
+	return NULL;
+}
+
+/* Trace, clock, stream classes and the stream. The clock counts the file's ticks; its
+ * origin is the Unix epoch, offset so that the sync tick is the file's SyncTimeUTC. */
+static int make_stream(struct iter *it)
+{
+	const struct rasp_nt_info *in = rasp_nt_info(it->r);
+	bt_self_component *comp = bt_self_message_iterator_borrow_component(it->self);
+	bt_field_class *ctx;
+	int64_t off_ns, secs;
+	uint64_t cycles;
+
+	it->tc = bt_trace_class_create(comp);
+	it->cc = bt_clock_class_create(comp);
+	if (!it->tc || !it->cc)
+		return -1;
+	bt_trace_class_set_assigns_automatic_stream_class_id(it->tc, BT_TRUE);
+	bt_clock_class_set_frequency(it->cc, (uint64_t)in->frequency);
+	bt_clock_class_set_origin_is_unix_epoch(it->cc, BT_TRUE);
+	/* offset = SyncTimeUTC - sync_ticks / frequency, in (seconds, cycles < frequency). */
+	off_ns = in->sync_utc_ns - (int64_t)((__int128)in->sync_ticks * 1000000000 / in->frequency);
+	secs = off_ns / 1000000000 - (off_ns % 1000000000 < 0);
+	cycles = (uint64_t)((__int128)(off_ns - secs * 1000000000) * in->frequency / 1000000000);
+	bt_clock_class_set_offset(it->cc, secs, cycles);
+	bt_clock_class_set_name(it->cc, "nettrace");
+	it->sc = bt_stream_class_create(it->tc);
+	ctx = bt_field_class_structure_create(it->tc);
+	if (!it->sc || !ctx)
+		return -1;
+	bt_stream_class_set_assigns_automatic_event_class_id(it->sc, BT_FALSE);
+	bt_stream_class_set_default_clock_class(it->sc, it->cc);
+	bt_stream_class_set_supports_packets(it->sc, BT_TRUE, BT_FALSE, BT_FALSE);
+	bt_stream_class_set_supports_discarded_events(it->sc, BT_TRUE, BT_TRUE);
+	for (int i = 0; i < 2; i++) {
+		bt_field_class *id = bt_field_class_integer_signed_create(it->tc);
+
+		if (!id || bt_field_class_structure_append_member(ctx, i ? "vtid" : "vpid", id)) {
+			bt_field_class_put_ref(id);
+			bt_field_class_put_ref(ctx);
+			return -1;
+		}
+		bt_field_class_put_ref(id);
+	}
+	if (bt_stream_class_set_event_common_context_field_class(it->sc, ctx)) {
+		bt_field_class_put_ref(ctx);
+		return -1;
+	}
+	bt_field_class_put_ref(ctx);
+	it->trace = bt_trace_create(it->tc);
+	if (!it->trace)
+		return -1;
+	bt_trace_set_name(it->trace, it->path);
+	/* The process's samples are .NET's (p = 1/102400) unless rasp's SamplingConfigured in
+	 * the file says otherwise (a rasp program's file carries it). */
+	if (in->pid >= 0 &&
+	    (bt_trace_set_environment_entry_integer(it->trace, RASP_ENV_MEAN, DOTNET_MEAN) ||
+	     bt_trace_set_environment_entry_integer(it->trace, RASP_ENV_PID, in->pid)))
+		return -1;
+	it->stream = bt_stream_create(it->sc, it->trace);
+	if (!it->stream)
+		return -1;
+	bt_stream_set_name(it->stream, it->path);
+	return 0;
+}
+
+bt_message_iterator_class_initialize_method_status
+rasp__nettrace_iter_initialize(bt_self_message_iterator *self,
+			       bt_self_message_iterator_configuration *config,
+			       bt_self_component_port_output *port)
+{
+	struct iter *it = calloc(1, sizeof(*it));
+	char err[512];
+
+	(void)config;
+	if (!it)
+		return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
+	it->self = self;
+	it->path = bt_self_component_port_get_data(bt_self_component_port_output_as_self_component_port(port));
+	it->r = rasp_nt_open(it->path, err, sizeof(err));
+	if (!it->r || make_stream(it)) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
+		    self, "%s", it->r ? "cannot create the trace's classes" : err);
+		rasp__nettrace_iter_finalize(self);
+		if (!it->r)
+			free(it);
+		return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
+	}
+	it->last_ts = INT64_MIN;
+	bt_self_message_iterator_set_data(self, it);
+	return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_OK;
+}
+
+void rasp__nettrace_iter_finalize(bt_self_message_iterator *self)
+{
+	struct iter *it = bt_self_message_iterator_get_data(self);
+
+	if (!it)
+		return;
+	for (size_t i = 0; i < it->nclasses; i++)
+		bt_event_class_put_ref(it->classes[i]);
+	free(it->classes);
+	bt_packet_put_ref(it->packet);
+	bt_stream_put_ref(it->stream);
+	bt_trace_put_ref(it->trace);
+	bt_stream_class_put_ref(it->sc);
+	bt_clock_class_put_ref(it->cc);
+	bt_trace_class_put_ref(it->tc);
+	rasp_nt_close(it->r);
+	free(it);
+	bt_self_message_iterator_set_data(self, NULL);
+}
+
+/* ---- Messages ---------------------------------------------------------------------------------- */
+
+/* One event message: clock snapshot, vpid/vtid, and the payload decoded by the manifest's
+ * layout. A payload shorter than its layout is a corrupt file: an error with its offset. */
+static bt_message *event_message(struct iter *it, const struct rasp_nt_event *e)
+{
+	const struct rasp_nt_meta *m = e->meta;
+	bt_event_class *ec = event_class(it, m);
+	union rasp_nt_value vals[32];
+	bt_message *msg;
+	bt_event *ev;
+	bt_field *ctx, *payload;
+
+	if (!ec)
+		return NULL;
+	if (m->desc && (m->desc->nfields > 32 ||
+			rasp_nt_decode(m->desc, e->payload, e->payload_len,
+				       rasp_nt_info(it->r)->pointer_size, vals, it->strbuf,
+				       sizeof(it->strbuf)))) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
+		    it->self,
+		    "%s: at offset %" PRIu64 ": a %s payload of %zu bytes does not hold its "
+		    "fields",
+		    it->path, e->offset, m->desc->lttng, e->payload_len);
+		return NULL;
+	}
+	msg = bt_message_event_create_with_packet_and_default_clock_snapshot(
+	    it->self, ec, it->packet, (uint64_t)e->timestamp);
+	if (!msg)
+		return NULL;
+	ev = bt_message_event_borrow_event(msg);
+	ctx = bt_event_borrow_common_context_field(ev);
+	bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 0),
+					  e->pid);
+	bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 1),
+					  (int64_t)e->thread_id);
+	payload = bt_event_borrow_payload_field(ev);
+	for (size_t i = 0; m->desc && i < m->desc->nfields; i++) {
+		bt_field *f = bt_field_structure_borrow_member_field_by_index(payload, i);
+
+		switch (m->desc->fields[i].type) {
+		case RASP_FT_UTF16Z:
+		case RASP_FT_ANSIZ:
+			if (bt_field_string_set_value(f, vals[i].s)) {
+				bt_message_put_ref(msg);
+				return NULL;
+			}
+			break;
+		case RASP_FT_F32:
+		case RASP_FT_F64:
+			bt_field_real_double_precision_set_value(f, vals[i].f);
+			break;
+		case RASP_FT_I8:
+		case RASP_FT_I16:
+		case RASP_FT_I32:
+		case RASP_FT_I64:
+			bt_field_integer_signed_set_value(f, vals[i].i);
+			break;
+		default:
+			bt_field_integer_unsigned_set_value(f, vals[i].u);
+			break;
+		}
+	}
+	return msg;
+}
+
+/* Between two packets: what the sequence numbers (or an unknown amount, count 0 with
+ * known false) say was lost, at the time of the last event. */
+static int lost_messages(struct iter *it, bt_message **out, uint64_t *n, uint64_t count, bool known)
+{
+	uint64_t ts = it->last_ts == INT64_MIN ? 0 : (uint64_t)it->last_ts;
+	bt_message *m;
+
+	out[(*n)++] = bt_message_packet_end_create(it->self, it->packet);
+	bt_packet_put_ref(it->packet);
+	m = bt_message_discarded_events_create_with_default_clock_snapshots(it->self, it->stream,
+									    ts, ts);
+	if (m && known)
+		bt_message_discarded_events_set_count(m, count);
+	out[(*n)++] = m;
+	it->packet = bt_packet_create(it->stream);
+	out[(*n)++] = it->packet ? bt_message_packet_beginning_create(it->self, it->packet) : NULL;
+	return out[*n - 3] && out[*n - 2] && out[*n - 1] ? 0 : -1;
+}
+
+bt_message_iterator_class_next_method_status
+rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const msgs,
+			 uint64_t capacity, uint64_t *count)
+{
+	struct iter *it = bt_self_message_iterator_get_data(self);
+	bt_message **out = (bt_message **)msgs;
+	uint64_t n = 0;
+
+	if (it->state == S_DONE)
+		return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_END;
+	if (it->state == S_BEGIN) {
+		it->packet = bt_packet_create(it->stream);
+		out[n++] = bt_message_stream_beginning_create(self, it->stream);
+		out[n++] = it->packet ? bt_message_packet_beginning_create(self, it->packet) : NULL;
+		if (!out[0] || !out[1])
+			goto error;
+		it->state = S_EVENTS;
+	}
+	/* Room for the three messages of a loss, or the four of the end. */
+	while (it->state == S_EVENTS && n + 4 <= capacity) {
+		struct rasp_nt_item item;
+		int rc = rasp_nt_next(it->r, &item);
+
+		if (rc < 0) {
+			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(self, "%s",
+										  rasp_nt_error(it->r));
+			goto error;
+		}
+		if (rc == 0) {
+			it->state = S_END;
+			break;
+		}
+		if (item.kind == RASP_NT_ITEM_LOST) {
+			if (lost_messages(it, out, &n, item.lost, true))
+				goto error;
+			continue;
+		}
+		out[n] = event_message(it, &item.event);
+		if (!out[n])
+			goto error;
+		n++;
+		it->last_ts = item.event.timestamp;
+	}
+	if (it->state == S_END && n + 5 <= capacity) {
+		/* A file cut short: an unknown number of events never reached it. */
+		if (!rasp_nt_complete(it->r) && lost_messages(it, out, &n, 0, false))
+			goto error;
+		out[n++] = bt_message_packet_end_create(self, it->packet);
+		out[n++] = bt_message_stream_end_create(self, it->stream);
+		if (!out[n - 2] || !out[n - 1])
+			goto error;
+		it->state = S_DONE;
+	}
+	*count = n;
+	if (n == 0)
+		return it->state == S_DONE ? BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_END
+					   : BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_AGAIN;
+	return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_OK;
+error:
+	for (uint64_t i = 0; i < n + 1 && i < capacity; i++)
+		bt_message_put_ref(out[i]);
+	return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
+}
+
+bt_component_class_source *rasp_nettrace_source_class_create(void)
+{
+	bt_message_iterator_class *ic = bt_message_iterator_class_create(rasp__nettrace_iter_next);
+	bt_component_class_source *c = NULL;
+
+	if (!ic || bt_message_iterator_class_set_initialize_method(ic, rasp__nettrace_iter_initialize) ||
+	    bt_message_iterator_class_set_finalize_method(ic, rasp__nettrace_iter_finalize))
+		goto out;
+	c = bt_component_class_source_create("nettrace", ic);
+	if (c && (bt_component_class_set_description(bt_component_class_source_as_component_class(c),
+						     RASP_NETTRACE_SOURCE_DESCRIPTION) ||
+		  bt_component_class_set_help(bt_component_class_source_as_component_class(c),
+					      RASP_NETTRACE_SOURCE_HELP) ||
+		  bt_component_class_source_set_initialize_method(c, rasp__nettrace_source_initialize) ||
+		  bt_component_class_source_set_finalize_method(c, rasp__nettrace_source_finalize))) {
+		bt_component_class_source_put_ref(c);
+		c = NULL;
+	}
+out:
+	bt_message_iterator_class_put_ref(ic);
+	return c;
+}

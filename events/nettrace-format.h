@@ -1,0 +1,43 @@
+/* The NetTrace (EventPipe .nettrace) format as both ends of rasp use it: the writer
+ * (nettrace-write.c: the runtime's EventPipe output and sink.rasp.nettrace) and the reader
+ * (consumer/nettrace-read.c). Byte-level description: docs/eventpipe.md. */
+#ifndef RASP_NETTRACE_FORMAT_H
+#define RASP_NETTRACE_FORMAT_H
+
+#define RASP_NT_MAGIC	    "Nettrace"
+#define RASP_NT_MAGIC_LEN   8
+#define RASP_NT_FS_HEADER   "!FastSerialization.1" /* preceded by its int32 length, 20 */
+#define RASP_NT_FS_HEADER_LEN 20
+
+/* FastSerialization tags (V4/V5). */
+#define RASP_NT_TAG_NULL	 1
+#define RASP_NT_TAG_BEGIN_PRIVATE 5
+#define RASP_NT_TAG_END		 6
+
+/* Compressed event header flags. */
+#define RASP_NT_F_METADATA_ID  0x01
+#define RASP_NT_F_CAPTURE_SEQ  0x02 /* sequence delta, capture thread, processor */
+#define RASP_NT_F_THREAD_ID    0x04
+#define RASP_NT_F_STACK_ID     0x08
+#define RASP_NT_F_ACTIVITY_ID  0x10 /* V6: label list id */
+#define RASP_NT_F_RELATED_ID   0x20
+#define RASP_NT_F_SORTED       0x40
+#define RASP_NT_F_PAYLOAD_SIZE 0x80
+
+/* V6 block kinds. */
+enum {
+	RASP_NT6_END = 0,
+	RASP_NT6_TRACE = 1,
+	RASP_NT6_EVENT = 2,
+	RASP_NT6_METADATA = 3,
+	RASP_NT6_SP = 4,
+	RASP_NT6_STACK = 5,
+	RASP_NT6_THREAD = 6,
+	RASP_NT6_REMOVE_THREAD = 7,
+	RASP_NT6_LABEL_LIST = 8,
+};
+
+/* Block headers written by rasp (and the runtime): 20 bytes, header compression on. */
+#define RASP_NT_BLOCK_HEADER_SIZE 20
+
+#endif /* RASP_NETTRACE_FORMAT_H */
