@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nettrace-format.h"
 #include "rasp-event-desc.h"
 
 struct rasp_nt_info {
@@ -81,13 +82,6 @@ uint64_t rasp_nt_events(const struct rasp_nt_reader *r);
 bool rasp_nt_is_nettrace(const char *path);
 
 /* ---- nettrace-payload.c -------------------------------------------------------------------- */
-
-union rasp_nt_value {
-	uint64_t u;
-	int64_t i;
-	double f;
-	const char *s; /* UTF-8, in the caller's string buffer */
-};
 
 /* Decodes a payload by its descriptor: one value per field, strings converted to UTF-8 into
  * strbuf (each NUL-terminated; invalid UTF-16 becomes U+FFFD). Bytes past the known fields

@@ -40,4 +40,15 @@ enum {
 /* Block headers written by rasp (and the runtime): 20 bytes, header compression on. */
 #define RASP_NT_BLOCK_HEADER_SIZE 20
 
+#include <stdint.h>
+
+/* One payload field's value, by the descriptor's field type: integers in u (or i), reals in
+ * f, strings (UTF-8, NUL-terminated) in s. */
+union rasp_nt_value {
+	uint64_t u;
+	int64_t i;
+	double f;
+	const char *s;
+};
+
 #endif /* RASP_NETTRACE_FORMAT_H */
