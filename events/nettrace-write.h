@@ -73,10 +73,12 @@ void rasp_nt_block_finish(struct rasp_nt_block *b);
  * not fit in cap. */
 size_t rasp_nt_encode_payload(const struct rasp_event_desc *d, const union rasp_nt_value *vals,
 			      uint32_t pointer_size, uint8_t *out, size_t cap);
-/* The metadata record of event d under id (V1 field list included, so generic readers can
- * decode it): its size, or 0 when it does not fit. */
-size_t rasp_nt_encode_metadata(uint32_t id, const struct rasp_event_desc *d, uint8_t *out,
-			       size_t cap);
+/* The metadata record of event d under id: its size, or 0 when it does not fit. described:
+ * with the event's name and a V1 field list, so generic readers can decode it (rasp's own
+ * events); else as .NET runtimes write their native events, nameless and without fields
+ * (readers know those layouts by provider, id and version). */
+size_t rasp_nt_encode_metadata(uint32_t id, const struct rasp_event_desc *d, bool described,
+			       uint8_t *out, size_t cap);
 /* An SPBlock's content: timestamp and each thread's last sequence number; its size, or 0. */
 size_t rasp_nt_encode_sp(int64_t ts, const uint64_t *tids, const uint32_t *seqs, size_t n,
 			 uint8_t *out, size_t cap);
