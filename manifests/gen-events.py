@@ -391,7 +391,15 @@ def gen_api_header(m, rel):
            " * or not found / not loadable; rasp_events_provider_error() then says why). */",
            "RASP_API int rasp_events_provider_loaded(void);",
            "/* Why the provider is not loaded, or NULL when it is. */",
-           "RASP_API const char *rasp_events_provider_error(void);\n"]
+           "RASP_API const char *rasp_events_provider_error(void);\n",
+           "/* The file the runtime's EventPipe session writes (started by DOTNET_EnableEventPipe=1,\n"
+           " * docs/eventpipe.md), or NULL when none runs. */",
+           "RASP_API const char *rasp_events_eventpipe_path(void);",
+           "/* Writes what the EventPipe session holds in its per-thread buffers to its file and waits\n"
+           " * until it is written (at most 5 s). 0; -ENODEV when no session runs; -ETIMEDOUT; or the\n"
+           " * session's write error (negative errno) once it has stopped on one. rasp_heap_destroy\n"
+           " * calls it. */",
+           "RASP_API int rasp_events_flush(void);\n"]
     for p in m.providers:
         for e in p["events"]:
             fields = e["template"]["fields"]
@@ -450,25 +458,45 @@ def gen_probes(m, rel):
     return "\n".join(out) + "\n"
 
 
+def ep_value(f):
+    """The NetTrace value union member (nettrace-format.h) a field's argument goes in."""
+    cty = IN_TYPES[f["in"]]
+    if cty[1] == "string":
+        return f"{{.s = {f['name']}}}"
+    if cty[1] == "float":
+        return f"{{.f = {f['name']}}}"
+    if cty[0].startswith("int"):
+        return f"{{.i = {f['name']}}}"
+    return f"{{.u = {f['name']}}}"
+
+
 def gen_api_source(m, rel):
     out = [banner(rel),
-           "/* The event API, built into librasp. Tracepoints are defined here with dynamic linkage:\n"
-           " * librasp needs no liblttng-ust; events reach a session once events/provider.c has\n"
-           " * loaded the provider shared object, and until then each call is one load and branch. */\n",
+           "/* The event API, built into librasp. Each event goes to LTTng and to the runtime's\n"
+           " * EventPipe session (events/eventpipe.c), whichever is on. Tracepoints are defined here\n"
+           " * with dynamic linkage: librasp needs no liblttng-ust; events reach an LTTng session once\n"
+           " * events/provider.c has loaded the provider shared object. With both off each call is two\n"
+           " * loads and branches. */\n",
            "#define LTTNG_UST_TRACEPOINT_DEFINE",
            "#define LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE"]
     for p in m.providers:
         out.append(f"#include \"rasp-tp-{p['lttng']}.h\"")
-    out.append("\n#include \"rasp/events.h\"\n")
+    out.append("\n#include \"eventpipe.h\"\n#include \"rasp-event-desc.h\"\n#include \"rasp/events.h\"\n")
     for p in m.providers:
         for e in p["events"]:
             fields = e["template"]["fields"]
             call_args = "".join(f", {f['name']}" for f in fields)
+            desc = f"RASP_DESC_{macro(p['lttng'])}_{macro(e['symbol'])}"
             out.append(f"bool rasp_event_{e['api']}_enabled(void)\n{{\n"
-                       f"\treturn lttng_ust_tracepoint_enabled({p['lttng']}, {e['symbol']});\n}}\n")
+                       f"\treturn lttng_ust_tracepoint_enabled({p['lttng']}, {e['symbol']}) ||\n"
+                       f"\t       rasp__ep_enabled({desc});\n}}\n")
+            vals = ", ".join(ep_value(f) for f in fields) if fields else "{.u = 0}"
             out.append(f"void rasp_event_{e['api']}({api_params(fields)})\n{{\n"
                        f"\tif (lttng_ust_tracepoint_enabled({p['lttng']}, {e['symbol']}))\n"
-                       f"\t\tlttng_ust_do_tracepoint({p['lttng']}, {e['symbol']}{call_args});\n}}\n")
+                       f"\t\tlttng_ust_do_tracepoint({p['lttng']}, {e['symbol']}{call_args});\n"
+                       f"\tif (rasp__ep_enabled({desc})) {{\n"
+                       f"\t\tconst union rasp_nt_value vals[] = {{{vals}}};\n\n"
+                       f"\t\trasp__ep_write({desc}, vals);\n\t}}\n}}\n")
     return "\n".join(out)
 
 
@@ -563,6 +591,7 @@ def gen_desc_header(m, rel, reads):
         for e in p["events"]:
             out.append(f"#define RASP_DESC_{macro(p['lttng'])}_{macro(e['symbol'])} {i}")
             i += 1
+    out.append(f"/* How many there are (rasp_event_ndescs, as a constant). */\n#define RASP_EVENT_NDESCS {i}")
     out.append("\n#endif /* RASP_EVENT_DESC_H */")
     return "\n".join(out) + "\n"
 

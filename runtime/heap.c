@@ -69,6 +69,9 @@ void rasp_heap_destroy(rasp_heap_t *h)
 	}
 	pthread_mutex_destroy(&h->lock);
 	free(h);
+	/* Its events reach the EventPipe file before the heap's owner goes on (a no-op, one load,
+	 * without a session). */
+	rasp_events_flush();
 }
 
 const rasp_type_t *rasp_type_register(rasp_heap_t *h, const char *name)
