@@ -18,6 +18,7 @@
 int rasp_cli_record(int argc, char **argv);
 int rasp_cli_report(int argc, char **argv);
 int rasp_cli_diff(int argc, char **argv);
+int rasp_cli_convert(int argc, char **argv);
 
 /* --- util.c ------------------------------------------------------------------------------ */
 
@@ -98,6 +99,13 @@ bool rasp_inputs_any(const char *dir);
  * babeltrace2 causes printed. */
 int rasp_graph_tally(const char *cmd, const struct rasp_inputs *in, bool strict,
 		     struct rasp_tally *t);
+
+/* Writes the events of every input as one NetTrace file at path (sink.rasp.nettrace), of
+ * process pid (-1: the inputs' only one); what was written goes to *stats. 0 or -errno with
+ * the causes printed. */
+struct rasp_nettrace_sink_stats;
+int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char *path,
+		       int64_t pid, struct rasp_nettrace_sink_stats *stats);
 
 /* Resolves operands and reads them into t, as rasp report does (warnings included). */
 int rasp_cli_tally_operands(const char *cmd, char *const *operands, size_t n, bool strict,

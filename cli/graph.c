@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sink-nettrace.h"
 #include "sink-report.h"
 #include "source-nettrace.h"
 
@@ -230,6 +231,28 @@ int rasp_graph_tally(const char *cmd, const struct rasp_inputs *in, bool strict,
 	    bt_value_map_insert_bool_entry(params, "strict", strict ? BT_TRUE : BT_FALSE) ==
 		BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK)
 		rc = run_inputs(who, in, cls, params, &init, NULL, NULL);
+	else
+		fprintf(stderr, "%s: out of memory\n", who);
+	bt_value_put_ref(params);
+	bt_component_class_sink_put_ref(cls);
+	return rc;
+}
+
+int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char *path,
+		       int64_t pid, struct rasp_nettrace_sink_stats *stats)
+{
+	bt_component_class_sink *cls = rasp_nettrace_sink_class_create();
+	bt_value *params = bt_value_map_create();
+	char who[64];
+	int rc = -ENOMEM;
+
+	snprintf(who, sizeof(who), "rasp %s", cmd);
+	if (cls && params &&
+	    bt_value_map_insert_string_entry(params, "path", path) ==
+		BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK &&
+	    (pid < 0 || bt_value_map_insert_signed_integer_entry(params, "pid", pid) ==
+			    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK))
+		rc = run_inputs(who, in, cls, params, stats, NULL, NULL);
 	else
 		fprintf(stderr, "%s: out of memory\n", who);
 	bt_value_put_ref(params);

@@ -1,5 +1,6 @@
 /* rasp: the command-line entry point. `rasp record` runs a program under an LTTng session,
- * `rasp report` turns traces into per-type estimates, `rasp diff` compares two recordings.
+ * `rasp report` turns traces into per-type estimates, `rasp diff` compares two recordings,
+ * `rasp convert` writes a recording as an EventPipe .nettrace file.
  * Exit status: 0 on success, the program's status for record, 1 on failure, 2 on bad usage. */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -19,6 +20,8 @@ static const char usage[] =
     "  report [options] TRACE...               per-type estimates with confidence intervals\n"
     "  diff [options] BASE NEW                 significant per-type changes between two\n"
     "                                          recordings\n"
+    "  convert -o OUT.nettrace TRACE...        write a recording as an EventPipe file that\n"
+    "                                          .NET tools open\n"
     "  rasp COMMAND --help shows a command's options; docs/usage.md is the tutorial.\n";
 
 int main(int argc, char **argv)
@@ -37,7 +40,10 @@ int main(int argc, char **argv)
 		return rasp_cli_report(argc - 1, argv + 1);
 	if (strcmp(argv[1], "diff") == 0)
 		return rasp_cli_diff(argc - 1, argv + 1);
-	fprintf(stderr, "rasp: unknown command '%s' (record, report, diff; see rasp --help)\n",
+	if (strcmp(argv[1], "convert") == 0)
+		return rasp_cli_convert(argc - 1, argv + 1);
+	fprintf(stderr,
+		"rasp: unknown command '%s' (record, report, diff, convert; see rasp --help)\n",
 		argv[1]);
 	return 2;
 }

@@ -1,9 +1,10 @@
 /* The babeltrace2 plugin `rasp`: registration of its component classes and nothing else.
  * sink.rasp.report (sink-report.c) turns DotNETRuntime:AllocationSampled events from any
  * source into allocation estimates; source.rasp.nettrace (source-nettrace.c) reads EventPipe
- * .nettrace files. */
+ * .nettrace files; sink.rasp.nettrace (sink-nettrace.c) writes them. */
 #include <babeltrace2/babeltrace.h>
 
+#include "sink-nettrace.h"
 #include "sink-report.h"
 #include "source-nettrace.h"
 
@@ -35,3 +36,14 @@ BT_PLUGIN_SOURCE_COMPONENT_CLASS_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD(
     nettrace, rasp__nettrace_iter_initialize);
 BT_PLUGIN_SOURCE_COMPONENT_CLASS_MESSAGE_ITERATOR_CLASS_FINALIZE_METHOD(
     nettrace, rasp__nettrace_iter_finalize);
+
+BT_PLUGIN_SINK_COMPONENT_CLASS_WITH_ID(auto, nettrace_sink, "nettrace", rasp__nettrace_sink_consume);
+BT_PLUGIN_SINK_COMPONENT_CLASS_DESCRIPTION_WITH_ID(auto, nettrace_sink,
+						   RASP_NETTRACE_SINK_DESCRIPTION);
+BT_PLUGIN_SINK_COMPONENT_CLASS_HELP_WITH_ID(auto, nettrace_sink, RASP_NETTRACE_SINK_HELP);
+BT_PLUGIN_SINK_COMPONENT_CLASS_INITIALIZE_METHOD_WITH_ID(auto, nettrace_sink,
+							 rasp__nettrace_sink_initialize);
+BT_PLUGIN_SINK_COMPONENT_CLASS_FINALIZE_METHOD_WITH_ID(auto, nettrace_sink,
+						       rasp__nettrace_sink_finalize);
+BT_PLUGIN_SINK_COMPONENT_CLASS_GRAPH_IS_CONFIGURED_METHOD_WITH_ID(
+    auto, nettrace_sink, rasp__nettrace_sink_graph_is_configured);

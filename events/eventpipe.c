@@ -16,9 +16,14 @@
  * therefore in time order, and readers need not hold events back. Fully written sealed
  * buffers go back to the pool.
  *
- * At exit (library destructor) the session stops, the rest is written and the end tag closes
- * the file. A write error is reported once and ends the session; the program goes on. A forked
- * child has no session. */
+ * A thread whose last events were dropped leaves a marker record (no event) when it exits or
+ * flushes, so the sequence point shows its final number and readers count the tail it lost.
+ *
+ * At exit (library destructor) the session stops, the writer writes the rest and the end tag
+ * closes the file. Every write after the header happens on the writer thread, which blocks all
+ * signals (a pipe's reader gone or a file size limit is an error code there, not a signal that
+ * ends the program). A write error is reported once and ends the session; the program goes
+ * on. A forked child has no session. */
 #define _GNU_SOURCE
 #include "eventpipe.h"
 
@@ -35,7 +40,7 @@
 #include <unistd.h>
 
 #include "eventpipe-config.h"
-#include "nettrace-write.h"
+#include "nettrace-stream.h"
 #include "rasp-event-desc.h"
 #include "rasp/events.h"
 
@@ -44,6 +49,10 @@
 #define FLUSH_WAIT_S	5
 /* Retries of a flush held back by a record in flight before the writer waits a period. */
 #define MAX_RETRIES	1000
+/* A record that carries no event: its thread's sequence number, for the sequence point. */
+#define MARKER		RASP_EVENT_NDESCS
+/* Attempts (10 ms apart) to find a buffer for a marker at thread exit. */
+#define MARKER_TRIES	20
 #define TLS_MODEL	__attribute__((tls_model("initial-exec")))
 
 _Atomic uint64_t rasp__ep_mask;
@@ -75,11 +84,6 @@ struct item {
 	uint64_t tid;
 };
 
-struct tseq {
-	uint64_t tid; /* 0: empty slot */
-	uint32_t seq;
-};
-
 static struct {
 	_Atomic bool on; /* writers may record (pool ready) */
 	bool started;	 /* the writer thread runs (this process, not a forked child) */
@@ -102,14 +106,11 @@ static struct {
 	int err;	    /* the write error that ended the session */
 	int64_t want;	    /* latest time a flush was asked to reach */
 	int64_t flushed_to; /* every record older than this is written */
-	/* The writer's (one thread at a time: the writer, then the destructor). */
+	/* The writer thread's. */
 	struct rasp_nt_out out;
-	uint32_t meta_id[RASP_EVENT_NDESCS], next_meta;
+	struct rasp_nt_stream stream;
 	struct item *items;
 	size_t cap_items;
-	struct tseq *seqs; /* open addressing, power-of-two size */
-	size_t cap_seqs, nseqs;
-	uint8_t block[BUF_SIZE + 256];
 } S = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread struct {
@@ -118,6 +119,7 @@ static __thread struct {
 	int64_t last_ts;
 	uint32_t seq;
 	bool keyed;
+	bool lost_tail; /* events dropped since the last one recorded */
 } tls TLS_MODEL;
 
 static int64_t now_ns(void)
@@ -170,10 +172,13 @@ static void seal(struct buf *b)
 	atomic_store_explicit(&b->state, B_SEALED, memory_order_release);
 }
 
+static void mark_tail(void);
+
 /* Thread exit: the buffer goes back once written out. */
 static void thread_exit(void *arg)
 {
 	(void)arg;
+	mark_tail();
 	if (tls.buf) {
 		seal(tls.buf);
 		tls.buf = NULL;
@@ -194,11 +199,14 @@ static int put_record(struct buf *b, unsigned desc, const union rasp_nt_value *v
 	atomic_store_explicit(&b->pending, tls.last_ts ? tls.last_ts : 1, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
 	ts = now_ns();
-	if (BUF_SIZE - used > sizeof(*r))
+	if (BUF_SIZE - used < sizeof(*r))
+		return 0;
+	if (desc != MARKER) {
 		n = rasp_nt_encode_payload(&rasp_event_descs[desc], vals, sizeof(void *),
 					   (uint8_t *)(r + 1), BUF_SIZE - used - sizeof(*r));
-	if (!n && rasp_event_descs[desc].nfields)
-		return 0;
+		if (!n && rasp_event_descs[desc].nfields)
+			return 0;
+	}
 	/* BUF_SIZE and used are multiples of 8, so the rounded size still fits. */
 	r->size = (uint32_t)((sizeof(*r) + n + 7) & ~(size_t)7);
 	r->payload = (uint32_t)n;
@@ -208,14 +216,41 @@ static int put_record(struct buf *b, unsigned desc, const union rasp_nt_value *v
 	atomic_store_explicit(&b->committed, used + r->size, memory_order_release);
 	atomic_store_explicit(&b->pending, 0, memory_order_release);
 	tls.last_ts = ts;
+	tls.lost_tail = false;
 	return 1;
+}
+
+/* Records in the thread's buffer, or the next one when it is full: 1, or 0 (not recorded). */
+static int record(unsigned desc, const union rasp_nt_value *vals, uint32_t seq)
+{
+	struct buf *b = tls.buf, *next;
+
+	if (!b && !(b = tls.buf = acquire()))
+		return 0;
+	if (put_record(b, desc, vals, seq))
+		return 1;
+	if (atomic_load_explicit(&b->committed, memory_order_relaxed) == 0)
+		goto fail; /* larger than a whole buffer */
+	/* Full: the next buffer first, then this one sealed, so a bound is published on one of
+	 * them at every moment of the switch. */
+	next = acquire();
+	if (!next)
+		goto fail;
+	tls.buf = next;
+	if (!put_record(next, desc, vals, seq)) {
+		seal(b);
+		b = next;
+		goto fail;
+	}
+	seal(b);
+	return 1;
+fail:
+	atomic_store_explicit(&b->pending, 0, memory_order_release);
+	return 0;
 }
 
 void rasp__ep_write(unsigned desc, const union rasp_nt_value *vals)
 {
-	struct buf *b, *next;
-	uint32_t seq;
-
 	if (!atomic_load_explicit(&S.on, memory_order_acquire) || desc >= RASP_EVENT_NDESCS)
 		return;
 	if (!tls.tid)
@@ -224,30 +259,23 @@ void rasp__ep_write(unsigned desc, const union rasp_nt_value *vals)
 		pthread_setspecific(S.key, &tls); /* non-NULL: the exit destructor runs */
 		tls.keyed = true;
 	}
-	seq = ++tls.seq; /* dropped or not: a gap is how readers learn of a loss */
-	b = tls.buf;
-	if (!b && !(b = tls.buf = acquire()))
-		goto drop;
-	if (put_record(b, desc, vals, seq))
-		return;
-	if (atomic_load_explicit(&b->committed, memory_order_relaxed) == 0)
-		goto drop_pending; /* larger than a whole buffer */
-	/* Full: the next buffer first, then this one sealed, so a bound is published on one of
-	 * them at every moment of the switch. */
-	next = acquire();
-	if (!next)
-		goto drop_pending;
-	tls.buf = next;
-	if (!put_record(next, desc, vals, seq)) {
-		seal(b);
-		goto drop_pending;
+	/* Dropped or not, the number advances: a gap is how readers learn of a loss. */
+	if (!record(desc, vals, ++tls.seq)) {
+		tls.lost_tail = true;
+		atomic_fetch_add_explicit(&S.dropped, 1, memory_order_relaxed);
 	}
-	seal(b);
-	return;
-drop_pending:
-	atomic_store_explicit(&b->pending, 0, memory_order_release);
-drop:
-	atomic_fetch_add_explicit(&S.dropped, 1, memory_order_relaxed);
+}
+
+/* The calling thread's final sequence number, when its last events were lost. */
+static void mark_tail(void)
+{
+	for (int i = 0; tls.lost_tail && i < MARKER_TRIES; i++) {
+		if (!atomic_load_explicit(&S.on, memory_order_acquire))
+			return;
+		if (record(MARKER, NULL, tls.seq))
+			return;
+		nanosleep(&(struct timespec){0, 10 * 1000000}, NULL);
+	}
 }
 
 /* ---- the writer ---------------------------------------------------------------------------- */
@@ -283,95 +311,10 @@ static int cmp_item(const void *a, const void *b)
 	return x->r->seq < y->r->seq ? -1 : x->r->seq > y->r->seq;
 }
 
-/* Each thread's last sequence number written since the last sequence point. */
-static int note_seq(uint64_t tid, uint32_t seq)
-{
-	size_t i;
-
-	if (2 * (S.nseqs + 1) > S.cap_seqs) {
-		size_t cap = S.cap_seqs ? 2 * S.cap_seqs : 64;
-		struct tseq *t = calloc(cap, sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		for (size_t k = 0; k < S.cap_seqs; k++)
-			if (S.seqs[k].tid) {
-				for (i = S.seqs[k].tid & (cap - 1); t[i].tid; i = (i + 1) & (cap - 1))
-					;
-				t[i] = S.seqs[k];
-			}
-		free(S.seqs);
-		S.seqs = t;
-		S.cap_seqs = cap;
-	}
-	for (i = tid & (S.cap_seqs - 1); S.seqs[i].tid && S.seqs[i].tid != tid;
-	     i = (i + 1) & (S.cap_seqs - 1))
-		;
-	if (!S.seqs[i].tid) {
-		S.seqs[i].tid = tid;
-		S.nseqs++;
-	}
-	S.seqs[i].seq = seq;
-	return 0;
-}
-
-static int write_metadata(unsigned desc, uint64_t tid, int64_t ts)
-{
-	uint8_t rec[1024], blk[1200];
-	struct rasp_nt_block b;
-	const struct rasp_event_desc *d = &rasp_event_descs[desc];
-	/* .NET's own events go out as its runtime writes them (no name, no fields); rasp's own
-	 * carry their names and fields so that any reader decodes them. */
-	bool described = strcmp(d->provider, "Microsoft-Windows-DotNETRuntime") != 0;
-	size_t n = rasp_nt_encode_metadata(S.next_meta + 1, d, described, rec, sizeof(rec));
-
-	if (!n)
-		return -EOVERFLOW;
-	rasp_nt_block_init(&b, blk, sizeof(blk));
-	if (rasp_nt_block_add(&b, &(struct rasp_nt_hdr){.tid = tid, .ts = ts, .sorted = true}, rec,
-			      n) != 0)
-		return -EOVERFLOW;
-	rasp_nt_block_finish(&b);
-	S.meta_id[desc] = ++S.next_meta;
-	return rasp_nt_write_block(&S.out, "MetadataBlock", b.buf, b.len);
-}
-
-static int write_block(struct rasp_nt_block *b)
-{
-	rasp_nt_block_finish(b);
-	return rasp_nt_write_block(&S.out, "EventBlock", b->buf, b->len);
-}
-
-static int write_sequence_point(int64_t ts)
-{
-	uint64_t *tids = malloc(S.nseqs * sizeof(*tids) + 1);
-	uint32_t *seqs = malloc(S.nseqs * sizeof(*seqs) + 1);
-	size_t n = 0, len, cap = 12 + 12 * S.nseqs;
-	uint8_t *out = malloc(cap);
-	int rc = -ENOMEM;
-
-	if (tids && seqs && out) {
-		for (size_t k = 0; k < S.cap_seqs; k++)
-			if (S.seqs[k].tid) {
-				tids[n] = S.seqs[k].tid;
-				seqs[n++] = S.seqs[k].seq;
-			}
-		len = rasp_nt_encode_sp(ts, tids, seqs, n, out, cap);
-		rc = len ? rasp_nt_write_block(&S.out, "SPBlock", out, len) : -EOVERFLOW;
-		memset(S.seqs, 0, S.cap_seqs * sizeof(*S.seqs));
-		S.nseqs = 0;
-	}
-	free(tids);
-	free(seqs);
-	free(out);
-	return rc;
-}
-
 /* Writes out every complete record older than the cut, in time order. Returns the cut (every
  * record older than it is now written) and sets *rc. */
 static int64_t flush(bool final, int *rc)
 {
-	struct rasp_nt_block b;
 	int64_t cut = now_ns();
 	size_t n = 0;
 
@@ -422,34 +365,15 @@ static int64_t flush(bool final, int *rc)
 		return INT64_MIN;
 	qsort(S.items, n, sizeof(*S.items), cmp_item);
 
-	rasp_nt_block_init(&b, S.block, sizeof(S.block));
 	for (size_t k = 0; k < n && !*rc; k++) {
 		const struct rec *r = S.items[k].r;
-		struct rasp_nt_hdr h = {.seq = r->seq,
-					.tid = S.items[k].tid,
-					.capture = S.items[k].tid,
-					.ts = r->ts,
-					.sorted = true};
 
-		if (!S.meta_id[r->desc] && (*rc = write_metadata(r->desc, h.tid, h.ts)) != 0)
-			break;
-		h.meta = S.meta_id[r->desc];
-		if (rasp_nt_block_add(&b, &h, r + 1, r->payload) == -ENOSPC) {
-			if ((*rc = write_block(&b)) != 0)
-				break;
-			rasp_nt_block_init(&b, S.block, sizeof(S.block));
-			if (rasp_nt_block_add(&b, &h, r + 1, r->payload) != 0) {
-				*rc = -EOVERFLOW;
-				break;
-			}
-		}
-		if (note_seq(h.tid, h.seq) != 0)
-			*rc = -ENOMEM;
+		*rc = r->desc == MARKER ? rasp_nt_stream_note(&S.stream, S.items[k].tid, r->seq)
+					: rasp_nt_stream_event(&S.stream, r->desc, S.items[k].tid,
+							       r->seq, r->ts, r + 1, r->payload);
 	}
-	if (!*rc && b.events)
-		*rc = write_block(&b);
 	if (!*rc && n)
-		*rc = write_sequence_point(S.items[n - 1].r->ts);
+		*rc = rasp_nt_stream_sequence_point(&S.stream, S.items[n - 1].r->ts);
 	if (*rc)
 		return INT64_MIN;
 
@@ -520,6 +444,17 @@ static void *writer_main(void *arg)
 			S.flushed_to = cut;
 		pthread_cond_broadcast(&S.done);
 	}
+	if (!S.err) {
+		/* The end: what is left, then the end tag. */
+		int rc;
+
+		pthread_mutex_unlock(&S.lock);
+		flush(true, &rc);
+		if (!rc)
+			rc = rasp_nt_write_end(&S.out);
+		pthread_mutex_lock(&S.lock);
+		S.err = rc;
+	}
 	pthread_mutex_unlock(&S.lock);
 	if (S.err)
 		fail(S.err);
@@ -534,6 +469,7 @@ int rasp_events_flush(void)
 
 	if (!S.started)
 		return -ENODEV;
+	mark_tail();
 	deadline_in(&t, FLUSH_WAIT_S * 1000000000L);
 	pthread_mutex_lock(&S.lock);
 	if (at > S.want)
@@ -617,6 +553,9 @@ static int start(const struct rasp__ep_config *c)
 	if (S.fd < 0)
 		return -errno;
 	S.out = (struct rasp_nt_out){.write = fd_write, .ctx = &S.fd};
+	rc = rasp_nt_stream_init(&S.stream, &S.out, BUF_SIZE + 256);
+	if (rc)
+		return rc;
 	clock_gettime(CLOCK_REALTIME, &real);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	h.sync_utc_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
@@ -672,24 +611,16 @@ __attribute__((constructor)) static void rasp__ep_init(void)
 
 __attribute__((destructor)) static void rasp__ep_fini(void)
 {
-	int rc = 0;
-
 	if (!S.started)
 		return;
+	mark_tail();
 	atomic_store_explicit(&rasp__ep_mask, 0, memory_order_relaxed);
 	pthread_mutex_lock(&S.lock);
 	S.stop = true;
 	pthread_cond_signal(&S.wake);
 	pthread_mutex_unlock(&S.lock);
-	pthread_join(S.writer, NULL);
+	pthread_join(S.writer, NULL); /* it writes the rest and the end */
 	atomic_store_explicit(&S.on, false, memory_order_relaxed);
-	if (!S.err) {
-		flush(true, &rc);
-		if (!rc)
-			rc = rasp_nt_write_end(&S.out);
-		if (rc)
-			fail(rc);
-	}
 	close(S.fd);
 	S.started = false;
 }
