@@ -44,7 +44,11 @@
 #include "rasp-event-desc.h"
 #include "rasp/events.h"
 
-#define BUF_SIZE	((uint32_t)64 << 10)
+/* Small buffers, many of them: a thread holds one at a time, so the pool serves many threads,
+ * and the writer frees each soon. A record (a type name of up to ~8,000 characters) fits. */
+#define BUF_SIZE	((uint32_t)16 << 10)
+/* The EventBlocks written: the runtime's size. */
+#define BLOCK_CAP	((size_t)100 << 10)
 #define PERIOD_NS	(100 * 1000000L)
 #define FLUSH_WAIT_S	5
 /* Retries of a flush held back by a record in flight before the writer waits a period. */
@@ -95,6 +99,11 @@ static struct {
 	size_t nbufs;
 	_Atomic uint64_t *free_bits; /* bit set: buffer free */
 	size_t nwords;
+	/* Free buffers, and how many of them only a thread's first event may take: its number
+	 * starts the thread for readers, so losing it would hide the thread's losses from
+	 * TraceEvent (which takes a thread first seen in a sequence point as new). */
+	_Atomic int64_t nfree;
+	int64_t reserve;
 	_Atomic uint64_t hint;
 	_Atomic uint64_t dropped;
 	pthread_key_t key;
@@ -119,7 +128,9 @@ static __thread struct {
 	int64_t last_ts;
 	uint32_t seq;
 	bool keyed;
-	bool lost_tail; /* events dropped since the last one recorded */
+	bool lost_tail;	   /* events dropped since the last one recorded */
+	bool recorded;	   /* the thread has recorded an event */
+	uint32_t head_lost; /* dropped before its first recorded event */
 } tls TLS_MODEL;
 
 static int64_t now_ns(void)
@@ -139,7 +150,12 @@ static uint8_t *buf_data(const struct buf *b)
 
 static struct buf *acquire(void)
 {
-	size_t start = (size_t)atomic_fetch_add_explicit(&S.hint, 1, memory_order_relaxed);
+	size_t start;
+
+	/* Past the reserve only for a thread's first event (a race may lend one more). */
+	if (tls.recorded && atomic_load_explicit(&S.nfree, memory_order_relaxed) <= S.reserve)
+		return NULL;
+	start = (size_t)atomic_fetch_add_explicit(&S.hint, 1, memory_order_relaxed);
 
 	for (size_t k = 0; k < S.nwords; k++) {
 		_Atomic uint64_t *w = &S.free_bits[(start + k) % S.nwords];
@@ -155,6 +171,7 @@ static struct buf *acquire(void)
 				struct buf *b = &S.bufs[(size_t)(w - S.free_bits) * 64 +
 							(size_t)__builtin_ctzll(bit)];
 
+				atomic_fetch_sub_explicit(&S.nfree, 1, memory_order_relaxed);
 				atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
 				atomic_store_explicit(&b->pending, 0, memory_order_relaxed);
 				b->tid = tls.tid;
@@ -259,6 +276,20 @@ void rasp__ep_write(unsigned desc, const union rasp_nt_value *vals)
 		pthread_setspecific(S.key, &tls); /* non-NULL: the exit destructor runs */
 		tls.keyed = true;
 	}
+	if (__builtin_expect(!tls.recorded, 0)) {
+		/* Readers take a thread's first number as its start (TraceEvent: a thread id
+		 * reused), so a gap before it would go uncounted: the first recorded event gets
+		 * number 1 and the losses before it show as a gap after it. */
+		if (!record(desc, vals, tls.seq + 1)) {
+			tls.head_lost++;
+			atomic_fetch_add_explicit(&S.dropped, 1, memory_order_relaxed);
+			return;
+		}
+		tls.recorded = true;
+		tls.seq += 1 + tls.head_lost;
+		tls.lost_tail = tls.head_lost != 0;
+		return;
+	}
 	/* Dropped or not, the number advances: a gap is how readers learn of a loss. */
 	if (!record(desc, vals, ++tls.seq)) {
 		tls.lost_tail = true;
@@ -266,9 +297,16 @@ void rasp__ep_write(unsigned desc, const union rasp_nt_value *vals)
 	}
 }
 
-/* The calling thread's final sequence number, when its last events were lost. */
+/* The calling thread's final sequence number, when its last events were lost (a thread that
+ * recorded nothing shows its losses to rasp's reader only: TraceEvent takes a thread first
+ * seen in a sequence point as new). */
 static void mark_tail(void)
 {
+	if (!tls.recorded && tls.head_lost) {
+		tls.seq = tls.head_lost;
+		tls.head_lost = 0;
+		tls.lost_tail = true;
+	}
 	for (int i = 0; tls.lost_tail && i < MARKER_TRIES; i++) {
 		if (!atomic_load_explicit(&S.on, memory_order_acquire))
 			return;
@@ -386,6 +424,7 @@ static int64_t flush(bool final, int *rc)
 		if (bf->scan_state == B_SEALED) {
 			bf->consumed = 0;
 			atomic_store_explicit(&bf->state, B_FREE, memory_order_relaxed);
+			atomic_fetch_add_explicit(&S.nfree, 1, memory_order_relaxed);
 			atomic_fetch_or_explicit(&S.free_bits[i / 64], UINT64_C(1) << (i % 64),
 						 memory_order_release);
 		}
@@ -546,6 +585,8 @@ static int start(const struct rasp__ep_config *c)
 		return -ENOMEM;
 	for (size_t i = 0; i < S.nbufs; i++)
 		atomic_fetch_or(&S.free_bits[i / 64], UINT64_C(1) << (i % 64));
+	atomic_init(&S.nfree, (int64_t)S.nbufs);
+	S.reserve = (int64_t)S.nbufs / 4;
 	if (pthread_key_create(&S.key, thread_exit) != 0)
 		return -EAGAIN;
 
@@ -553,7 +594,7 @@ static int start(const struct rasp__ep_config *c)
 	if (S.fd < 0)
 		return -errno;
 	S.out = (struct rasp_nt_out){.write = fd_write, .ctx = &S.fd};
-	rc = rasp_nt_stream_init(&S.stream, &S.out, BUF_SIZE + 256);
+	rc = rasp_nt_stream_init(&S.stream, &S.out, BLOCK_CAP);
 	if (rc)
 		return rc;
 	clock_gettime(CLOCK_REALTIME, &real);
