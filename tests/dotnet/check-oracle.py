@@ -4,7 +4,11 @@ the Oracle's truth JSON; run by run-oracle.sh. Prints every figure it compares, 
 each failed check, and "PASS: dotnet-eventpipe-oracle" when all hold (exit 0, else 1).
 
   check-oracle.py --trace F.nettrace --truth truth.json --events events.tsv --pid PID
-                  --threads N [--mean 102400] [--sigmas 4]
+                  --threads N [--mean 102400] [--sigmas 4] [--report report.json]
+
+With --report (rasp report --format json --group-by type,kind on the same file), rasp's
+estimates are checked too: each truth type's row has exactly the samples TraceEvent decoded,
+and its byte and object intervals hold the truth.
 
 Sampling model (.NET 10, RandomizedAllocationSampling): every allocated byte is sampled with
 probability p = 1/mean, so an object of s bytes is sampled with q(s) = 1-(1-p)^s. For a type
@@ -31,6 +35,7 @@ def main():
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--mean", type=float, default=102400.0)
     ap.add_argument("--sigmas", type=float, default=4.0)
+    ap.add_argument("--report")
     a = ap.parse_args()
 
     failures = []
@@ -126,10 +131,38 @@ def main():
     check(len(busy) == a.threads and a.pid not in busy,
           f"samples of the truth types come from {len(busy)} busy threads (want {a.threads}"
           f" workers, not the main thread {a.pid}): {dict(sorted(worker_tids.items()))}")
+    if a.report:
+        check_report(a, types, by, check)
     rest = Counter((e[5], e[2]) for e in events if e[5] not in types)
     print(f"other types (the runtime's and the Oracle's own, outside the loops): "
           f"{sum(rest.values())} samples in {len(rest)} (type, kind)")
     return finish(failures)
+
+
+def check_report(a, types, by, check):
+    """rasp report's rows against TraceEvent's events and the truth."""
+    with open(a.report) as f:
+        rep = json.load(f)
+    rows = {(r["type"], r["kind"]): r for r in rep["rows"]}
+    check(rep["sampling_mean"] == a.mean, f"rasp report: sampling mean {rep['sampling_mean']}"
+          f" (want .NET's {a.mean:.0f})")
+    check(not rep["estimates_too_low"] and not rep["incomplete_input"],
+          "rasp report: no loss, input complete")
+    print(f"rasp report at {rep['confidence']} confidence:")
+    for name, t in types.items():
+        kind = KIND_NAMES[t["kind"]]
+        r = rows.get((name, kind))
+        check(r is not None, f"rasp report has a row for {name} {kind}")
+        if r is None:
+            continue
+        got = len(by.get((name, t["kind"]), []))
+        check(r["samples"] == got, f"{name}: rasp counts {r['samples']} samples, TraceEvent {got}")
+        check(r["bytes_low"] <= t["bytes"] <= r["bytes_high"],
+              f"{name}: true bytes {t['bytes']} in rasp's interval [{r['bytes_low']},"
+              f" {r['bytes_high']}] (estimate {r['bytes']})")
+        check(r["objects_low"] <= t["objects"] <= r["objects_high"],
+              f"{name}: true objects {t['objects']} in rasp's interval [{r['objects_low']},"
+              f" {r['objects_high']}] (estimate {r['objects']})")
 
 
 def finish(failures):

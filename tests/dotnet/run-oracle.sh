@@ -3,18 +3,20 @@
 # records only AllocationSampled (Microsoft-Windows-DotNETRuntime keyword 0x80000000000, level
 # 4), dumps the resulting .nettrace with TraceEvent (NetTraceDump) and checks the events
 # against the Oracle's truth (check-oracle.py). Prints every command and every check.
-#   run-oracle.sh DOTNET PYTHON3 OUT WORK [--threads N] [--scale K]
+#   run-oracle.sh DOTNET PYTHON3 OUT WORK [--threads N] [--scale K] [--rasp RASP]
+# With --rasp, rasp report reads the same file and its intervals must hold the truth.
 # OUT is where build.sh put the programs; WORK (emptied first) receives the trace, the truth
 # and the dumps.
 set -euo pipefail
 [ $# -ge 4 ] || { echo "usage: run-oracle.sh DOTNET PYTHON3 OUT WORK [--threads N] [--scale K]" >&2; exit 2; }
 dotnet=$1 python=$2 out=$3 work=$4
 shift 4
-threads=4 scale=1
+threads=4 scale=1 rasp=
 while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads=$2; shift 2 ;;
     --scale) scale=$2; shift 2 ;;
+    --rasp) rasp=$2; shift 2 ;;
     *) echo "run-oracle.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -51,6 +53,16 @@ echo "+ $dotnet $out/NetTraceDump/NetTraceDump.dll --summary $trace"
 "$dotnet" "$out/NetTraceDump/NetTraceDump.dll" --summary "$trace" | tee "$work/summary.tsv" \
   || { echo "FAIL: NetTraceDump --summary could not read $trace"; exit 1; }
 
-echo "+ $python $here/check-oracle.py --trace $trace --truth $work/truth.json --events $work/events.tsv --pid $pid --threads $threads"
+report=()
+if [ -n "$rasp" ]; then
+  # 99.99%: about 3.9 standard errors, the tolerance of the model checks.
+  echo "+ $rasp report --format json --group-by type,kind --confidence 0.9999 $trace > $work/report.json"
+  "$rasp" report --format json --group-by type,kind --confidence 0.9999 "$trace" > "$work/report.json" \
+    || { echo "FAIL: rasp report could not read $trace"; exit 1; }
+  "$rasp" report "$trace"
+  report=(--report "$work/report.json")
+fi
+
+echo "+ $python $here/check-oracle.py --trace $trace --truth $work/truth.json --events $work/events.tsv --pid $pid --threads $threads ${report[*]}"
 exec "$python" "$here/check-oracle.py" --trace "$trace" --truth "$work/truth.json" \
-     --events "$work/events.tsv" --pid "$pid" --threads "$threads"
+     --events "$work/events.tsv" --pid "$pid" --threads "$threads" "${report[@]}"
