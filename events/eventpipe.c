@@ -401,7 +401,12 @@ static int64_t flush(bool final, int *rc)
 	}
 	if (*rc)
 		return INT64_MIN;
-	qsort(S.items, n, sizeof(*S.items), cmp_item);
+	/* Each buffer's records are in time order already; one thread's alone need no sort. */
+	for (size_t k = 1; k < n; k++)
+		if (cmp_item(&S.items[k - 1], &S.items[k]) > 0) {
+			qsort(S.items, n, sizeof(*S.items), cmp_item);
+			break;
+		}
 
 	for (size_t k = 0; k < n && !*rc; k++) {
 		const struct rec *r = S.items[k].r;

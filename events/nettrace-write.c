@@ -30,8 +30,31 @@ static int put(struct rasp_nt_out *o, const void *buf, size_t len)
 	return 0;
 }
 
-static void le(uint8_t *p, uint64_t v, size_t n)
+/* The low n bytes of v, little-endian (n is 1, 2, 4 or 8): one store on little-endian
+ * machines, since a payload is encoded per sample on the allocating thread. */
+static inline void le(uint8_t *p, uint64_t v, size_t n)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	switch (n) {
+	case 8:
+		memcpy(p, &v, 8);
+		return;
+	case 4: {
+		uint32_t w = (uint32_t)v;
+
+		memcpy(p, &w, 4);
+		return;
+	}
+	case 2: {
+		uint16_t w = (uint16_t)v;
+
+		memcpy(p, &w, 2);
+		return;
+	}
+	default:
+		break;
+	}
+#endif
 	for (size_t i = 0; i < n; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
 }

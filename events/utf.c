@@ -91,6 +91,15 @@ size_t rasp_utf8_to_utf16le(const char *src, uint8_t *dst, size_t cap)
 
 	while (*s) {
 		uint32_t cp;
+
+		/* ASCII (type names mostly are): two bytes a character, nothing to check. */
+		if (*s < 0x80) {
+			if (o + 2 + 2 > cap)
+				return (size_t)-1;
+			dst[o++] = *s++;
+			dst[o++] = 0;
+			continue;
+		}
 		size_t len = *s < 0x80 ? 1 : *s >= 0xc2 && *s <= 0xdf ? 2 : *s >= 0xe0 && *s <= 0xef ? 3
 					   : *s >= 0xf0 && *s <= 0xf4 ? 4 : 0;
 		bool ok = len > 0;

@@ -2,8 +2,10 @@
 # Runtime benchmarks (docs/performance.md): builds bench-alloc once per allocator against a
 # built librasp, then prints (1) instructions per small allocation under callgrind, sampling
 # on and off and the peers, (2) mixed allocate/free throughput with ratios to glibc malloc,
-# (3) the overhead of sampling at the default mean under a recording LTTng session.
-# Usage: bench/runtime/run.sh BUILD_DIR [callgrind|mixed|lttng|all]   (Debian packages:
+# (3) the overhead of sampling at the default mean under a recording LTTng session, (4) the
+# instructions one AllocationSampled costs the allocating thread with EventPipe on, LTTng on,
+# or neither, and the EventPipe writer thread's share per event (callgrind).
+# Usage: bench/runtime/run.sh BUILD_DIR [callgrind|mixed|lttng|emit|all]   (Debian packages:
 # valgrind, libjemalloc-dev, libmimalloc-dev; lttng-tools with a running session daemon)
 set -eu
 BUILD=$(cd "${1:?usage: run.sh BUILD_DIR [what]}" && pwd)
@@ -92,4 +94,41 @@ if [ "$WHAT" = all ] || [ "$WHAT" = lttng ]; then
 	med() { echo "$@" | tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 	mo=$(med $offs); mn=$(med $ons)
 	awk -v o="$mo" -v n="$mn" -v s="$samples" 'BEGIN{printf "off %.2f ns/op, auto+session %.2f ns/op: ratio %.4f (%+.2f%%); %s per run\n", o, n, n/o, (n/o-1)*100, s}'
+fi
+
+# Inclusive instructions of one function per call of it (callgrind output, calls counted by
+# the number of samples the program reports).
+per_sample() { # file function samples
+	incl=$(callgrind_annotate --inclusive=yes "$1" | grep -m1 ":$2 " | awk '{gsub(",","",$1); print $1}')
+	awk -v i="${incl:-0}" -v n="$3" 'BEGIN{printf "%.0f", i/n}'
+}
+
+if [ "$WHAT" = all ] || [ "$WHAT" = emit ]; then
+	N=${N:-200000}
+	S=rasp-emit-$$
+	echo "== callgrind: instructions per AllocationSampled (mean 1 KiB, $N allocations of 32 bytes)"
+	run_emit() { # label env...
+		label=$1; shift
+		f=$OUT/callgrind.emit-$label.out
+		samples=$(env "$@" RASP_SAMPLING=on RASP_SAMPLING_MEAN=1024 valgrind --tool=callgrind \
+			--callgrind-out-file="$f" "$OUT/bench-alloc-rasp" fastpath $N 2>/dev/null |
+			awk '/samples=/{sub("samples=","",$2); print $2}')
+		printf "%-10s %5s instructions/sample on the allocating thread" "$label" \
+			"$(per_sample "$f" rasp_event_allocation_sampled "$samples")"
+		if [ "$label" = eventpipe ]; then
+			printf ", writer thread %s/event" "$(per_sample "$f" writer_main "$samples")"
+		fi
+		echo " ($samples samples)"
+	}
+	run_emit neither RASP_LTTNG=0
+	run_emit eventpipe RASP_LTTNG=0 DOTNET_EnableEventPipe=1 \
+		DOTNET_EventPipeOutputPath="$OUT/emit.nettrace" \
+		DOTNET_EventPipeConfig=Microsoft-Windows-DotNETRuntime:0x80000000000:4
+	lttng create $S --output="$OUT/trace-$S" >/dev/null
+	lttng enable-event -u -s $S DotNETRuntime:AllocationSampled,Rasp_Runtime:SamplingConfigured >/dev/null
+	lttng start $S >/dev/null
+	run_emit lttng LTTNG_UST_REGISTER_TIMEOUT=-1
+	lttng stop $S >/dev/null
+	lttng destroy $S >/dev/null
+	rm -rf "$OUT/trace-$S" "$OUT/emit.nettrace"
 fi
