@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "diff.h"
+#include "nettrace-read.h"
 #include "write-diff.h"
 
 struct side {
@@ -47,16 +48,21 @@ static void usage(void)
 	      "Per type, the change in estimated bytes and objects from BASE to NEW, with '*' on\n"
 	      "changes that are statistically significant given both confidence intervals\n"
 	      "(Benjamini-Hochberg over the types: false discovery rate 1 - C).\n"
-	      "BASE and NEW are trace directories or JSON reports (rasp report --format json).\n",
+	      "BASE and NEW are trace directories, .nettrace files or JSON reports (rasp report\n"
+	      "--format json).\n",
 	      stdout);
 	rasp_cli_args_help(diff_params, NULL, 0);
 }
 
-static int is_dir(const char *path)
+/* A trace: a directory (CTF), an EventPipe file, or a live URL; anything else is taken for a
+ * saved JSON report. */
+static int is_trace(const char *path)
 {
 	struct stat st;
 
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	return (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) || rasp_nt_is_nettrace(path) ||
+	       strncmp(path, "net://", 6) == 0 || strncmp(path, "net4://", 7) == 0 ||
+	       strncmp(path, "net6://", 7) == 0;
 }
 
 static int load_trace(const char *cmd, struct side *s, const struct rasp_report_options *opt)
@@ -139,7 +145,9 @@ static int load_json(const char *cmd, struct side *s, double confidence)
 	s->json = json_object_from_file(s->path);
 	if (!s->json || !json_object_object_get_ex(s->json, "rows", &rows) ||
 	    !json_object_is_type(rows, json_type_array)) {
-		rasp_cli_error(cmd, "'%s' is neither a trace directory nor a rasp JSON report",
+		rasp_cli_error(cmd,
+			       "'%s' is neither a trace (a directory, a .nettrace file) nor a rasp "
+			       "JSON report",
 			       s->path);
 		return -EINVAL;
 	}
@@ -249,7 +257,7 @@ int rasp_cli_diff(int argc, char **argv)
 		static const char *const which[] = {"BASE", "NEW"};
 
 		side[i].path = argv[first + i];
-		if (is_dir(side[i].path))
+		if (is_trace(side[i].path))
 			rc = load_trace(cmd, &side[i], &opt);
 		else
 			rc = load_json(cmd, &side[i], opt.confidence);

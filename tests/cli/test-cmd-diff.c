@@ -210,6 +210,41 @@ static void test_saved_report_against_trace(void **state)
 	free(out);
 }
 
+/* A recording as CTF and the same recording through rasp convert are one recording to diff:
+ * every type has the same samples and bytes on both sides, nothing is significant; and two
+ * .nettrace files diff like directories. */
+static void test_nettrace_sides(void **state)
+{
+	char *out = malloc(CMD_OUT);
+	const char *t = cmd_golden("docstore-small"), *nt = cmd_work("docstore.nettrace");
+	const char *conv[] = {"convert", "-o", nt, t, NULL};
+	const char *a[] = {t, nt, NULL}, *b[] = {nt, nt, NULL};
+	json_object *d, *rows;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(cmd_rasp(out, CMD_OUT, conv, NULL), 0);
+	cmd_expect_in(out, "rasp convert: wrote ", "rasp convert of a CTF trace");
+	d = diff_json(a);
+	rows = cmd_get(d, "rows");
+	n = json_object_array_length(rows);
+	assert_true(n >= 5);
+	for (size_t i = 0; i < n; i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+
+		if (cmd_num(row, "samples_base") != cmd_num(row, "samples_new") ||
+		    fabs(cmd_num(row, "bytes_base") - cmd_num(row, "bytes_new")) >
+			1e-9 * cmd_num(row, "bytes_base") ||
+		    json_object_get_boolean(cmd_get(row, "significant")))
+			fail_msg("CTF against its conversion: %s", json_object_to_json_string(row));
+	}
+	json_object_put(d);
+	d = diff_json(b);
+	assert_int_equal(json_object_array_length(cmd_get(d, "rows")), n);
+	json_object_put(d);
+	free(out);
+}
+
 /* Intervals at another confidence would make the significance test wrong without a word. */
 static void test_saved_report_at_other_confidence_is_refused(void **state)
 {
@@ -264,6 +299,7 @@ int main(void)
 	    cmocka_unit_test(test_lost_events_are_said),
 	    cmocka_unit_test(test_side_without_samples_is_refused),
 	    cmocka_unit_test(test_saved_report_against_trace),
+	    cmocka_unit_test(test_nettrace_sides),
 	    cmocka_unit_test(test_saved_report_at_other_confidence_is_refused),
 	    cmocka_unit_test(test_saved_report_not_by_type_is_refused),
 	};
