@@ -72,7 +72,8 @@ int rasp_cli_convert(int argc, char **argv)
 		return 2;
 	}
 	if (first >= argc) {
-		rasp_cli_error(cmd, "no TRACE given (usage: rasp convert -o OUT.nettrace TRACE...)");
+		rasp_cli_error(cmd,
+			       "no TRACE given (usage: rasp convert -o OUT.nettrace TRACE...)");
 		return 2;
 	}
 	/* A tally only to collect what inputs.c finds doubtful (incomplete traces). */
@@ -98,20 +99,23 @@ int rasp_cli_convert(int argc, char **argv)
 		fprintf(stderr, "rasp convert: no event to write; %s holds an empty trace\n",
 			a.output);
 	if (st.other_pid)
-		rasp_cli_error(cmd, "%" PRIu64 " events of other processes left out (--pid %" PRId64
-				    ")",
+		rasp_cli_error(cmd,
+			       "%" PRIu64 " events of other processes left out (--pid %" PRId64 ")",
 			       st.other_pid, a.pid);
 	if (st.other)
-		rasp_cli_error(cmd, "%" PRIu64 " events of other kinds left out (only AllocationSampled, "
-				    "GCAllocationTick and rasp's sampling events are written)",
+		rasp_cli_error(cmd,
+			       "%" PRIu64
+			       " events of other kinds left out (only AllocationSampled, "
+			       "GCAllocationTick and rasp's sampling events are written)",
 			       st.other);
 	if (st.lost)
-		rasp_cli_error(cmd,
-			       "warning: the input lost %s%" PRIu64 " events; the file records them as "
-			       "lost%s",
-			       st.lost_unknown ? "at least " : "", st.lost,
-			       st.lost_unknown ? " (a lost packet counts as one: the true number is "
-						 "unknown, so readers will under-count)"
-					       : "");
+		rasp_cli_error(
+		    cmd,
+		    "warning: the input lost %s%" PRIu64 " events; the file records them as "
+		    "lost%s",
+		    st.lost_unknown ? "at least " : "", st.lost,
+		    st.lost_unknown ? " (a lost packet counts as one: the true number is "
+				      "unknown, so readers will under-count)"
+				    : "");
 	return 0;
 }

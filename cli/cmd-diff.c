@@ -18,8 +18,8 @@
 
 struct side {
 	const char *path;
-	struct rasp_tally *tally;    /* a trace side */
-	struct rasp_rows rows;	     /* of the tally */
+	struct rasp_tally *tally; /* a trace side */
+	struct rasp_rows rows;	  /* of the tally */
 	struct rasp_diff_item *items;
 	size_t n;
 	double mean; /* largest sampling mean */
@@ -85,8 +85,8 @@ static int load_trace(const char *cmd, struct side *s, const struct rasp_report_
 	if (!s->items)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->rows.n; i++)
-		s->items[s->n++] = (struct rasp_diff_item){
-		    rasp_row_type(s->tally, &s->rows.v[i]), s->rows.v[i].est};
+		s->items[s->n++] = (struct rasp_diff_item){rasp_row_type(s->tally, &s->rows.v[i]),
+							   s->rows.v[i].est};
 	s->samples = s->tally->samples;
 	s->mean = opt->sampling_mean;
 	for (size_t i = 0; i < s->tally->nprocs; i++)
@@ -153,7 +153,8 @@ static int load_json(const char *cmd, struct side *s, double confidence)
 	}
 	if (json_object_object_get_ex(s->json, "confidence", &conf) &&
 	    fabs(json_object_get_double(conf) - confidence) > 1e-9) {
-		rasp_cli_error(cmd, "'%s' was reported at confidence %g, not %g; pass --confidence %g",
+		rasp_cli_error(cmd,
+			       "'%s' was reported at confidence %g, not %g; pass --confidence %g",
 			       s->path, json_object_get_double(conf), confidence,
 			       json_object_get_double(conf));
 		return -EINVAL;
@@ -249,7 +250,8 @@ int rasp_cli_diff(int argc, char **argv)
 		return rc == RASP_CLI_ARGS_HELP ? 0 : 2;
 	}
 	if (argc - first != 2) {
-		rasp_cli_error(cmd, "needs exactly two inputs, BASE and NEW (got %d)", argc - first);
+		rasp_cli_error(cmd, "needs exactly two inputs, BASE and NEW (got %d)",
+			       argc - first);
 		rasp_report_options_fini(&opt);
 		return 2;
 	}
@@ -285,7 +287,7 @@ int rasp_cli_diff(int argc, char **argv)
 		goto out;
 	}
 	{
-		struct rasp_diff_view v = {side[0].path,   side[1].path,      changes, n,
+		struct rasp_diff_view v = {side[0].path,   side[1].path,   changes,	  n,
 					   opt.confidence, &side[0].notes, &side[1].notes};
 
 		rc = strcmp(opt.format, "json") == 0 ? rasp_diff_write_json(stdout, &v)

@@ -238,8 +238,8 @@ int rasp_graph_tally(const char *cmd, const struct rasp_inputs *in, bool strict,
 	return rc;
 }
 
-int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char *path,
-		       int64_t pid, struct rasp_nettrace_sink_stats *stats)
+int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char *path, int64_t pid,
+		       struct rasp_nettrace_sink_stats *stats)
 {
 	bt_component_class_sink *cls = rasp_nettrace_sink_class_create();
 	bt_value *params = bt_value_map_create();

@@ -70,8 +70,9 @@ static int out_write(void *ctx, const void *buf, size_t len)
 /* ---- Parameters and set-up ----------------------------------------------------------------- */
 
 bt_component_class_initialize_method_status
-rasp__nettrace_sink_initialize(bt_self_component_sink *self_sink, bt_self_component_sink_configuration *config,
-	   const bt_value *params, void *init_data)
+rasp__nettrace_sink_initialize(bt_self_component_sink *self_sink,
+			       bt_self_component_sink_configuration *config, const bt_value *params,
+			       void *init_data)
 {
 	bt_self_component *self = bt_self_component_sink_as_self_component(self_sink);
 	struct sink *s = calloc(1, sizeof(*s));
@@ -198,7 +199,8 @@ static struct cls *class_of(struct sink *s, const bt_event_class *ec)
 	const char *name = bt_event_class_get_name(ec);
 	const bt_stream_class *sc = bt_event_class_borrow_stream_class_const(ec);
 	const bt_field_class *payload = bt_event_class_borrow_payload_field_class_const(ec);
-	const bt_field_class *common = bt_stream_class_borrow_event_common_context_field_class_const(sc);
+	const bt_field_class *common =
+	    bt_stream_class_borrow_event_common_context_field_class_const(sc);
 	struct cls *c;
 
 	if (s->last < s->nclasses && s->classes[s->last].ec == ec)
@@ -260,8 +262,7 @@ static int64_t context_int(const bt_event *ev, uint64_t member)
 	if (!ctx || member == UINT64_MAX)
 		return -1;
 	f = bt_field_structure_borrow_member_field_by_index_const(ctx, member);
-	if (bt_field_class_type_is(bt_field_get_class_type(f),
-				   BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
+	if (bt_field_class_type_is(bt_field_get_class_type(f), BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
 		return bt_field_integer_signed_get_value(f);
 	return (int64_t)bt_field_integer_unsigned_get_value(f);
 }
@@ -295,17 +296,16 @@ static int write_losses(struct sink *s)
 	if (!s->pending_lost || !s->stats->written)
 		return 0;
 	seq = rasp_nt_stream_seq(&s->stream, s->last_tid);
-	rc = rasp_nt_stream_note(&s->stream, s->last_tid,
-				 seq + (uint32_t)(s->pending_lost > UINT32_MAX / 2 ? UINT32_MAX / 2
-										  : s->pending_lost));
+	rc = rasp_nt_stream_note(
+	    &s->stream, s->last_tid,
+	    seq + (uint32_t)(s->pending_lost > UINT32_MAX / 2 ? UINT32_MAX / 2 : s->pending_lost));
 	if (!rc)
 		rc = rasp_nt_stream_sequence_point(&s->stream, s->stream.last_ts);
 	s->pending_lost = 0;
 	return rc;
 }
 
-static bt_component_class_sink_consume_method_status fail(struct sink *s, int rc,
-							  const char *what)
+static bt_component_class_sink_consume_method_status fail(struct sink *s, int rc, const char *what)
 {
 	BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
 	    s->self, "Cannot write %s: output=\"%s\" errno=%d (%s)", what, s->path, -rc,
@@ -356,14 +356,16 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 	}
 	cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
-	if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
+	if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) !=
+	    BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
 		    s->self, "Event %s: its timestamp overflows 64-bit nanoseconds", d->lttng);
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 	}
 	if (!s->started) {
 		rc = start(s, pid, ns,
-			   bt_clock_class_origin_is_unix_epoch(bt_clock_snapshot_borrow_clock_class_const(cs)));
+			   bt_clock_class_origin_is_unix_epoch(
+			       bt_clock_snapshot_borrow_clock_class_const(cs)));
 		if (rc)
 			return fail(s, rc, "the file header");
 	} else if (pid != s->stats->pid) {
@@ -376,8 +378,8 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 	}
 	payload = bt_event_borrow_payload_field_const(ev);
 	for (size_t f = 0; f < d->nfields; f++) {
-		const bt_field *fld = bt_field_structure_borrow_member_field_by_index_const(
-		    payload, c->member[f]);
+		const bt_field *fld =
+		    bt_field_structure_borrow_member_field_by_index_const(payload, c->member[f]);
 		bt_field_class_type k = bt_field_get_class_type(fld);
 
 		if (k == BT_FIELD_CLASS_TYPE_STRING) {
@@ -409,8 +411,8 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 	}
 	seq = rasp_nt_stream_seq(&s->stream, (uint64_t)tid) + 1;
-	rc = rasp_nt_stream_event(&s->stream, (unsigned)c->desc, (uint64_t)tid, seq, ns,
-				  s->payload, len);
+	rc = rasp_nt_stream_event(&s->stream, (unsigned)c->desc, (uint64_t)tid, seq, ns, s->payload,
+				  len);
 	if (rc == -EINVAL) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
 		    s->self,
@@ -424,7 +426,8 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 	s->stats->written++;
 	s->last_tid = (uint64_t)tid;
 	rc = write_losses(s);
-	return rc ? fail(s, rc, "a sequence point") : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+	return rc ? fail(s, rc, "a sequence point")
+		  : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
 }
 
 static void add_lost(struct sink *s, uint64_t n, bool known)
@@ -460,7 +463,8 @@ static bt_component_class_sink_consume_method_status handle(struct sink *s, cons
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
 	}
 	rc = write_losses(s);
-	return rc ? fail(s, rc, "a sequence point") : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+	return rc ? fail(s, rc, "a sequence point")
+		  : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
 }
 
 static bt_component_class_sink_consume_method_status finish(struct sink *s)
@@ -478,14 +482,14 @@ static bt_component_class_sink_consume_method_status finish(struct sink *s)
 	}
 	if (!rc && s->pending_lost) {
 		/* Losses before any event: a thread of its own carries them. */
-		rc = rasp_nt_stream_note(&s->stream, 0, (uint32_t)(s->pending_lost > UINT32_MAX / 2
-									 ? UINT32_MAX / 2
-									 : s->pending_lost));
+		rc = rasp_nt_stream_note(&s->stream, 0,
+					 (uint32_t)(s->pending_lost > UINT32_MAX / 2
+							? UINT32_MAX / 2
+							: s->pending_lost));
 	}
 	if (!rc)
-		rc = rasp_nt_stream_sequence_point(&s->stream, s->stream.last_ts > INT64_MIN
-								   ? s->stream.last_ts
-								   : 0);
+		rc = rasp_nt_stream_sequence_point(
+		    &s->stream, s->stream.last_ts > INT64_MIN ? s->stream.last_ts : 0);
 	if (!rc)
 		rc = rasp_nt_write_end(&s->nt);
 	if (!rc)
@@ -532,7 +536,8 @@ rasp__nettrace_sink_consume(bt_self_component_sink *self_sink)
 
 bt_component_class_sink *rasp_nettrace_sink_class_create(void)
 {
-	bt_component_class_sink *c = bt_component_class_sink_create("nettrace", rasp__nettrace_sink_consume);
+	bt_component_class_sink *c =
+	    bt_component_class_sink_create("nettrace", rasp__nettrace_sink_consume);
 
 	if (!c)
 		return NULL;

@@ -14,12 +14,12 @@
 /* What a conversion did, for programs that build the sink in process (rasp convert): hand a
  * pointer to one as initialize-method data. */
 struct rasp_nettrace_sink_stats {
-	int64_t pid;	      /* the process written (-1: none) */
-	uint64_t written;     /* events written */
-	uint64_t other;	      /* events of classes rasp does not write, skipped */
-	uint64_t other_pid;   /* events of other processes, skipped (pid=N) */
-	uint64_t lost;	      /* events lost upstream, written as gaps */
-	bool lost_unknown;    /* some losses had no count (lost packets): `lost` is a floor */
+	int64_t pid;	    /* the process written (-1: none) */
+	uint64_t written;   /* events written */
+	uint64_t other;	    /* events of classes rasp does not write, skipped */
+	uint64_t other_pid; /* events of other processes, skipped (pid=N) */
+	uint64_t lost;	    /* events lost upstream, written as gaps */
+	bool lost_unknown;  /* some losses had no count (lost packets): `lost` is a floor */
 };
 
 bt_component_class_initialize_method_status
@@ -35,11 +35,11 @@ rasp__nettrace_sink_consume(bt_self_component_sink *self);
 /* The class, for graphs built in process (what the plugin registers). NULL on error. */
 bt_component_class_sink *rasp_nettrace_sink_class_create(void);
 
-#define RASP_NETTRACE_SINK_DESCRIPTION                                                       \
-	"Write AllocationSampled (and rasp's sampling) events of one process as an EventPipe " \
+#define RASP_NETTRACE_SINK_DESCRIPTION                                                             \
+	"Write AllocationSampled (and rasp's sampling) events of one process as an EventPipe "     \
 	".nettrace file."
-#define RASP_NETTRACE_SINK_HELP                                                              \
-	"Parameters: path=\"FILE.nettrace\" (required), pid=N (which process, when the input "  \
+#define RASP_NETTRACE_SINK_HELP                                                                    \
+	"Parameters: path=\"FILE.nettrace\" (required), pid=N (which process, when the input "     \
 	"holds several). See docs/eventpipe.md."
 
 #endif /* RASP_CONSUMER_SINK_NETTRACE_H */

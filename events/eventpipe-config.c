@@ -13,20 +13,19 @@
 
 #include "rasp-event-desc.h"
 
-#define DEFAULT_PATH "trace.nettrace"
+#define DEFAULT_PATH	    "trace.nettrace"
 #define DEFAULT_CIRCULAR_MB 1024
 /* The pool is mapped at once (untouched pages cost nothing); past this the address space is
  * wasted, since per-thread buffers are written out every 100 ms. */
 #define MAX_POOL_MB 256
 /* The providers of .NET's default session, when EventPipeConfig is empty. */
-#define DEFAULT_PROVIDERS                                                                     \
-	"Microsoft-Windows-DotNETRuntime:0x4c14fccbd:5,"                                       \
-	"Microsoft-Windows-DotNETRuntimePrivate:0x4002000b:5,"                                 \
+#define DEFAULT_PROVIDERS                                                                          \
+	"Microsoft-Windows-DotNETRuntime:0x4c14fccbd:5,"                                           \
+	"Microsoft-Windows-DotNETRuntimePrivate:0x4002000b:5,"                                     \
 	"Microsoft-DotNETCore-SampleProfiler:0:5"
 #define RASP_PROVIDER "Rasp-Runtime"
 
-__attribute__((format(printf, 3, 4))) static void warn(char *buf, size_t cap, const char *fmt,
-						       ...)
+__attribute__((format(printf, 3, 4))) static void warn(char *buf, size_t cap, const char *fmt, ...)
 {
 	size_t used = strnlen(buf, cap);
 	va_list ap;
@@ -170,7 +169,8 @@ uint64_t rasp__ep_config_mask(const char *spec, char *w, size_t cap)
 			    strncasecmp(p.name, RASP_PROVIDER, p.len) == 0)
 				rasp_listed = true;
 			for (size_t i = 0; i < rasp_event_ndescs; i++)
-				if (rasp_event_descs[i].emitted && event_on(&rasp_event_descs[i], &p))
+				if (rasp_event_descs[i].emitted &&
+				    event_on(&rasp_event_descs[i], &p))
 					mask |= UINT64_C(1) << i;
 		}
 		s = *e ? e + 1 : e;
@@ -207,8 +207,7 @@ static bool expand_path(const char *in, long pid, char *out, size_t cap)
 	return used > 0;
 }
 
-void rasp__ep_config_read(struct rasp__ep_config *c, const char *(*get)(const char *name),
-			  long pid)
+void rasp__ep_config_read(struct rasp__ep_config *c, const char *(*get)(const char *name), long pid)
 {
 	char which[64];
 	const char *v;

@@ -46,18 +46,18 @@
 
 /* Small buffers, many of them: a thread holds one at a time, so the pool serves many threads,
  * and the writer frees each soon. A record (a type name of up to ~8,000 characters) fits. */
-#define BUF_SIZE	((uint32_t)16 << 10)
+#define BUF_SIZE ((uint32_t)16 << 10)
 /* The EventBlocks written: the runtime's size. */
-#define BLOCK_CAP	((size_t)100 << 10)
-#define PERIOD_NS	(100 * 1000000L)
-#define FLUSH_WAIT_S	5
+#define BLOCK_CAP    ((size_t)100 << 10)
+#define PERIOD_NS    (100 * 1000000L)
+#define FLUSH_WAIT_S 5
 /* Retries of a flush held back by a record in flight before the writer waits a period. */
-#define MAX_RETRIES	1000
+#define MAX_RETRIES 1000
 /* A record that carries no event: its thread's sequence number, for the sequence point. */
-#define MARKER		RASP_EVENT_NDESCS
+#define MARKER RASP_EVENT_NDESCS
 /* Attempts (10 ms apart) to find a buffer for a marker at thread exit. */
-#define MARKER_TRIES	20
-#define TLS_MODEL	__attribute__((tls_model("initial-exec")))
+#define MARKER_TRIES 20
+#define TLS_MODEL    __attribute__((tls_model("initial-exec")))
 
 _Atomic uint64_t rasp__ep_mask;
 
@@ -68,10 +68,10 @@ struct buf {
 	_Atomic uint32_t committed; /* bytes of complete records */
 	/* While the owner writes a record: a lower bound of its timestamp (never 0); else 0. */
 	_Atomic int64_t pending;
-	uint64_t tid;		    /* the owner's; set before state becomes B_OWNED */
-	uint32_t consumed;	    /* writer only: bytes written out */
-	uint32_t scan_end;	    /* writer only: where this flush stops */
-	int scan_state;		    /* writer only */
+	uint64_t tid;	   /* the owner's; set before state becomes B_OWNED */
+	uint32_t consumed; /* writer only: bytes written out */
+	uint32_t scan_end; /* writer only: where this flush stops */
+	int scan_state;	   /* writer only */
 };
 
 /* A record in a buffer: this header, then the encoded payload; 8-byte aligned. */
@@ -128,8 +128,8 @@ static __thread struct {
 	int64_t last_ts;
 	uint32_t seq;
 	bool keyed;
-	bool lost_tail;	   /* events dropped since the last one recorded */
-	bool recorded;	   /* the thread has recorded an event */
+	bool lost_tail;	    /* events dropped since the last one recorded */
+	bool recorded;	    /* the thread has recorded an event */
 	uint32_t head_lost; /* dropped before its first recorded event */
 } tls TLS_MODEL;
 
@@ -165,9 +165,8 @@ static struct buf *acquire(void)
 		for (int tries = 0; v && tries < 64; tries++) {
 			uint64_t bit = v & -v;
 
-			if (atomic_compare_exchange_weak_explicit(w, &v, v & ~bit,
-								  memory_order_acquire,
-								  memory_order_relaxed)) {
+			if (atomic_compare_exchange_weak_explicit(
+				w, &v, v & ~bit, memory_order_acquire, memory_order_relaxed)) {
 				struct buf *b = &S.bufs[(size_t)(w - S.free_bits) * 64 +
 							(size_t)__builtin_ctzll(bit)];
 
@@ -442,8 +441,8 @@ static void fail(int rc)
 {
 	atomic_store_explicit(&rasp__ep_mask, 0, memory_order_relaxed);
 	atomic_store_explicit(&S.on, false, memory_order_relaxed);
-	fprintf(stderr, "rasp: EventPipe: writing '%s' failed (%s); the trace stops here\n",
-		S.path, strerror(-rc));
+	fprintf(stderr, "rasp: EventPipe: writing '%s' failed (%s); the trace stops here\n", S.path,
+		strerror(-rc));
 }
 
 static void deadline_in(struct timespec *t, long ns)
@@ -567,9 +566,8 @@ static void print_warnings(const char *w)
 
 static int start(const struct rasp__ep_config *c)
 {
-	struct rasp_nt_trace_header h = {.frequency = 1000000000,
-					 .pointer_size = sizeof(void *),
-					 .pid = (uint32_t)getpid()};
+	struct rasp_nt_trace_header h = {
+	    .frequency = 1000000000, .pointer_size = sizeof(void *), .pid = (uint32_t)getpid()};
 	struct timespec mono, real;
 	pthread_condattr_t ca;
 	pthread_attr_t attr;
@@ -646,8 +644,9 @@ __attribute__((constructor)) static void rasp__ep_init(void)
 		return;
 	rc = start(&c);
 	if (rc) {
-		fprintf(stderr, "rasp: EventPipe: cannot start the session writing '%s' (%s); "
-				"no EventPipe trace\n",
+		fprintf(stderr,
+			"rasp: EventPipe: cannot start the session writing '%s' (%s); "
+			"no EventPipe trace\n",
 			c.path, strerror(-rc));
 		if (S.fd >= 0)
 			close(S.fd);

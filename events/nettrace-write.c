@@ -277,7 +277,8 @@ size_t rasp_nt_encode_payload(const struct rasp_event_desc *d, const union rasp_
 		size_t n;
 
 		if (t == RASP_FT_UTF16Z) {
-			n = rasp_utf8_to_utf16le(vals[i].s ? vals[i].s : "", out + used, cap - used);
+			n = rasp_utf8_to_utf16le(vals[i].s ? vals[i].s : "", out + used,
+						 cap - used);
 			if (n == (size_t)-1)
 				return 0;
 			used += n;

@@ -59,15 +59,20 @@ size_t rasp_bytes_to_utf8(const uint8_t *src, size_t n, char *dst, size_t cap)
 		return (size_t)-1;
 	for (size_t i = 0; i < n;) {
 		uint8_t c = src[i];
-		size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-				      : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+		size_t len = c < 0x80		      ? 1
+			     : c >= 0xc2 && c <= 0xdf ? 2
+			     : c >= 0xe0 && c <= 0xef ? 3
+			     : c >= 0xf0 && c <= 0xf4 ? 4
+						      : 0;
 		bool ok = len > 0 && i + len <= n && c != 0;
 
 		for (size_t k = 1; ok && k < len; k++)
 			ok = (src[i + k] & 0xc0) == 0x80;
 		if (ok && len > 2)
-			ok = !(c == 0xe0 && src[i + 1] < 0xa0) && !(c == 0xed && src[i + 1] >= 0xa0) &&
-			     !(c == 0xf0 && src[i + 1] < 0x90) && !(c == 0xf4 && src[i + 1] >= 0x90);
+			ok = !(c == 0xe0 && src[i + 1] < 0xa0) &&
+			     !(c == 0xed && src[i + 1] >= 0xa0) &&
+			     !(c == 0xf0 && src[i + 1] < 0x90) &&
+			     !(c == 0xf4 && src[i + 1] >= 0x90);
 		if (!ok) {
 			if (!put(dst, cap, &o, 0xfffd))
 				return (size_t)-1;
@@ -100,8 +105,11 @@ size_t rasp_utf8_to_utf16le(const char *src, uint8_t *dst, size_t cap)
 			dst[o++] = 0;
 			continue;
 		}
-		size_t len = *s < 0x80 ? 1 : *s >= 0xc2 && *s <= 0xdf ? 2 : *s >= 0xe0 && *s <= 0xef ? 3
-					   : *s >= 0xf0 && *s <= 0xf4 ? 4 : 0;
+		size_t len = *s < 0x80			? 1
+			     : *s >= 0xc2 && *s <= 0xdf ? 2
+			     : *s >= 0xe0 && *s <= 0xef ? 3
+			     : *s >= 0xf0 && *s <= 0xf4 ? 4
+							: 0;
 		bool ok = len > 0;
 
 		for (size_t k = 1; ok && k < len; k++)
@@ -116,7 +124,8 @@ size_t rasp_utf8_to_utf16le(const char *src, uint8_t *dst, size_t cap)
 			for (size_t k = 1; k < len; k++)
 				cp = cp << 6 | (s[k] & 0x3f);
 			/* Overlongs, surrogates and past U+10FFFF are not characters. */
-			if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+			if ((len == 3 && cp < 0x800) ||
+			    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
 			    (cp >= 0xd800 && cp < 0xe000))
 				cp = 0xfffd;
 		}

@@ -43,9 +43,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		events++;
-		printf("%" PRId64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t0x%" PRIx64 "\t%s\t0x%" PRIx64
-		       "\t%" PRIu64 "\t%" PRIu64 "\n",
-		       e->pid, e->thread_id, v[0].u, v[1].u, v[2].u, v[3].s, v[4].u, v[5].u, v[6].u);
+		printf("%" PRId64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t0x%" PRIx64
+		       "\t%s\t0x%" PRIx64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+		       e->pid, e->thread_id, v[0].u, v[1].u, v[2].u, v[3].s, v[4].u, v[5].u,
+		       v[6].u);
 	}
 	if (rc < 0) {
 		fprintf(stderr, "nt-dump: %s\n", rasp_nt_error(r));

@@ -67,7 +67,8 @@ static void run(struct run *r, const char *const *env, const char *threads, cons
 	const char *p;
 
 	for (char **e = environ; *e && n < 200; e++)
-		if (strncmp(*e, "DOTNET_", 7) && strncmp(*e, "COMPlus_", 8) && strncmp(*e, "RASP_", 5))
+		if (strncmp(*e, "DOTNET_", 7) && strncmp(*e, "COMPlus_", 8) &&
+		    strncmp(*e, "RASP_", 5))
 			envp[n++] = *e;
 	for (; env && *env && n < 250; env++)
 		envp[n++] = (char *)*env;
@@ -103,8 +104,8 @@ static void run(struct run *r, const char *const *env, const char *threads, cons
 	p = strstr(r->out, "\nsamples=");
 	p = p ? p + 1 : (strncmp(r->out, "samples=", 8) == 0 ? r->out : NULL);
 	if (p)
-		sscanf(p, "samples=%" SCNu64 " starts=%" SCNu64 " pid=%ld", &r->samples,
-		       &r->starts, &r->pid);
+		sscanf(p, "samples=%" SCNu64 " starts=%" SCNu64 " pid=%ld", &r->samples, &r->starts,
+		       &r->pid);
 	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0 || r->pid < 0)
 		fail_msg("ep-prog failed (status 0x%x)\nstdout: %s\nstderr: %s", r->status, r->out,
 			 r->err);
@@ -317,8 +318,8 @@ static void legacy_prefix(void **state)
  * message naming the variable or the file, and the program runs to its end. */
 static void problems_are_reported_once(void **state)
 {
-	const char *bad[] = {"DOTNET_EnableEventPipe=yes", "DOTNET_EventPipeOutputPath=bad.nettrace",
-			     NULL};
+	const char *bad[] = {"DOTNET_EnableEventPipe=yes",
+			     "DOTNET_EventPipeOutputPath=bad.nettrace", NULL};
 	const char *nodir[] = {"DOTNET_EnableEventPipe=1",
 			       "DOTNET_EventPipeOutputPath=no/such/dir/x.nettrace", SAMPLED_ONLY,
 			       NULL};
@@ -327,8 +328,9 @@ static void problems_are_reported_once(void **state)
 	const char *fsize[] = {"DOTNET_EnableEventPipe=1",
 			       "DOTNET_EventPipeOutputPath=limited.nettrace", SAMPLED_ONLY,
 			       "RASP_SAMPLING_MEAN=1024", NULL};
-	const char *badcfg[] = {"DOTNET_EnableEventPipe=1", "DOTNET_EventPipeOutputPath=cfg.nettrace",
-				"DOTNET_EventPipeConfig=Microsoft-Windows-DotNETRuntime:zz:4", NULL};
+	const char *badcfg[] = {
+	    "DOTNET_EnableEventPipe=1", "DOTNET_EventPipeOutputPath=cfg.nettrace",
+	    "DOTNET_EventPipeConfig=Microsoft-Windows-DotNETRuntime:zz:4", NULL};
 	struct run r;
 	struct stat st;
 	char path[PATH_MAX];
@@ -355,7 +357,8 @@ static void problems_are_reported_once(void **state)
 	run(&r, fsize, "2", "4000", "");
 	fsize_limit = 0;
 	assert_true(r.samples > 0);
-	first = strstr(r.err, "rasp: EventPipe: writing 'limited.nettrace' failed (File too large)");
+	first =
+	    strstr(r.err, "rasp: EventPipe: writing 'limited.nettrace' failed (File too large)");
 	if (!first)
 		fail_msg("stderr: %s", r.err);
 	assert_null(strstr(first + 1, "rasp:"));
@@ -371,9 +374,10 @@ static void problems_are_reported_once(void **state)
  * the reader sees exactly as many lost as the sequence numbers skipped. */
 static void drops_are_losses(void **state)
 {
-	const char *env[] = {"DOTNET_EnableEventPipe=1", "DOTNET_EventPipeOutputPath=drops.nettrace",
-			     "DOTNET_EventPipeCircularMB=1", SAMPLED_ONLY, "RASP_SAMPLING_MEAN=1",
-			     NULL};
+	const char *env[] = {
+	    "DOTNET_EnableEventPipe=1",	    "DOTNET_EventPipeOutputPath=drops.nettrace",
+	    "DOTNET_EventPipeCircularMB=1", SAMPLED_ONLY,
+	    "RASP_SAMPLING_MEAN=1",	    NULL};
 	struct run r;
 	struct seen s;
 	char path[PATH_MAX];
@@ -395,8 +399,9 @@ static void drops_are_losses(void **state)
  * library destructor leaves a file cut short (no end marker) holding every sample. */
 static void heap_destruction_flushes(void **state)
 {
-	const char *env[] = {"DOTNET_EnableEventPipe=1", "DOTNET_EventPipeOutputPath=quick.nettrace",
-			     SAMPLED_ONLY, "RASP_SAMPLING_MEAN=8192", NULL};
+	const char *env[] = {"DOTNET_EnableEventPipe=1",
+			     "DOTNET_EventPipeOutputPath=quick.nettrace", SAMPLED_ONLY,
+			     "RASP_SAMPLING_MEAN=8192", NULL};
 	struct run r;
 	struct seen s;
 	char path[PATH_MAX];
@@ -413,8 +418,8 @@ static void heap_destruction_flushes(void **state)
 /* A forked child has no session: the parent's file holds the parent's events only. */
 static void a_child_writes_nothing(void **state)
 {
-	const char *env[] = {"DOTNET_EnableEventPipe=1", "DOTNET_EventPipeOutputPath=fork-{pid}.nettrace",
-			     SAMPLED_ONLY, NULL};
+	const char *env[] = {"DOTNET_EnableEventPipe=1",
+			     "DOTNET_EventPipeOutputPath=fork-{pid}.nettrace", SAMPLED_ONLY, NULL};
 	struct run r;
 	struct seen s;
 	char path[PATH_MAX], name[64];

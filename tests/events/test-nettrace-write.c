@@ -78,9 +78,8 @@ static const struct rasp_event_desc *sampled(void)
 static size_t sample_payload(uint32_t kind, uint64_t type_id, const char *name, uint64_t addr,
 			     uint64_t size, uint64_t offset, uint8_t *out, size_t cap)
 {
-	union rasp_nt_value v[7] = {
-	    {.u = kind}, {.u = 0}, {.u = type_id}, {.s = name}, {.u = addr}, {.u = size},
-	    {.u = offset}};
+	union rasp_nt_value v[7] = {{.u = kind}, {.u = 0},    {.u = type_id}, {.s = name},
+				    {.u = addr}, {.u = size}, {.u = offset}};
 
 	return rasp_nt_encode_payload(sampled(), v, 8, out, cap);
 }
@@ -160,12 +159,10 @@ static void writes_the_reference_file(void **state)
 	rasp_nt_block_init(&b, blk, sizeof(blk));
 	len = rasp_nt_encode_metadata(1, sampled(), false, rec, sizeof(rec));
 	assert_int_equal(len, 94);
-	assert_int_equal(rasp_nt_block_add(&b,
-					   &(struct rasp_nt_hdr){.tid = 4242,
-								 .ts = 1001500000,
-								 .sorted = true},
-					   rec, len),
-			 0);
+	assert_int_equal(
+	    rasp_nt_block_add(
+		&b, &(struct rasp_nt_hdr){.tid = 4242, .ts = 1001500000, .sorted = true}, rec, len),
+	    0);
 	rasp_nt_block_finish(&b);
 	assert_int_equal(rasp_nt_write_block(&o, "MetadataBlock", b.buf, b.len), 0);
 
@@ -184,14 +181,13 @@ static void writes_the_reference_file(void **state)
 			 0);
 	len = sample_payload(1, 0x7f0000002000, "System.Byte[]", 0x7f00beef0000, 90000, 4096, pl,
 			     sizeof(pl));
-	assert_int_equal(rasp_nt_block_add(&b,
-					   &(struct rasp_nt_hdr){.meta = 1,
-								 .seq = 2,
-								 .tid = 4242,
-								 .capture = 4242,
-								 .ts = 1002000000},
-					   pl, len),
-			 0);
+	assert_int_equal(
+	    rasp_nt_block_add(
+		&b,
+		&(struct rasp_nt_hdr){
+		    .meta = 1, .seq = 2, .tid = 4242, .capture = 4242, .ts = 1002000000},
+		pl, len),
+	    0);
 	len = sample_payload(0, 0x7f0000001000, "System.Object[]", 0x7f00dead0100, 104, 3, pl,
 			     sizeof(pl));
 	assert_int_equal(rasp_nt_block_add(&b,
@@ -253,23 +249,17 @@ static void compresses_as_the_runtime(void **state)
 
 	(void)state;
 	rasp_nt_block_init(&b, buf, sizeof(buf));
-	assert_int_equal(rasp_nt_block_add(&b,
-					   &(struct rasp_nt_hdr){.meta = 3,
-								 .seq = 1,
-								 .tid = 7,
-								 .capture = 7,
-								 .ts = 1000},
-					   &one, 1),
-			 0);
+	assert_int_equal(
+	    rasp_nt_block_add(
+		&b, &(struct rasp_nt_hdr){.meta = 3, .seq = 1, .tid = 7, .capture = 7, .ts = 1000},
+		&one, 1),
+	    0);
 	/* Same thread, sequence 5 (3 lost), earlier timestamp, same payload size. */
-	assert_int_equal(rasp_nt_block_add(&b,
-					   &(struct rasp_nt_hdr){.meta = 3,
-								 .seq = 5,
-								 .tid = 7,
-								 .capture = 7,
-								 .ts = 999},
-					   &one, 1),
-			 0);
+	assert_int_equal(
+	    rasp_nt_block_add(
+		&b, &(struct rasp_nt_hdr){.meta = 3, .seq = 5, .tid = 7, .capture = 7, .ts = 999},
+		&one, 1),
+	    0);
 	{
 		uint8_t want[64];
 		size_t n = hex(want, "87 03 00 07 00 07 e8 07 01 42"
@@ -281,7 +271,7 @@ static void compresses_as_the_runtime(void **state)
 	rasp_nt_block_finish(&b);
 	assert_int_equal(b.min_ts, 999);
 	assert_int_equal(b.max_ts, 1000);
-	assert_int_equal(buf[4], 0xe7); /* 999 */
+	assert_int_equal(buf[4], 0xe7);	 /* 999 */
 	assert_int_equal(buf[12], 0xe8); /* 1000 */
 
 	/* Metadata headers: id 0, sequence 0 twice in a row needs no sequence field. */
@@ -333,9 +323,9 @@ static void encodes_by_descriptor(void **state)
 	    &rasp_event_descs[RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED];
 	uint8_t out[512], want[512];
 	size_t n = 0, len;
-	union rasp_nt_value v[7] = {{.u = 2},	    {.u = 9},		{.u = 0x11223344},
-				    {.s = "T\xc3\xa9"}, {.u = 0x55667788}, {.u = 1},
-				    {.u = 2}};
+	union rasp_nt_value v[7] = {
+	    {.u = 2},	       {.u = 9}, {.u = 0x11223344}, {.s = "T\xc3\xa9"},
+	    {.u = 0x55667788}, {.u = 1}, {.u = 2}};
 
 	(void)state;
 	len = rasp_nt_encode_payload(sampled(), v, 4, out, sizeof(out));
@@ -367,9 +357,8 @@ static void write_errors_stick(void **state)
 {
 	struct mem m = {.fail_at = 3};
 	struct rasp_nt_out o = {.write = mem_write, .ctx = &m};
-	struct rasp_nt_trace_header h = {.sync_utc_ns = SYNC_UTC_NS,
-					 .frequency = 1000000000,
-					 .pointer_size = 8};
+	struct rasp_nt_trace_header h = {
+	    .sync_utc_ns = SYNC_UTC_NS, .frequency = 1000000000, .pointer_size = 8};
 
 	(void)state;
 	assert_int_equal(rasp_nt_write_header(&o, &h), -EIO);
