@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "diff.h"
 #include "nettrace-read.h"
@@ -61,8 +62,7 @@ static int is_trace(const char *path)
 	struct stat st;
 
 	return (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) || rasp_nt_is_nettrace(path) ||
-	       strncmp(path, "net://", 6) == 0 || strncmp(path, "net4://", 7) == 0 ||
-	       strncmp(path, "net6://", 7) == 0;
+	       strncmp(path, "net://", 6) == 0;
 }
 
 static int load_trace(const char *cmd, struct side *s, const struct rasp_report_options *opt)
@@ -142,6 +142,12 @@ static int load_json(const char *cmd, struct side *s, double confidence)
 	json_object *rows, *conf, *means;
 	int ok = 1;
 
+	if (access(s->path, R_OK) != 0) {
+		int err = errno;
+
+		rasp_cli_error(cmd, "cannot read '%s': %s", s->path, strerror(err));
+		return -err;
+	}
 	s->json = json_object_from_file(s->path);
 	if (!s->json || !json_object_object_get_ex(s->json, "rows", &rows) ||
 	    !json_object_is_type(rows, json_type_array)) {

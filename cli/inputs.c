@@ -214,10 +214,11 @@ static void check_nettrace(const char *path, struct rasp_tally *t)
 /* The CTF traces under root, sorted; -errno with a message, 0 traces is not an error here. */
 static int find_traces(const char *cmd, const char *root, struct rasp_inputs *in, size_t *found)
 {
-	int rc = 0;
-
+	int rc = 0, err;
 	char *real = realpath(root, NULL);
 
+	/* realpath's reason (no such file, permission) is the one to name. */
+	err = real ? 0 : errno;
 	walk.n = 0;
 	walk.overflow = false;
 	walk.unreadable = NULL;
@@ -225,7 +226,8 @@ static int find_traces(const char *cmd, const char *root, struct rasp_inputs *in
 	/* The operand itself may be a symbolic link to a trace; inside it links are not
 	 * followed (no cycles, no trace counted twice through a link). */
 	if (!real || nftw(real, collect, 16, FTW_PHYS) != 0 || walk.overflow || walk.unreadable) {
-		int err = errno ? errno : EIO;
+		if (!err)
+			err = errno ? errno : EIO;
 
 		if (walk.overflow)
 			rasp_cli_error(cmd, "'%s' holds more than %d CTF traces; report fewer at once",

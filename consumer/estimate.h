@@ -27,6 +27,10 @@ int rasp_est_confidence_valid(double confidence);
 /* Standard normal quantile, to ~1e-15 relative; -inf at 0, +inf at 1, NaN outside [0, 1]. */
 double rasp_normal_quantile(double prob);
 
+/* The odds below which the samples are said to contradict the sampling model: one in a
+ * million, so a report of many rows flags none by chance. */
+#define RASP_EST_CONTRADICTION 1e-6
+
 struct rasp_est_cell {
 	double p;	  /* per-byte success probability of this thread's sampler, 1/mean */
 	uint64_t samples; /* s: sampled objects */
@@ -51,8 +55,9 @@ struct rasp_est_total {
 	double bytes_high;   /* (failed trials + u), with the window adjustments of sampling.md */
 	double objects_low;  /* the bytes interval scaled by objects / bytes */
 	double objects_high; /* (exact for one object size; docs/sampling.md, "Objects") */
-	/* The point estimate lies outside its own interval: the samples contradict the model
-	 * (a wrong sampling mean, or offsets no Bernoulli sampler drew). */
+	/* The samples contradict the model (a wrong sampling mean, or offsets no Bernoulli
+	 * sampler drew): the point estimate lies outside even the interval at odds
+	 * RASP_EST_CONTRADICTION, or every bound lies below the bytes the samples prove. */
 	int contradicts;
 };
 

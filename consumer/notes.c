@@ -143,9 +143,10 @@ int rasp_notes_build(const struct rasp_tally *t, const struct rasp_rows *rows,
 	}
 	if (!ret && rows && rows->contradictions)
 		ret = add(out, "model-mismatch",
-			  "%zu estimate%s outside %s own interval: the samples contradict the "
-			  "sampling model (a wrong sampling mean, see any ASSUMED mean; or events "
-			  "that no Bernoulli sampler drew), so those figures are not to be trusted.",
+			  "%zu estimate%s outside even %s one-in-a-million interval: the samples "
+			  "contradict the sampling model (a wrong sampling mean, see any ASSUMED "
+			  "mean; or events that no Bernoulli sampler drew), so those figures are not "
+			  "to be trusted.",
 			  rows->contradictions, rows->contradictions == 1 ? " lies" : "s lie",
 			  rows->contradictions == 1 ? "its" : "their");
 	if (!ret && t->samples == 0) {

@@ -1,6 +1,7 @@
 /* The csv writer (RFC 4180 quoting): one table, exact numbers. Columns: scope (group, total,
  * or allocation-tick-biased for a GCAllocationTick row), the grouped keys, samples, bytes,
- * bytes_low, bytes_high, objects, objects_low, objects_high, share, and process_name when
+ * bytes_low, bytes_high, objects, objects_low, objects_high, share, model_mismatch (1 when the
+ * row's samples contradict the sampling model: the text report's "!"), and process_name when
  * grouped by process. The notes go to standard error: csv has no place for them. */
 #include <inttypes.h>
 #include <string.h>
@@ -51,8 +52,9 @@ static void row_out(FILE *out, const struct rasp_report_view *v, const char *sco
 		if (row)
 			id(out, row->process);
 	}
-	fprintf(out, ",%" PRIu64 ",%.0f,%.0f,%.0f,%.1f,%.1f,%.1f,%.6f", e->samples, e->bytes,
-		e->bytes_low, e->bytes_high, e->objects, e->objects_low, e->objects_high, share);
+	fprintf(out, ",%" PRIu64 ",%.0f,%.0f,%.0f,%.1f,%.1f,%.1f,%.6f,%d", e->samples, e->bytes,
+		e->bytes_low, e->bytes_high, e->objects, e->objects_low, e->objects_high, share,
+		e->contradicts ? 1 : 0);
 	if (by & RASP_GROUP_PROCESS) {
 		const struct rasp_tally_process *p =
 		    row ? rasp_tally_find_process(v->tally, row->process) : NULL;
@@ -82,7 +84,9 @@ static int write_csv(const struct rasp_report_view *v, FILE *out)
 		fputs(",thread", out);
 	if (by & RASP_GROUP_PROCESS)
 		fputs(",process", out);
-	fputs(",samples,bytes,bytes_low,bytes_high,objects,objects_low,objects_high,share", out);
+	fputs(",samples,bytes,bytes_low,bytes_high,objects,objects_low,objects_high,share,"
+	      "model_mismatch",
+	      out);
 	fputs(by & RASP_GROUP_PROCESS ? ",process_name\n" : "\n", out);
 	for (size_t i = 0; i < v->rows->n; i++)
 		row_out(out, v, "group", &v->rows->v[i], &v->rows->v[i].est, v->rows->v[i].share);
@@ -96,7 +100,7 @@ static int write_csv(const struct rasp_report_view *v, FILE *out)
 		/* The type fills the first key column; the other keys stay empty. */
 		for (unsigned b = by & (by - 1); b; b &= b - 1)
 			fputc(',', out);
-		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",,,,,,%s\n", t->ticks[k].ticks,
+		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",,,,,,,%s\n", t->ticks[k].ticks,
 			t->ticks[k].amount, by & RASP_GROUP_PROCESS ? "," : "");
 	}
 	return 0;

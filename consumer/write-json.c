@@ -43,6 +43,8 @@ static void est(FILE *out, const struct rasp_est_total *e)
 	rasp_json_number(out, e->objects_low, "%.1f");
 	fputs(", \"objects_high\": ", out);
 	rasp_json_number(out, e->objects_high, "%.1f");
+	/* The row's samples contradict the sampling model (the text report's "!"). */
+	fprintf(out, ", \"model_mismatch\": %s", e->contradicts ? "true" : "false");
 }
 
 static void processes(FILE *out, const struct rasp_tally *t)

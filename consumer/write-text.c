@@ -11,7 +11,7 @@
 #include "rasp/event-meta.h"
 #include "writer.h"
 
-/* Rows with fewer samples have intervals wider than about -50%/+70% (docs/sampling.md). */
+/* Rows with fewer samples have wide intervals (the legend says how wide; docs/sampling.md). */
 #define FEW_SAMPLES 10
 /* Processes listed one per line in the header; more are summarised. */
 #define MAX_HEADER_PROCESSES 5
@@ -52,8 +52,8 @@ static void put_cell(FILE *out, const char *s, size_t width, bool right)
 }
 
 /* "97.5 - 109.8 MiB" when both ends share a unit, else "980 KiB - 1.20 MiB"; in front, "!"
- * when the estimate lies outside it (the model does not hold), else "~" when the row has too
- * few samples for a narrow interval. */
+ * when the samples contradict the model (rasp_est_total.contradicts), else "~" when the row
+ * has too few samples for a narrow interval. */
 static void interval(char *buf, size_t len, double lo, double hi, bool bytes, const char *mark)
 {
 	char a[48], b[48];
@@ -266,6 +266,25 @@ static void ticks(const struct rasp_report_view *v, FILE *out)
 	fprintf(out, "  %8" PRIu64 "  %18" PRIu64 "\n", r->tick_count, r->tick_amount);
 }
 
+/* How far an interval of n samples of small objects reaches below and above its estimate, in
+ * percent, at this confidence: the estimator's own figures for the legend (the same at any
+ * mean much larger than the objects). */
+static void spread(double confidence, uint64_t n, double *below, double *above)
+{
+	struct rasp_est_cell c;
+	struct rasp_est_total t;
+
+	*below = *above = 0;
+	if (rasp_est_cell_init(&c, 1.0 / 102400) != 0)
+		return;
+	for (uint64_t i = 0; i < n; i++)
+		rasp_est_cell_add(&c, 8, 0);
+	if (rasp_est_sum(&c, 1, confidence, &t) != 0 || !(t.bytes > 0))
+		return;
+	*below = 100 * (1 - t.bytes_low / t.bytes);
+	*above = 100 * (t.bytes_high / t.bytes - 1);
+}
+
 static int write_text(const struct rasp_report_view *v, FILE *out)
 {
 	static const char *const heads[NCOLS] = {"TYPE",   "KIND",	   "PROCESS", "THREAD",
@@ -318,14 +337,19 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 			rows->n - shown_rows == 1 ? "" : "s", v->opt->top);
 	print_line(out, &tot, width, shown);
 	few |= rows->total.samples && rows->total.samples < FEW_SAMPLES;
-	if (few)
+	if (few) {
+		double lo10, hi10, lo1, hi1;
+
+		spread(v->opt->confidence, FEW_SAMPLES, &lo10, &hi10);
+		spread(v->opt->confidence, 1, &lo1, &hi1);
 		fprintf(out,
-			"~ fewer than %d samples: a wide interval (about -50%%/+70%% at 10 "
-			"samples, -97%%/+270%% at 1)\n",
-			FEW_SAMPLES);
+			"~ fewer than %d samples: a wide interval (-%.0f%%/+%.0f%% at %d samples, "
+			"-%.0f%%/+%.0f%% at 1)\n",
+			FEW_SAMPLES, lo10, hi10, FEW_SAMPLES, lo1, hi1);
+	}
 	if (rows->contradictions)
-		fputs("! the estimate lies outside its interval: the samples contradict the "
-		      "sampling model (see the WARNING above)\n",
+		fputs("! the samples contradict the sampling model: the estimate lies outside even "
+		      "a one-in-a-million interval (see the WARNING above)\n",
 		      out);
 	ticks(v, out);
 	return 0;

@@ -159,10 +159,10 @@ static void test_write_csv_two_procs(void **state)
 	} cases[] = {
 	    {RASP_GROUP_TYPE, "csv-two-procs.expect",
 	     "scope,type,samples,bytes,bytes_low,bytes_high,objects,objects_low,objects_high,"
-	     "share"},
+	     "share,model_mismatch"},
 	    {RASP_GROUP_ALL, "csv-two-procs-all-keys.expect",
 	     "scope,type,kind,thread,process,samples,bytes,bytes_low,bytes_high,objects,"
-	     "objects_low,objects_high,share,process_name"},
+	     "objects_low,objects_high,share,model_mismatch,process_name"},
 	};
 
 	for (size_t i = 0; i < 2; i++) {
