@@ -352,8 +352,8 @@ int rasp_est_interval(double samples, double p, double unsampled, double confide
 	double alpha = 1.0 - confidence;
 
 	/* NB(0, p) is the point mass at 0: no sample, no failed trial before it. */
-	*low = samples > 0.0 ? nb_quantile_side(alpha / 2.0, samples, p, true) + unsampled
-			     : unsampled;
+	*low =
+	    samples > 0.0 ? nb_quantile_side(alpha / 2.0, samples, p, true) + unsampled : unsampled;
 	*high = samples > 0.0 ? nb_quantile(1.0 - alpha / 2.0, samples, p) + unsampled : unsampled;
 	return isfinite(*low) && isfinite(*high) ? 0 : -ERANGE;
 }
@@ -368,7 +368,7 @@ struct rasp_est_memo {
 	struct memo_entry {
 		double prob, s, p, q;
 		bool low, used;
-	} *e;
+	} * e;
 	size_t size, n;
 };
 
@@ -404,7 +404,8 @@ static uint64_t bits(double d)
 
 static double memo_quantile(struct rasp_est_memo *m, double prob, double s, double p, bool low)
 {
-	uint64_t h = bits(prob) * UINT64_C(0x9e3779b97f4a7c15) ^ bits(s) * UINT64_C(0xbf58476d1ce4e5b9) ^
+	uint64_t h = bits(prob) * UINT64_C(0x9e3779b97f4a7c15) ^
+		     bits(s) * UINT64_C(0xbf58476d1ce4e5b9) ^
 		     bits(p) * UINT64_C(0x94d049bb133111eb) ^ low;
 	size_t mask, j;
 	double q;
@@ -550,7 +551,8 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 	if (out->bytes < out->bytes_low || out->bytes > out->bytes_high) {
 		double a = RASP_EST_CONTRADICTION;
 		double lo = streams_quantile(st, groups, 0.0, a / 2.0, true, memo) + unsampled;
-		double hi = streams_quantile(st, groups, 1.0, 1.0 - a / 2.0, false, memo) + unsampled;
+		double hi =
+		    streams_quantile(st, groups, 1.0, 1.0 - a / 2.0, false, memo) + unsampled;
 
 		out->contradicts = hi < seen || out->bytes < (lo > seen ? lo : seen) ||
 				   out->bytes > (hi > seen ? hi : seen);

@@ -59,8 +59,8 @@ static int lost_note(const struct rasp_tally *t, struct rasp_notes *n)
 		   events, packets);
 }
 
-static void process_label(const struct rasp_tally *t, const struct rasp_tally_process *p,
-			  char *buf, size_t len)
+static void process_label(const struct rasp_tally *t, const struct rasp_tally_process *p, char *buf,
+			  size_t len)
 {
 	const char *name = rasp_tally_process_name(t, p);
 
@@ -88,13 +88,13 @@ static int assumed_notes(const struct rasp_tally *t, const char *mean_flag, stru
 		if (procs > MAX_PROCESS_NOTES)
 			continue;
 		process_label(t, p, label, sizeof(label));
-		ret = add(n, "assumed-mean",
-			  "%s: sampling mean %.0f bytes ASSUMED for %" PRIu64 " of its %" PRIu64
-			  " sample%s, which no %s event preceded; right for .NET (fixed at "
-			  "102400), wrong for a program that sampled at another mean (set %s).",
-			  label, t->default_mean, p->samples_assumed, p->samples,
-			  plural(p->samples), RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG,
-			  mean_flag);
+		ret =
+		    add(n, "assumed-mean",
+			"%s: sampling mean %.0f bytes ASSUMED for %" PRIu64 " of its %" PRIu64
+			" sample%s, which no %s event preceded; right for .NET (fixed at "
+			"102400), wrong for a program that sampled at another mean (set %s).",
+			label, t->default_mean, p->samples_assumed, p->samples, plural(p->samples),
+			RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG, mean_flag);
 		if (ret)
 			return ret;
 	}
@@ -108,8 +108,8 @@ static int assumed_notes(const struct rasp_tally *t, const char *mean_flag, stru
 
 const char *rasp_note_code(const char *code)
 {
-	static const char *const codes[] = {"lost-data",  "skipped-events", "assumed-mean", "input",
-					    "no-samples", "model-mismatch"};
+	static const char *const codes[] = {"lost-data", "skipped-events", "assumed-mean",
+					    "input",	 "no-samples",	   "model-mismatch"};
 
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
 		if (strcmp(code, codes[i]) == 0)
@@ -142,26 +142,29 @@ int rasp_notes_build(const struct rasp_tally *t, const struct rasp_rows *rows,
 		ret = assumed_notes(t, mean_flag, out);
 	}
 	if (!ret && rows && rows->contradictions)
-		ret = add(out, "model-mismatch",
-			  "%zu estimate%s outside even %s one-in-a-million interval: the samples "
-			  "contradict the sampling model (a wrong sampling mean, see any ASSUMED "
-			  "mean; or events that no Bernoulli sampler drew), so those figures are not "
-			  "to be trusted.",
-			  rows->contradictions, rows->contradictions == 1 ? " lies" : "s lie",
-			  rows->contradictions == 1 ? "its" : "their");
+		ret =
+		    add(out, "model-mismatch",
+			"%zu estimate%s outside even %s one-in-a-million interval: the samples "
+			"contradict the sampling model (a wrong sampling mean, see any ASSUMED "
+			"mean; or events that no Bernoulli sampler drew), so those figures are not "
+			"to be trusted.",
+			rows->contradictions, rows->contradictions == 1 ? " lies" : "s lie",
+			rows->contradictions == 1 ? "its" : "their");
 	if (!ret && t->samples == 0) {
 		if (out->incomplete)
-			ret = add(out, "no-samples",
-				  "no %s events were read, and the input is incomplete (see above): "
-				  "the samples may be in what is missing.",
-				  RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
+			ret =
+			    add(out, "no-samples",
+				"no %s events were read, and the input is incomplete (see above): "
+				"the samples may be in what is missing.",
+				RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
 		else if (t->ticks_total)
-			ret = add(out, "no-samples",
-				  "no %s events, but %" PRIu64 " GCAllocationTick events: the trace "
-				  "comes from a .NET older than 10, or one recorded without the "
-				  "AllocationSampling keyword (0x80000000000); the biased tick "
-				  "section is all it holds.",
-				  RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG, t->ticks_total);
+			ret =
+			    add(out, "no-samples",
+				"no %s events, but %" PRIu64 " GCAllocationTick events: the trace "
+				"comes from a .NET older than 10, or one recorded without the "
+				"AllocationSampling keyword (0x80000000000); the biased tick "
+				"section is all it holds.",
+				RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG, t->ticks_total);
 		else if (t->other_events || t->configured)
 			ret = add(out, "no-samples",
 				  "no %s events among the %" PRIu64

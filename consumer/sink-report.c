@@ -17,11 +17,25 @@
 #include "params.h"
 #include "writer.h"
 
+/* Samples that identify a process's recording: its first ones, by what they say (thread,
+ * type, kind, size, offset), not when: the same recording in two formats (an LTTng trace and
+ * its rasp convert, or a program recorded through LTTng and EventPipe at once) has no common
+ * UUID, but the same samples in the same order. Kept per trace and process (a conversion
+ * may hold one process of several). */
+#define SIGNATURE_SAMPLES 8
+
+struct signature {
+	const bt_trace *trace; /* borrowed, only compared */
+	int64_t pid;
+	uint64_t sig[SIGNATURE_SAMPLES];
+	size_t n;
+};
+
 /* A trace seen in the input, by its UUID: the same recording read twice would count every
  * sample twice. */
 struct seen_trace {
 	const bt_trace *trace; /* borrowed: only compared, never dereferenced after END */
-	uint8_t uuid[16]; /* BT_UUID: 16 bytes */
+	uint8_t uuid[16];      /* BT_UUID: 16 bytes */
 	bool has_uuid;
 };
 
@@ -36,6 +50,9 @@ struct sink {
 	struct rasp_bt_classes classes;
 	struct seen_trace *traces;
 	size_t ntraces, captraces;
+	struct signature *sigs;
+	size_t nsigs, capsigs;
+	size_t last_sig; /* the last sample's entry: runs of one trace and process */
 	char err[512];
 };
 
@@ -50,6 +67,7 @@ static void sink_destroy(struct sink *s)
 	if (s->out_open)
 		rasp_output_abort(&s->out); /* no report: the destination stays as it was */
 	free(s->traces);
+	free(s->sigs);
 	rasp_report_options_fini(&s->opt);
 	free(s);
 }
@@ -66,7 +84,8 @@ static bt_value_map_foreach_entry_const_func_status param_entry(const char *key,
 
 	switch (bt_value_get_type(v)) {
 	case BT_VALUE_TYPE_STRING:
-		pv = (struct rasp_param_value){.kind = RASP_VALUE_STRING, .s = bt_value_string_get(v)};
+		pv = (struct rasp_param_value){.kind = RASP_VALUE_STRING,
+					       .s = bt_value_string_get(v)};
 		break;
 	case BT_VALUE_TYPE_SIGNED_INTEGER:
 		pv = (struct rasp_param_value){.kind = RASP_VALUE_SIGNED,
@@ -88,8 +107,8 @@ static bt_value_map_foreach_entry_const_func_status param_entry(const char *key,
 		strings = calloc(n + 1, sizeof(*strings));
 		if (!strings)
 			return BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_MEMORY_ERROR;
-		pv = (struct rasp_param_value){.kind = RASP_VALUE_STRINGS, .strings = strings,
-					       .nstrings = n};
+		pv = (struct rasp_param_value){
+		    .kind = RASP_VALUE_STRINGS, .strings = strings, .nstrings = n};
 		for (uint64_t i = 0; i < n; i++) {
 			const bt_value *e = bt_value_array_borrow_element_by_index_const(v, i);
 
@@ -132,6 +151,7 @@ rasp__report_sink_initialize(bt_self_component_sink *self_sink,
 	}
 	s->self = self;
 	s->classes.last = SIZE_MAX;
+	s->last_sig = SIZE_MAX;
 	rasp_report_options_init(&s->opt);
 	if (params && bt_value_is_map(params) &&
 	    bt_value_map_foreach_entry_const(params, param_entry, s) !=
@@ -197,7 +217,8 @@ rasp__report_sink_graph_is_configured(bt_self_component_sink *self_sink)
 		   : BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_ERROR;
 }
 
-/* ---- Messages ----------------------------------------------------------------------------------- */
+/* ---- Messages -----------------------------------------------------------------------------------
+ */
 
 static void stream_names(const bt_event *ev, const char **sname, const char **tname)
 {
@@ -210,8 +231,8 @@ static void stream_names(const bt_event *ev, const char **sname, const char **tn
 }
 
 /* A malformed event: an error naming event, field and stream, or (strict=false) skipped. */
-static bt_component_class_sink_consume_method_status malformed(struct sink *s, const bt_event *ev,
-							       const char *field, const char *reason)
+static bt_component_class_sink_consume_method_status
+malformed(struct sink *s, const bt_event *ev, const char *field, const char *reason)
 {
 	const char *sname, *tname;
 
@@ -227,6 +248,72 @@ static bt_component_class_sink_consume_method_status malformed(struct sink *s, c
 	    bt_event_class_get_name(bt_event_borrow_class_const(ev)), field, reason, sname,
 	    bt_stream_get_id(bt_event_borrow_stream_const(ev)), tname);
 	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+}
+
+static uint64_t sample_hash(const struct rasp_event *e)
+{
+	uint64_t h = rasp_hash_string(e->type ? e->type : "NULL");
+
+	h = rasp_hash_mix64(h ^ (uint64_t)e->tid);
+	h = rasp_hash_mix64(h ^ e->kind);
+	h = rasp_hash_mix64(h ^ e->size);
+	return rasp_hash_mix64(h ^ e->offset);
+}
+
+/* Another trace's process whose first samples (all of them, when fewer) are g's: one
+ * recording twice. */
+static bt_component_class_sink_consume_method_status
+same_recording(struct sink *s, const struct signature *g, bool at_end)
+{
+	for (size_t i = 0; i < s->nsigs; i++) {
+		const struct signature *o = &s->sigs[i];
+		const char *a, *b;
+
+		if (o->trace == g->trace || o->pid != g->pid || o->n != g->n || !g->n ||
+		    (!at_end && g->n < SIGNATURE_SAMPLES) ||
+		    memcmp(o->sig, g->sig, g->n * sizeof(g->sig[0])) != 0)
+			continue;
+		a = bt_trace_get_name(o->trace);
+		b = bt_trace_get_name(g->trace);
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    s->self,
+		    "The same recording is in the input twice (process %" PRId64
+		    " in \"%s\" and in \"%s\" begins with the same %zu samples: a trace and its "
+		    "conversion, or one run recorded through LTTng and EventPipe at once), so "
+		    "every "
+		    "sample would count twice; give one",
+		    g->pid, a ? a : "", b ? b : "", g->n);
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+	}
+	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+}
+
+/* Notes a sample among the first few of its trace and process. */
+static bt_component_class_sink_consume_method_status
+note_signature(struct sink *s, const bt_event *ev, const struct rasp_event *e)
+{
+	const bt_trace *trace = bt_stream_borrow_trace_const(bt_event_borrow_stream_const(ev));
+	struct signature *g = NULL;
+
+	if (s->last_sig < s->nsigs && s->sigs[s->last_sig].trace == trace &&
+	    s->sigs[s->last_sig].pid == e->pid)
+		g = &s->sigs[s->last_sig];
+	for (size_t i = 0; !g && i < s->nsigs; i++)
+		if (s->sigs[i].trace == trace && s->sigs[i].pid == e->pid) {
+			s->last_sig = i;
+			g = &s->sigs[i];
+		}
+	if (!g) {
+		if (rasp_array_grow((void **)&s->sigs, &s->capsigs, s->nsigs, sizeof(*s->sigs)))
+			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+		s->last_sig = s->nsigs;
+		g = &s->sigs[s->nsigs++];
+		*g = (struct signature){.trace = trace, .pid = e->pid};
+	}
+	if (g->n == SIGNATURE_SAMPLES)
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+	g->sig[g->n++] = sample_hash(e);
+	return same_recording(s, g, false);
 }
 
 static bt_component_class_sink_consume_method_status handle_event(struct sink *s,
@@ -255,6 +342,8 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 		    bt_event_class_get_name(bt_event_borrow_class_const(ev)), -ret);
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
 	}
+	if (e.role == RASP_ROLE_SAMPLED)
+		return note_signature(s, ev, &e);
 	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
 }
 
@@ -271,8 +360,7 @@ static bt_component_class_sink_consume_method_status handle_stream(struct sink *
 	for (size_t i = 0; i < s->ntraces; i++) {
 		if (s->traces[i].trace == trace)
 			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
-		if (uuid && s->traces[i].has_uuid &&
-		    memcmp(s->traces[i].uuid, uuid, 16) == 0) {
+		if (uuid && s->traces[i].has_uuid && memcmp(s->traces[i].uuid, uuid, 16) == 0) {
 			const char *name = bt_trace_get_name(trace);
 
 			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
@@ -339,6 +427,12 @@ static bt_component_class_sink_consume_method_status finish(struct sink *s)
 	int ret = 0;
 
 	BT_MESSAGE_ITERATOR_PUT_REF_AND_RESET(s->it);
+	/* Processes of fewer samples than a signature: compared whole now. */
+	for (size_t i = 0; i < s->nsigs; i++)
+		if (s->sigs[i].n < SIGNATURE_SAMPLES &&
+		    same_recording(s, &s->sigs[i], true) !=
+			BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK)
+			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 	if (!s->own_tally)
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
 	ret = rasp_report_render(s->tally, &s->opt, "sampling-mean=", s->out.f);

@@ -69,14 +69,16 @@ static void processes(FILE *out, const struct rasp_tally *t)
 
 		fputs(i ? ",\n    {" : "\n    {", out);
 		process_fields(out, t, p->pid, "pid", "name");
-		fprintf(out, ", \"samples\": %" PRIu64 ", \"samples_assumed_mean\": %" PRIu64
-			     ", \"sampling_mean_low\": ",
+		fprintf(out,
+			", \"samples\": %" PRIu64 ", \"samples_assumed_mean\": %" PRIu64
+			", \"sampling_mean_low\": ",
 			p->samples, p->samples_assumed);
 		rasp_json_number(out, p->samples ? p->mean_low : 0, "%.15g");
 		fputs(", \"sampling_mean_high\": ", out);
 		rasp_json_number(out, p->samples ? p->mean_high : 0, "%.15g");
-		fprintf(out, ", \"sampling_configured_events\": %" PRIu64
-			     ", \"sampling_mean_fixed_by_format\": %s}",
+		fprintf(out,
+			", \"sampling_configured_events\": %" PRIu64
+			", \"sampling_mean_fixed_by_format\": %s}",
 			p->configured, p->declared ? "true" : "false");
 	}
 	fputs(t->nprocs ? "\n  ]" : "]", out);
@@ -113,8 +115,9 @@ static int write_json(const struct rasp_report_view *v, FILE *out)
 		fputs("null", out);
 	fprintf(out,
 		",\n  \"discarded_events\": %" PRIu64 ",\n  \"discarded_events_unknown\": %" PRIu64
-		",\n  \"discarded_packets\": %" PRIu64 ",\n  \"discarded_packets_unknown\": %" PRIu64
-		",\n  \"skipped_events\": %" PRIu64 ",\n  \"other_events\": %" PRIu64
+		",\n  \"discarded_packets\": %" PRIu64
+		",\n  \"discarded_packets_unknown\": %" PRIu64 ",\n  \"skipped_events\": %" PRIu64
+		",\n  \"other_events\": %" PRIu64
 		",\n  \"estimates_too_low\": %s,\n  \"incomplete_input\": %s,\n  "
 		"\"assumed_mean\": %s,\n",
 		t->discarded_events, t->discarded_events_unknown, t->discarded_packets,
@@ -122,7 +125,8 @@ static int write_json(const struct rasp_report_view *v, FILE *out)
 		v->notes->lost_data ? "true" : "false", v->notes->incomplete ? "true" : "false",
 		v->notes->assumed_mean ? "true" : "false");
 	if (v->notes->lost_data)
-		fputs("  \"warning\": \"events were lost (discarded by the tracer, or missing from an "
+		fputs("  \"warning\": \"events were lost (discarded by the tracer, or missing from "
+		      "an "
 		      "incomplete input): every estimate is too low by an unknown amount\",\n",
 		      out);
 	fputs("  \"notes\": [", out);

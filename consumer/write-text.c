@@ -16,8 +16,19 @@
 /* Processes listed one per line in the header; more are summarised. */
 #define MAX_HEADER_PROCESSES 5
 
-enum { C_TYPE, C_KIND, C_PROCESS, C_THREAD, C_BYTES, C_BYTES_CI, C_SHARE, C_OBJ, C_OBJ_CI,
-       C_SAMPLES, NCOLS };
+enum {
+	C_TYPE,
+	C_KIND,
+	C_PROCESS,
+	C_THREAD,
+	C_BYTES,
+	C_BYTES_CI,
+	C_SHARE,
+	C_OBJ,
+	C_OBJ_CI,
+	C_SAMPLES,
+	NCOLS
+};
 
 /* One formatted line; names point into the tally, numbers live in the buffers. */
 struct line {
@@ -218,8 +229,8 @@ static void header(const struct rasp_report_view *v, FILE *out)
 			fputc('\n', out);
 		}
 	} else {
-		fprintf(out, "  processes: %" PRIu64 " with samples, sampling mean%s %.0f", sampled_procs,
-			low == high ? "" : "s", low);
+		fprintf(out, "  processes: %" PRIu64 " with samples, sampling mean%s %.0f",
+			sampled_procs, low == high ? "" : "s", low);
 		if (low != high)
 			fprintf(out, " to %.0f", high);
 		fputs(" bytes\n", out);
@@ -229,7 +240,8 @@ static void header(const struct rasp_report_view *v, FILE *out)
 			t->discarded_events, t->discarded_events_unknown ? "+ (unknown)" : "",
 			t->discarded_packets, t->discarded_packets_unknown ? "+ (unknown)" : "");
 	else if (v->notes->incomplete)
-		fputs("  lost:      none reported by the tracer, but the input is INCOMPLETE\n", out);
+		fputs("  lost:      none reported by the tracer, but the input is INCOMPLETE\n",
+		      out);
 	else
 		fputs("  lost:      none reported\n", out);
 	fprintf(out, "  intervals: %s confidence\n", percent(v->opt->confidence, buf, sizeof(buf)));
@@ -251,9 +263,10 @@ static void ticks(const struct rasp_report_view *v, FILE *out)
 	for (size_t i = 0; i < r->nticks; i++)
 		if (width_of(rasp_tally_type_name(t, r->ticks[i])) > tw)
 			tw = width_of(rasp_tally_type_name(t, r->ticks[i]));
-	fprintf(out, "%sGCAllocationTick events (older .NET: one tick per ~100 KB allocated, fixed "
-		     "stride).\nBIASED: each tick charges the whole stride to the type that happened "
-		     "to cross it; these are not estimates and are not part of the table above.\n",
+	fprintf(out,
+		"%sGCAllocationTick events (older .NET: one tick per ~100 KB allocated, fixed "
+		"stride).\nBIASED: each tick charges the whole stride to the type that happened "
+		"to cross it; these are not estimates and are not part of the table above.\n",
 		r->n ? "\n" : "");
 	put_cell(out, "TYPE", tw, false);
 	fprintf(out, "  %8s  %18s\n", "TICKS", "ALLOCATION_AMOUNT");
@@ -287,14 +300,21 @@ static void spread(double confidence, uint64_t n, double *below, double *above)
 
 static int write_text(const struct rasp_report_view *v, FILE *out)
 {
-	static const char *const heads[NCOLS] = {"TYPE",   "KIND",	   "PROCESS", "THREAD",
-						 "BYTES",  "",		   "SHARE",   "OBJECTS",
-						 "",	   "SAMPLES"};
+	static const char *const heads[NCOLS] = {"TYPE", "KIND",  "PROCESS", "THREAD", "BYTES",
+						 "",	 "SHARE", "OBJECTS", "",       "SAMPLES"};
 	const struct rasp_rows *rows = v->rows;
 	unsigned by = rows->group_by;
 	size_t shown_rows = v->opt->top && v->opt->top < rows->n ? v->opt->top : rows->n;
-	bool shown[NCOLS] = {by & RASP_GROUP_TYPE, by & RASP_GROUP_KIND, by & RASP_GROUP_PROCESS,
-			     by & RASP_GROUP_THREAD, true, true, true, true, true, true};
+	bool shown[NCOLS] = {by & RASP_GROUP_TYPE,
+			     by & RASP_GROUP_KIND,
+			     by & RASP_GROUP_PROCESS,
+			     by & RASP_GROUP_THREAD,
+			     true,
+			     true,
+			     true,
+			     true,
+			     true,
+			     true};
 	size_t width[NCOLS];
 	struct line head, line, tot;
 	char ci[48], pct[32];

@@ -435,6 +435,55 @@ static void test_same_trace_twice_is_refused(void **state)
 			     "rasp report DIR-HOLDING-COPY T");
 		expect_twice(j, "same trace is in the input twice", "rasp report --format json");
 	}
+	/* The same recording in two formats (a trace and its rasp convert) has no common UUID:
+	 * its samples give it away, also for a trace of fewer samples than the signature. */
+	for (int k = 0; k < 2; k++) {
+		const char *src = k ? t : doc, *nt = cmd_work(k ? "two.nettrace" : "doc.nettrace");
+		const char *conv[] = {"convert",	 "-o",		 nt,  k ? "--pid" : src,
+				      k ? "6189" : NULL, k ? src : NULL, NULL};
+		const char *a[] = {"report", src, nt, NULL};
+		char out[4096];
+
+		assert_int_equal(cmd_rasp(out, sizeof(out), conv, NULL), 0);
+		expect_twice(a, "same recording is in the input twice", "rasp report T T.nettrace");
+	}
+	/* A recording of fewer samples than the signature: compared whole at the end. */
+	{
+		const char *small = cmd_work("small.nettrace"), *again = cmd_work("again.nettrace");
+		char path[512], out[4096];
+		const char *conv[] = {"convert", "-o", again, small, NULL};
+		const char *a[] = {"report", small, again, NULL};
+
+		snprintf(path, sizeof(path), "DOTNET_EventPipeOutputPath=%s", small);
+		{
+			const char *run[] = {
+			    "/usr/bin/env",
+			    "DOTNET_EnableEventPipe=1",
+			    path,
+			    "DOTNET_EventPipeConfig=Microsoft-Windows-DotNETRuntime:"
+			    "0x80000000000:4",
+			    "RASP_SAMPLING_MEAN=1048576",
+			    "RASP_SEED=7",
+			    RASP_TEST_BUILD_DIR "/bin/rasp-ep-prog",
+			    "1",
+			    "40",
+			    NULL};
+
+			cmd_tool(run);
+		}
+		assert_int_equal(cmd_rasp(out, sizeof(out), conv, NULL), 0);
+		{
+			const char *ops[] = {small, NULL};
+			json_object *j = cmd_report_json(out, sizeof(out), ops);
+			double n = cmd_num(cmd_get(j, "total"), "samples");
+
+			if (!(n >= 1 && n < 8))
+				fail_msg("want 1 to 7 samples for this case, got %g", n);
+			json_object_put(j);
+		}
+		expect_twice(a, "same recording is in the input twice",
+			     "rasp report SMALL SMALL-CONVERTED");
+	}
 }
 
 /* Two different traces are reported together: the samples of both, each once. */

@@ -382,8 +382,8 @@ static void test_estimate_sum_memo_equal(void **state)
 				assert_int_equal(
 				    rasp_est_cell_init(&c[k], k ? 1.0 / 4096 : 1.0 / 102400), 0);
 				for (int i = 0; i < s; i++)
-					assert_int_equal(rasp_est_cell_add(&c[k], 64 + 8 * (i % 7), i % 5),
-							 0);
+					assert_int_equal(
+					    rasp_est_cell_add(&c[k], 64 + 8 * (i % 7), i % 5), 0);
 			}
 			for (size_t n = 1; n <= 2; n++) {
 				assert_int_equal(rasp_est_sum(c, n, 0.95, &a), 0);
