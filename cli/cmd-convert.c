@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sink-nettrace.h"
+#include "sink-nettrace-stats.h"
 
 enum { F_OUTPUT, F_PID, NFLAGS };
 

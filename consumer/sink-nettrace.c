@@ -372,7 +372,8 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
 		    s->self,
 		    "The input holds events of several processes (%" PRId64 " and %" PRId64
-		    "); a .nettrace file holds one: choose it with pid=N",
+		    "); a .nettrace file holds one: choose it with the pid parameter (rasp "
+		    "convert --pid)",
 		    s->stats->pid, pid);
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 	}

@@ -8,19 +8,8 @@
 #define RASP_CONSUMER_SINK_NETTRACE_H
 
 #include <babeltrace2/babeltrace.h>
-#include <stdbool.h>
-#include <stdint.h>
 
-/* What a conversion did, for programs that build the sink in process (rasp convert): hand a
- * pointer to one as initialize-method data. */
-struct rasp_nettrace_sink_stats {
-	int64_t pid;	    /* the process written (-1: none) */
-	uint64_t written;   /* events written */
-	uint64_t other;	    /* events of classes rasp does not write, skipped */
-	uint64_t other_pid; /* events of other processes, skipped (pid=N) */
-	uint64_t lost;	    /* events lost upstream, written as gaps */
-	bool lost_unknown;  /* some losses had no count (lost packets): `lost` is a floor */
-};
+#include "sink-nettrace-stats.h"
 
 bt_component_class_initialize_method_status
 rasp__nettrace_sink_initialize(bt_self_component_sink *self,

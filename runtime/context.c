@@ -373,8 +373,8 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
  * sample due, context not initialised or retired, and, folded in without a branch, every
  * argument the bump cannot take (size 0 or past the small-object range, a flag, no type):
  * those make z all ones. Sampling on or off, an allocation that is not sampled runs exactly
- * these instructions: 34 in rasp_alloc (thread-cache lookup included), 30 in
- * rasp_context_alloc, gcc 12 -O2 x86-64, ret included; callgrind agrees (33.98 per call,
+ * these instructions: 33 in rasp_alloc (thread-cache lookup included), 29 in
+ * rasp_context_alloc, gcc 12 -O2 x86-64, ret included; callgrind agrees (32.98 per call,
  * docs/performance.md). */
 static inline void *alloc_fast(struct rasp_context *c, const rasp_type_t *type, size_t size,
 			       unsigned flags)

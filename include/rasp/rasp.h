@@ -22,8 +22,10 @@ typedef struct rasp_context rasp_context_t;
 
 /* Sampling modes (RASP_SAMPLING=auto|on|off). */
 enum rasp_sampling_mode {
-	/* On while an LTTng session enables DotNETRuntime:AllocationSampled (checked at every
-	 * context refill, so a session takes effect within one allocation context). */
+	/* On while a session wants DotNETRuntime:AllocationSampled: an LTTng session that
+	 * enables it, or the runtime's EventPipe session (DOTNET_EnableEventPipe=1 with its
+	 * keyword). Checked at every context refill, so a session takes effect within one
+	 * allocation context. */
 	RASP_SAMPLING_AUTO = 0,
 	RASP_SAMPLING_ON = 1, /* always sample (events still go only where a session listens) */
 	RASP_SAMPLING_OFF = 2,
@@ -118,7 +120,8 @@ RASP_API void *rasp_context_alloc(rasp_context_t *ctx, const rasp_type_t *type, 
  * other threads allocate: each thread applies it at its next context refill (within one
  * allocation quantum of its allocations). -EINVAL on bad values. */
 RASP_API int rasp_heap_set_sampling(rasp_heap_t *heap, int mode, uint64_t mean);
-/* 1 if the heap samples now (auto mode: an LTTng session enables the event), else 0. */
+/* 1 if the heap samples now (auto mode: an LTTng or EventPipe session wants the event),
+ * else 0. */
 RASP_API int rasp_heap_sampling_active(rasp_heap_t *heap);
 
 /* Concurrency contract of the whole-heap operations below (CoreCLR's "GC suspension"):

@@ -1,6 +1,6 @@
-# Tests of the babeltrace2 plugin (consumer/plugin.cmake): report.c unit tests with a
-# stand-in estimator, the real babeltrace2 CLI on committed golden traces and the CoreCLR
-# trace, malformed providers recorded under a real session, and a live session.
+# Tests of the babeltrace2 plugin: the real babeltrace2 CLI on committed golden traces and the
+# CoreCLR trace, graphs built in process, malformed providers recorded under a real session,
+# and a live session.
 find_program(RASP_BABELTRACE2 babeltrace2 REQUIRED)
 find_program(RASP_TIMEOUT timeout REQUIRED)
 
