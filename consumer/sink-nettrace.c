@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bt-sink.h"
 #include "nettrace-stream.h"
 #include "output.h"
 #include "rasp-event-desc.h"
@@ -153,13 +154,7 @@ rasp__nettrace_sink_graph_is_configured(bt_self_component_sink *self_sink)
 	struct sink *s =
 	    bt_self_component_get_data(bt_self_component_sink_as_self_component(self_sink));
 
-	if (bt_message_iterator_create_from_sink_component(
-		self_sink, bt_self_component_sink_borrow_input_port_by_name(self_sink, "in"),
-		&s->it) == BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK)
-		return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_OK;
-	BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
-	    s->self, "Cannot create the upstream message iterator: port=in");
-	return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_ERROR;
+	return rasp_bt_sink_connect(self_sink, &s->it);
 }
 
 /* ---- Event classes ------------------------------------------------------------------------- */
@@ -503,55 +498,29 @@ static bt_component_class_sink_consume_method_status finish(struct sink *s)
 	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
 }
 
+static bt_component_class_sink_consume_method_status on_message(void *sink, const bt_message *msg)
+{
+	return handle(sink, msg);
+}
+
+static bt_component_class_sink_consume_method_status on_end(void *sink)
+{
+	return finish(sink);
+}
+
 bt_component_class_sink_consume_method_status
 rasp__nettrace_sink_consume(bt_self_component_sink *self_sink)
 {
 	struct sink *s =
 	    bt_self_component_get_data(bt_self_component_sink_as_self_component(self_sink));
-	bt_component_class_sink_consume_method_status status =
-	    BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
-	bt_message_array_const msgs;
-	uint64_t n = 0;
 
-	switch (bt_message_iterator_next(s->it, &msgs, &n)) {
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
-		break;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
-		return finish(s);
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
-		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
-		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
-	default:
-		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
-		    s->self, "Cannot get messages from upstream: port=in");
-		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
-	}
-	for (uint64_t i = 0; i < n; i++) {
-		if (status == BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK)
-			status = handle(s, msgs[i]);
-		bt_message_put_ref(msgs[i]);
-	}
-	return status;
+	return rasp_bt_sink_next(s->self, s->it, on_message, on_end, s);
 }
 
 bt_component_class_sink *rasp_nettrace_sink_class_create(void)
 {
-	bt_component_class_sink *c =
-	    bt_component_class_sink_create("nettrace", rasp__nettrace_sink_consume);
-
-	if (!c)
-		return NULL;
-	if (bt_component_class_set_description(bt_component_class_sink_as_component_class(c),
-					       RASP_NETTRACE_SINK_DESCRIPTION) ||
-	    bt_component_class_set_help(bt_component_class_sink_as_component_class(c),
-					RASP_NETTRACE_SINK_HELP) ||
-	    bt_component_class_sink_set_initialize_method(c, rasp__nettrace_sink_initialize) ||
-	    bt_component_class_sink_set_finalize_method(c, rasp__nettrace_sink_finalize) ||
-	    bt_component_class_sink_set_graph_is_configured_method(
-		c, rasp__nettrace_sink_graph_is_configured)) {
-		bt_component_class_sink_put_ref(c);
-		return NULL;
-	}
-	return c;
+	return rasp_bt_sink_class(
+	    "nettrace", RASP_NETTRACE_SINK_DESCRIPTION, RASP_NETTRACE_SINK_HELP,
+	    rasp__nettrace_sink_initialize, rasp__nettrace_sink_finalize,
+	    rasp__nettrace_sink_graph_is_configured, rasp__nettrace_sink_consume);
 }
