@@ -143,13 +143,23 @@ static int take_event(struct rasp_nt_reader *r, const struct hdr *h, const uint8
 	const struct rasp_nt_meta *m;
 	const struct stack *st;
 	struct queued q = {0};
+	uint64_t capture = h->capture;
 
 	if (metadata_block)
 		return r->info.format == 4 ? rasp__nt_v4_metadata(r, payload, h->payload, at) : 0;
 	m = rasp__nt_meta_get(r, h->meta);
 	if (!m)
 		return fail(r, at, "event of undefined metadata id %" PRIu32, h->meta);
-	if (note_seq(r, h->capture, h->seq))
+	if (r->info.format == 6) {
+		/* Sequence numbers by OS thread id, as sequence points and RemoveThread count them
+		 * (V6 headers carry thread indexes). */
+		const struct v6_thread *t = v6_thread(r, h->capture);
+
+		if (!t)
+			return fail(r, at, "event of unknown thread index %" PRIu64, h->capture);
+		capture = t->tid;
+	}
+	if (note_seq(r, capture, h->seq))
 		return fail(r, at, "out of memory");
 	q.ev = (struct rasp_nt_event){.meta = m,
 				      .timestamp = h->ts,

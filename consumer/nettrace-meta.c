@@ -243,8 +243,11 @@ int rasp__nt_trace_header(struct rasp_nt_reader *r, struct rasp_cursor *c)
 		int64_t doy = (153 * mp + 2) / 5 + t[3] - 1, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
 		int64_t days = era * 146097 + doe - 719468;
 
-		r->info.sync_utc_ns = ((days * 86400 + t[4] * 3600 + t[5] * 60 + t[6]) * 1000 + t[7]) *
-				      1000000;
+		int64_t ms = (days * 86400 + t[4] * 3600 + t[5] * 60 + t[6]) * 1000 + t[7];
+
+		/* int64 ns end in 1677 and 2262: a year past them is kept as the epoch too. */
+		if (__builtin_mul_overflow(ms, INT64_C(1000000), &r->info.sync_utc_ns))
+			r->info.sync_utc_ns = 0;
 	}
 	return 0;
 }

@@ -151,6 +151,8 @@ static int v4_object(struct rasp_nt_reader *r)
 
 		if (!meta && !stack && !events && !sp)
 			return rasp__nt_fail(r, at, "unknown object type '%s'", name);
+		if (r->info.frequency == 0) /* blocks need its pointer size */
+			return rasp__nt_fail(r, at, "no trace header (%s first)", name);
 		if (version > 2)
 			return rasp__nt_fail(r, at, "%s version %" PRIu32 " (this reader knows 2)", name, version);
 		if (read_exact(r, sz, 4))
@@ -200,6 +202,9 @@ static int v6_block(struct rasp_nt_reader *r)
 	c = rasp_cursor_make(buf, size, r->off);
 	if (read_exact(r, buf, size))
 		return feof(r->f) ? 2 : -1;
+	if (r->info.frequency == 0 && kind != RASP_NT6_TRACE) /* blocks need its pointer size */
+		return rasp__nt_fail(r, at, "no trace header (a block of kind %" PRIu32 " first)",
+				     kind);
 	switch (kind) {
 	case RASP_NT6_END:
 		return 1;

@@ -11,7 +11,7 @@ build="$root/build-fuzz"
 "$root/scripts/deps.sh" --fuzz
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DRASP_FUZZ=ON -DRASP_SANITIZE=address \
   -DRASP_BUILD_TESTS=OFF >/dev/null
-targets=(fuzz-cli-args fuzz-report-events fuzz-ctf-index)
+targets=(fuzz-cli-args fuzz-report-events fuzz-ctf-index fuzz-nettrace)
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >/dev/null
 status=0
 for t in "${targets[@]}"; do

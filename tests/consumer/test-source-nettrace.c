@@ -1,0 +1,380 @@
+/* Tests of source.rasp.nettrace (consumer/source-nettrace.c) end to end: `rasp report` on the
+ * files tests/consumer/nettrace/make-nettrace.py writes (fixture nettrace-files), and the real
+ * babeltrace2 CLI with the plugin built here. The V4, V5 and V6 forms of one trace make the same
+ * report; a file cut short, lost events and corrupt files show in it as they must; the events
+ * babeltrace2 sees are CoreCLR's LTTng events (name, seven fields, vpid/vtid). */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lttng-session.h"
+#include "plugin-cli.h"
+
+#define OUT_CAP (1 << 20)
+/* "Ünïcødé.Тип<😀>", the type name with non-ASCII characters and a surrogate pair. */
+#define UNICODE_UTF8                                                                               \
+	"\xC3\x9Cn\xC3\xAF"                                                                        \
+	"c\xC3\xB8"                                                                                \
+	"d\xC3\xA9.\xD0\xA2\xD0\xB8\xD0\xBF<\xF0\x9F\x98\x80>"
+
+static const char *dir; /* where the fixture wrote the files */
+static char out[OUT_CAP];
+
+static const char *nt(const char *name, const char *ext)
+{
+	static char paths[4][4096];
+	static unsigned next;
+	char *p = paths[next++ % 4];
+
+	snprintf(p, sizeof(paths[0]), "%s/%s%s", dir, name, ext);
+	return p;
+}
+
+/* A whole file, in one of 4 static buffers used in turn (no leak when a check fails); NULL
+ * when it cannot be read. */
+static char *slurp(const char *path)
+{
+	static char bufs[4][1 << 18];
+	static unsigned next;
+	char *buf = bufs[next++ % 4];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(bufs[0]) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Whitespace runs as one space: both CLIs may wrap long messages. */
+static void squeeze(char *s)
+{
+	char *d = s, *start = s;
+
+	for (; *s; s++) {
+		bool space = *s == ' ' || *s == '\n' || *s == '\t';
+
+		if (space && d > start && d[-1] == ' ')
+			continue;
+		*d++ = space ? ' ' : *s;
+	}
+	*d = '\0';
+}
+
+static void expect_in(const char *hay, const char *needle, const char *what)
+{
+	if (!strstr(hay, needle))
+		fail_msg("%s: no '%s' in:\n%s", what, needle, hay);
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* `rasp report --format json -o NAME.json NAME.nettrace`: its exit status; the report (in a
+ * slurp buffer) when there is one, the command's messages in out. */
+static int report(const char *name, char **json)
+{
+	const char *json_path = nt(name, ".json");
+	const char *argv[] = {RASP_TEST_TIMEOUT,
+			      "-k",
+			      "5",
+			      "60",
+			      rasp_test_build_path("bin/rasp"),
+			      "report",
+			      "--format",
+			      "json",
+			      "-o",
+			      json_path,
+			      nt(name, ".nettrace"),
+			      NULL};
+	int rc;
+
+	unlink(json_path);
+	rc = rasp_test_run(out, sizeof(out), argv, NULL);
+	if (rc == 124 || rc == 137)
+		fail_msg("rasp report %s did not end in 60 s", name);
+	*json = slurp(json_path);
+	return rc;
+}
+
+/* The report of a file, which must succeed. */
+static char *report_ok(const char *name)
+{
+	char *json;
+	int rc = report(name, &json);
+
+	if (rc != 0 || !json)
+		fail_msg("rasp report %s: exit %d:\n%s", name, rc, out);
+	return json;
+}
+
+/* The report without its "inputs" line (the only one naming the file). */
+static void drop_inputs(char *json, const char *name)
+{
+	char want[PATH_MAX + 32], real[PATH_MAX], *line = strstr(json, "\n  \"inputs\": ["), *end;
+
+	if (!line || !realpath(nt(name, ".nettrace"), real))
+		fail_msg("%s: no inputs line in\n%s", name, json);
+	snprintf(want, sizeof(want), "\n  \"inputs\": [\"%s\"],\n", real);
+	if (strncmp(line, want, strlen(want)) != 0)
+		fail_msg("%s: inputs line is not %s", name, want);
+	end = strchr(line + 1, '\n');
+	memmove(line, end, strlen(end) + 1);
+}
+
+/* The three forms make byte-identical reports apart from the file's name, and the report says
+ * what the trace holds. */
+static void test_source_nettrace_forms_same_report(void **state)
+{
+	static const char *const forms[] = {"v4", "v5", "v6"};
+	char *json[3];
+
+	(void)state;
+	for (size_t f = 0; f < 3; f++) {
+		json[f] = report_ok(forms[f]);
+		drop_inputs(json[f], forms[f]);
+		if (f && strcmp(json[f], json[0]) != 0)
+			fail_msg("the %s report differs from the v4 one:\n%s\n---- v4:\n%s",
+				 forms[f], json[f], json[0]);
+	}
+	expect_in(json[0], "\"total\": {\"samples\": 14,", "v4");
+	expect_in(json[0], "\"other_events\": 3,", "v4");
+	expect_in(json[0], "\"sampling_means\": [{\"process\": 4242, \"sampling_mean\": 65536}]",
+		  "v4");
+	expect_in(json[0], "\"discarded_events\": 0,", "v4");
+	expect_in(json[0], "\"incomplete_input\": false,", "v4");
+	expect_in(json[0], "{\"type\": \"" UNICODE_UTF8 "\", \"samples\": 2,", "v4");
+	expect_in(json[0], "{\"type\": \"System.Byte[]\", \"samples\": 2,", "v4");
+	json[0] = report_ok("vector");
+	expect_in(json[0], "\"total\": {\"samples\": 3,", "vector");
+	expect_in(json[0], "\"incomplete_input\": false,", "vector");
+}
+
+/* Cut short: the report says its input is incomplete and its estimates too low. Each file
+ * ends after its last event block; v6-truncated's last four bytes happen to be zero (the high
+ * half of the last SampledByteOffset), which an end check looking at the tail alone takes for
+ * V6's EndOfStream block. */
+static void test_source_nettrace_truncated(void **state)
+{
+	static const char *const names[] = {"v4-truncated", "v5-truncated", "v6-truncated"};
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		char *json = report_ok(names[i]);
+
+		expect_in(json, "\"estimates_too_low\": true,", names[i]);
+		expect_in(json, "\"total\": {\"samples\": 14,", names[i]);
+		if (!strstr(json, "\"incomplete_input\": true,"))
+			fail_msg("%s: the report does not say its input is incomplete (the reader "
+				 "does: rasp_nt_complete() is false):\n%s",
+				 names[i], json);
+	}
+}
+
+/* Lost events: the report counts what the sequence numbers show, exactly. */
+static void test_source_nettrace_discarded(void **state)
+{
+	static const struct {
+		const char *name, *count;
+	} cases[] = {
+	    {"v4-gap", "\"discarded_events\": 5,"},
+	    {"v5-gap", "\"discarded_events\": 5,"},
+	    {"v6-gap", "\"discarded_events\": 5,"},
+	    {"v4-drop-tail", "\"discarded_events\": 3,"},
+	    {"v5-drop-tail", "\"discarded_events\": 3,"},
+	    {"v6-drop-tail", "\"discarded_events\": 3,"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *json = report_ok(cases[i].name);
+
+		expect_in(json, cases[i].count, cases[i].name);
+		expect_in(json, "\"discarded_events_unknown\": 0,", cases[i].name);
+		expect_in(json, "\"estimates_too_low\": true,", cases[i].name);
+		expect_in(json, "\"incomplete_input\": false,", cases[i].name);
+	}
+}
+
+/* The offset NAME.expect says a corrupt file's error names. */
+static long error_offset(const char *name)
+{
+	char *e = slurp(nt(name, ".expect")), *p;
+	long off;
+
+	if (!e || !(p = strstr(e, "\nerror\t")))
+		fail_msg("%s.expect names no error offset", name);
+	off = atol(p + 7);
+	return off;
+}
+
+static const char *const corrupt[] = {
+    "v4-corrupt-tag",
+    "v4-corrupt-name-length",
+    "v4-corrupt-block-size",
+    "v4-corrupt-payload-size",
+    "v4-corrupt-undefined-metadata",
+    "v5-corrupt-tag",
+    "v5-corrupt-payload-size",
+    "v6-corrupt-payload-size",
+    "v6-corrupt-undefined-metadata",
+    "v6-corrupt-unknown-thread",
+};
+
+/* A corrupt file fails the report (exit 1), the file and the offset named, and leaves no
+ * report behind. */
+static void test_source_nettrace_corrupt_report(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(corrupt) / sizeof(corrupt[0]); i++) {
+		char where[4200], *json;
+		int rc = report(corrupt[i], &json);
+
+		snprintf(where, sizeof(where), "%s: at offset %ld: ", nt(corrupt[i], ".nettrace"),
+			 error_offset(corrupt[i]));
+		if (rc != 1)
+			fail_msg("rasp report %s: exit %d, want 1:\n%s", corrupt[i], rc, out);
+		squeeze(out);
+		expect_in(out, where, corrupt[i]);
+		if (json)
+			fail_msg("rasp report %s left a report:\n%s", corrupt[i], json);
+	}
+}
+
+/* `babeltrace2 -c source.rasp.nettrace -p inputs=[F] -c SINK`: its exit status, output in out. */
+static int bt2(const char *name, const char *sink)
+{
+	static char inputs[4200];
+	const char *pre[] = {"-c", "source.rasp.nettrace", "-p", inputs, "-c", sink, NULL};
+
+	snprintf(inputs, sizeof(inputs), "inputs=[\"%s\"]", nt(name, ".nettrace"));
+	return plugin_run(out, sizeof(out), pre, NULL, 60);
+}
+
+/* babeltrace2 reads the files with the plugin: CoreCLR's event class with its seven fields as
+ * the manifest names them, vpid and vtid, every event, and what the source says of losses. */
+static void test_source_nettrace_babeltrace2(void **state)
+{
+	static const char *const classes[] = {
+	    "Event class `DotNETRuntime:AllocationSampled` (ID 1):\n"
+	    "      Payload field class: Structure (7 members):\n"
+	    "        AllocationKind: Unsigned integer (32-bit, Base 10)\n"
+	    "        ClrInstanceID: Unsigned integer (16-bit, Base 10)\n"
+	    "        TypeID: Unsigned integer (64-bit, Base 10)\n"
+	    "        TypeName: String\n"
+	    "        Address: Unsigned integer (64-bit, Base 10)\n"
+	    "        ObjectSize: Unsigned integer (64-bit, Base 10)\n"
+	    "        SampledByteOffset: Unsigned integer (64-bit, Base 10)\n",
+	    "    Event common context field class: Structure (2 members):\n"
+	    "      vpid: Signed integer (64-bit, Base 10)\n"
+	    "      vtid: Signed integer (64-bit, Base 10)\n",
+	    "Event class `Rasp_Runtime:SamplingConfigured` (ID 2):\n"
+	    "      Payload field class: Structure (4 members):\n"
+	    "        ClrInstanceID: Unsigned integer (16-bit, Base 10)\n"
+	    "        SamplingMean: Unsigned integer (64-bit, Base 10)\n"
+	    "        AllocationQuantum: Unsigned integer (64-bit, Base 10)\n"
+	    "        Trigger: Unsigned integer (32-bit, Base 10)\n",
+	};
+	/* The first event of thread 4243, 1.15 ms after 2026-08-07 12:00:00 UTC (+1 s of ticks). */
+	static const char event[] =
+	    "[1,001,150,000 cycles, 1,786,104,000,001,150,000 ns from origin]\n"
+	    "{Trace 0, Stream class ID 0, Stream ID 0}\n"
+	    "Event `DotNETRuntime:AllocationSampled` (Class ID 1):\n"
+	    "  Common context:\n"
+	    "    vpid: 4242\n"
+	    "    vtid: 4243\n"
+	    "  Payload:\n"
+	    "    AllocationKind: 0\n"
+	    "    ClrInstanceID: 0\n"
+	    "    TypeID: 139,637,976,739,840\n"
+	    "    TypeName: " UNICODE_UTF8 "\n"
+	    "    Address: 139,641,712,607,744\n"
+	    "    ObjectSize: 48\n"
+	    "    SampledByteOffset: 5\n";
+	static const char pretty[] =
+	    "[12:00:00.001250000] (+0.000050000) DotNETRuntime:AllocationSampled: "
+	    "{ vpid = 4242, vtid = 4250 }, { AllocationKind = 1, ClrInstanceID = 0, "
+	    "TypeID = 139637976735744, TypeName = \"System.Byte[]\", Address = 139641180061696, "
+	    "ObjectSize = 90000, SampledByteOffset = 4096 }\n";
+	static const char *const forms[] = {"v4", "v5", "v6"};
+
+	(void)state;
+	for (size_t f = 0; f < 3; f++) {
+		int rc = bt2(forms[f], "sink.text.details");
+
+		if (rc != 0)
+			fail_msg("babeltrace2 on %s: exit %d:\n%s", forms[f], rc, out);
+		for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+			expect_in(out, classes[i], forms[f]);
+		expect_in(out, event, forms[f]);
+		assert_int_equal(count(out, "\nEvent `DotNETRuntime:AllocationSampled`"), 14);
+		assert_int_equal(count(out, "\nEvent `"), 18);
+		assert_int_equal(count(out, "\nDiscarded events"), 0);
+		/* Timestamp order through babeltrace2's muxer: one wrong order fails the graph. */
+		rc = bt2(forms[f], "sink.text.pretty");
+		if (rc != 0)
+			fail_msg("babeltrace2 (pretty) on %s: exit %d:\n%s", forms[f], rc, out);
+		expect_in(out, pretty, forms[f]);
+		assert_int_equal(count(out, "DotNETRuntime:AllocationSampled: "), 14);
+	}
+	/* Losses between packets, with their count; a file cut short: an unknown number. */
+	assert_int_equal(bt2("v6-gap", "sink.text.details"), 0);
+	expect_in(out, "Discarded events (5 events)", "v6-gap");
+	assert_int_equal(bt2("v4-truncated", "sink.text.details"), 0);
+	expect_in(out, "}\nDiscarded events\n\n", "v4-truncated"); /* no count: unknown */
+	assert_int_equal(count(out, "\nEvent `"), 18);
+}
+
+/* A corrupt file fails the babeltrace2 graph with the file and the offset in the message. */
+static void test_source_nettrace_babeltrace2_corrupt(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(corrupt) / sizeof(corrupt[0]); i++) {
+		char where[4200];
+		int rc = bt2(corrupt[i], "sink.text.pretty");
+
+		snprintf(where, sizeof(where), "%s: at offset %ld: ", nt(corrupt[i], ".nettrace"),
+			 error_offset(corrupt[i]));
+		if (rc == 0)
+			fail_msg("babeltrace2 read %s without an error:\n%s", corrupt[i], out);
+		squeeze(out);
+		expect_in(out, where, corrupt[i]);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_source_nettrace_forms_same_report),
+	    cmocka_unit_test(test_source_nettrace_truncated),
+	    cmocka_unit_test(test_source_nettrace_discarded),
+	    cmocka_unit_test(test_source_nettrace_corrupt_report),
+	    cmocka_unit_test(test_source_nettrace_babeltrace2),
+	    cmocka_unit_test(test_source_nettrace_babeltrace2_corrupt),
+	};
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DIR (the files of make-nettrace.py --suite)\n", argv[0]);
+		return 2;
+	}
+	dir = argv[1];
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
