@@ -80,7 +80,7 @@ struct rasp_inputs {
 
 /* Resolves operands into inputs: a directory is searched for CTF traces (at most 256 in all),
  * a file starting with "Nettrace" is an EventPipe trace, a net:// URL is a live session
- * (alone). A NetTrace file without its end-of-stream marker is a warning in t. A trace found twice (the same directory given twice,
+ * (alone). A trace found twice (the same directory given twice,
  * or one inside another) is an error: its samples would count twice. Each CTF trace's stream
  * files are checked against their packet index; a stream cut short or missing becomes a
  * warning in t (when t is not NULL): the trace is incomplete. 0, or a negative errno value
@@ -101,11 +101,13 @@ int rasp_graph_tally(const char *cmd, const struct rasp_inputs *in, bool strict,
 		     struct rasp_tally *t);
 
 /* Writes the events of every input as one NetTrace file at path (sink.rasp.nettrace), of
- * process pid (-1: the inputs' only one); what was written goes to *stats. 0 or -errno with
- * the causes printed. */
+ * process pid (-1: the inputs' only one); what was written goes to *stats, what the sources
+ * find doubtful (a .nettrace input cut short) to warnings. 0 or -errno with the causes
+ * printed. */
 struct rasp_nettrace_sink_stats;
 int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char *path,
-		       int64_t pid, struct rasp_nettrace_sink_stats *stats);
+		       int64_t pid, struct rasp_nettrace_sink_stats *stats,
+		       struct rasp_tally *warnings);
 
 /* Resolves operands and reads them into t, as rasp report does (warnings included). */
 int rasp_cli_tally_operands(const char *cmd, char *const *operands, size_t n, bool strict,

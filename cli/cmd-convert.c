@@ -84,7 +84,7 @@ int rasp_cli_convert(int argc, char **argv)
 	}
 	rc = rasp_inputs_collect(cmd, argv + first, (size_t)(argc - first), &in, warnings);
 	if (!rc)
-		rc = rasp_graph_convert(cmd, &in, a.output, a.pid, &st);
+		rc = rasp_graph_convert(cmd, &in, a.output, a.pid, &st, warnings);
 	for (size_t i = 0; i < warnings->nwarnings; i++)
 		rasp_cli_error(cmd, "warning: %s", warnings->warnings[i]);
 	rasp_inputs_free(&in);

@@ -7,6 +7,7 @@
 #include "graph.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,9 +122,26 @@ static int connect_source(bt_graph *graph, const bt_component_source *src,
 	return 0;
 }
 
-static int add_source(const char *who, bt_graph *graph, const struct plugins *pl,
-		      const struct rasp_input *in, size_t i, const bt_component_filter *mux)
+/* A .NET file that ends without its end-of-stream marker: said in the report. */
+static void nettrace_ended(void *ctx, const char *path, bool complete, uint64_t end_offset)
 {
+	if (!complete &&
+	    rasp_tally_add_warning(ctx,
+				   "trace incomplete: %s ends at offset %" PRIu64
+				   " without its end-of-stream marker (the EventPipe "
+				   "session was never stopped: the process killed, the "
+				   "file copied while written?); events after it are "
+				   "missing",
+				   path, end_offset) != 0)
+		fprintf(stderr, "rasp: out of memory\n");
+}
+
+/* warnings: where what the sources find doubtful goes (NULL: nowhere). */
+static int add_source(const char *who, bt_graph *graph, const struct plugins *pl,
+		      const struct rasp_input *in, size_t i, const bt_component_filter *mux,
+		      struct rasp_tally *warnings)
+{
+	struct rasp_nettrace_source_init nt = {warnings ? nettrace_ended : NULL, warnings};
 	const bt_component_class_source *cls =
 	    in->kind == RASP_INPUT_NETTRACE
 		? pl->nettrace
@@ -145,8 +163,9 @@ static int add_source(const char *who, bt_graph *graph, const struct plugins *pl
 		ok = bt_value_map_insert_string_entry(params, "session-not-found-action", "fail") ==
 		     BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK;
 	/* No log lines: what goes wrong comes back as error causes, printed once, shortly. */
-	ok = ok && bt_graph_add_source_component(graph, cls, name, params, BT_LOGGING_LEVEL_NONE,
-						 &src) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
+	ok = ok && bt_graph_add_source_component_with_initialize_method_data(
+		       graph, cls, name, params, in->kind == RASP_INPUT_NETTRACE ? &nt : NULL,
+		       BT_LOGGING_LEVEL_NONE, &src) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
 	bt_value_put_ref(params);
 	if (!ok) {
 		print_bt_error(who);
@@ -167,7 +186,8 @@ static int add_source(const char *who, bt_graph *graph, const struct plugins *pl
 /* source(s) -> muxer -> the given sink component class with params and init data. */
 static int run_inputs(const char *who, const struct rasp_inputs *in,
 		      const bt_component_class_sink *sink_cls, const bt_value *sink_params,
-		      void *init, bt_graph_simple_sink_component_consume_func simple, void *user)
+		      void *init, bt_graph_simple_sink_component_consume_func simple, void *user,
+		      struct rasp_tally *warnings)
 {
 	const bt_component_filter *mux = NULL;
 	const bt_component_sink *sink = NULL;
@@ -197,7 +217,7 @@ static int run_inputs(const char *who, const struct rasp_inputs *in,
 		goto out;
 	}
 	for (size_t i = 0; i < in->n; i++) {
-		rc = add_source(who, graph, &pl, &in->v[i], i, mux);
+		rc = add_source(who, graph, &pl, &in->v[i], i, mux, warnings);
 		if (rc)
 			goto out;
 	}
@@ -230,7 +250,7 @@ int rasp_graph_tally(const char *cmd, const struct rasp_inputs *in, bool strict,
 	if (cls && params &&
 	    bt_value_map_insert_bool_entry(params, "strict", strict ? BT_TRUE : BT_FALSE) ==
 		BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK)
-		rc = run_inputs(who, in, cls, params, &init, NULL, NULL);
+		rc = run_inputs(who, in, cls, params, &init, NULL, NULL, t);
 	else
 		fprintf(stderr, "%s: out of memory\n", who);
 	bt_value_put_ref(params);
@@ -239,7 +259,7 @@ int rasp_graph_tally(const char *cmd, const struct rasp_inputs *in, bool strict,
 }
 
 int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char *path, int64_t pid,
-		       struct rasp_nettrace_sink_stats *stats)
+		       struct rasp_nettrace_sink_stats *stats, struct rasp_tally *warnings)
 {
 	bt_component_class_sink *cls = rasp_nettrace_sink_class_create();
 	bt_value *params = bt_value_map_create();
@@ -252,7 +272,7 @@ int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char
 		BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK &&
 	    (pid < 0 || bt_value_map_insert_signed_integer_entry(params, "pid", pid) ==
 			    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK))
-		rc = run_inputs(who, in, cls, params, stats, NULL, NULL);
+		rc = run_inputs(who, in, cls, params, stats, NULL, NULL, warnings);
 	else
 		fprintf(stderr, "%s: out of memory\n", who);
 	bt_value_put_ref(params);
@@ -316,7 +336,7 @@ int rasp_graph_read(const char *who, const char *root, rasp_graph_message_fn fn,
 
 	if (rc)
 		return rc;
-	rc = run_inputs(who, &in, NULL, NULL, NULL, read_consume, &r);
+	rc = run_inputs(who, &in, NULL, NULL, NULL, read_consume, &r, NULL);
 	rasp_inputs_free(&in);
 	return r.stopped ? -ECANCELED : rc;
 }

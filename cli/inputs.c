@@ -123,8 +123,8 @@ static void check_stream(const char *dir, const char *name, struct rasp_tally *t
 	if (!buf)
 		return; /* no index (a trace copied without it): nothing to compare with */
 	if (rasp_ctf_index_parse(buf, len, &ci, err, sizeof(err))) {
-		rasp_tally_add_warning(t, "trace incomplete: the packet index %s is unreadable (%s)",
-				       idx, err);
+		rasp_tally_add_warning(
+		    t, "trace incomplete: the packet index %s is unreadable (%s)", idx, err);
 	} else if (stat(path, &st) != 0) {
 		rasp_tally_add_warning(t,
 				       "trace incomplete: stream file %s is missing (its index "
@@ -186,31 +186,6 @@ static void check_trace(const char *dir, struct rasp_tally *t)
 	closedir(d);
 }
 
-/* A NetTrace file ends with its end-of-stream marker: the NullReference tag (V4/V5) or an
- * empty EndOfStream block (V6). Without it the session was never stopped (a killed process,
- * a file copied while written): events are missing at its end. */
-static void check_nettrace(const char *path, struct rasp_tally *t)
-{
-	FILE *f;
-	uint8_t head[12], tail[4];
-	long size;
-
-	if (!t || !(f = fopen(path, "rbe")))
-		return;
-	if (fread(head, 1, sizeof(head), f) == sizeof(head) && fseek(f, -4, SEEK_END) == 0 &&
-	    (size = ftell(f) + 4) >= 16 && fread(tail, 1, 4, f) == 4) {
-		bool v6 = !memcmp(head + 8, "\0\0\0\0", 4);
-
-		if (v6 ? memcmp(tail, "\0\0\0\0", 4) != 0 : tail[3] != 1)
-			rasp_tally_add_warning(t,
-					       "trace incomplete: %s has no end-of-stream marker at "
-					       "offset %ld (the EventPipe session was never stopped: "
-					       "the process killed, the file copied while written?)",
-					       path, size);
-	}
-	fclose(f);
-}
-
 /* The CTF traces under root, sorted; -errno with a message, 0 traces is not an error here. */
 static int find_traces(const char *cmd, const char *root, struct rasp_inputs *in, size_t *found)
 {
@@ -230,7 +205,8 @@ static int find_traces(const char *cmd, const char *root, struct rasp_inputs *in
 			err = errno ? errno : EIO;
 
 		if (walk.overflow)
-			rasp_cli_error(cmd, "'%s' holds more than %d CTF traces; report fewer at once",
+			rasp_cli_error(cmd,
+				       "'%s' holds more than %d CTF traces; report fewer at once",
 				       root, MAX_TRACES);
 		else if (walk.unreadable)
 			rasp_cli_error(cmd, "cannot read '%s' under the trace directory '%s'",
@@ -339,10 +315,10 @@ int rasp_inputs_collect(const char *cmd, char *const *operands, size_t n, struct
 	for (size_t i = 0; i < out->n; i++) {
 		if (t && rasp_tally_add_input(t, out->v[i].path))
 			return -ENOMEM;
+		/* A .nettrace file's completeness is its reader's to say, at its end
+		 * (graph.c hears it from source.rasp.nettrace). */
 		if (out->v[i].kind == RASP_INPUT_CTF)
 			check_trace(out->v[i].path, t);
-		else if (out->v[i].kind == RASP_INPUT_NETTRACE)
-			check_nettrace(out->v[i].path, t);
 	}
 	return 0;
 }

@@ -24,10 +24,12 @@
 struct source {
 	char **paths;
 	size_t n;
+	struct rasp_nettrace_source_init init; /* in process: who hears of cut files */
 };
 
 struct iter {
 	bt_self_message_iterator *self;
+	const struct source *src;
 	const char *path;
 	struct rasp_nt_reader *r;
 	bt_trace_class *tc;
@@ -40,6 +42,7 @@ struct iter {
 	size_t nclasses;
 	enum { S_BEGIN, S_EVENTS, S_END, S_DONE } state;
 	int64_t last_ts;
+	__int128 off_ns; /* the clock's offset from the Unix epoch, in ns */
 	char strbuf[STR_CAP];
 };
 
@@ -59,12 +62,13 @@ rasp__nettrace_source_initialize(bt_self_component_source *self_src,
 				 const bt_value *params, void *init_data)
 {
 	bt_self_component *self = bt_self_component_source_as_self_component(self_src);
-	const bt_value *inputs = params ? bt_value_map_borrow_entry_value_const(params, "inputs")
-					: NULL;
+	const bt_value *inputs =
+	    params ? bt_value_map_borrow_entry_value_const(params, "inputs") : NULL;
 	struct source *s = calloc(1, sizeof(*s));
 
 	(void)config;
-	(void)init_data;
+	if (s && init_data)
+		s->init = *(const struct rasp_nettrace_source_init *)init_data;
 	if (!s)
 		return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
 	if (!inputs || !bt_value_is_array(inputs) || bt_value_array_get_length(inputs) == 0) {
@@ -83,8 +87,10 @@ rasp__nettrace_source_initialize(bt_self_component_source *self_src,
 
 		if (!bt_value_is_string(v)) {
 			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
-			    self, "bad parameter: name=inputs index=%" PRIu64
-				  " accepted=a file path string", i);
+			    self,
+			    "bad parameter: name=inputs index=%" PRIu64
+			    " accepted=a file path string",
+			    i);
 			goto error;
 		}
 		/* Opened once now, so a file that is no NetTrace file fails the graph at once. */
@@ -98,7 +104,8 @@ rasp__nettrace_source_initialize(bt_self_component_source *self_src,
 		if (!s->paths[s->n])
 			goto error;
 		snprintf(port, sizeof(port), "out%" PRIu64, i);
-		if (bt_self_component_source_add_output_port(self_src, port, s->paths[s->n], NULL) !=
+		if (bt_self_component_source_add_output_port(self_src, port, s->paths[s->n],
+							     NULL) !=
 		    BT_SELF_COMPONENT_ADD_PORT_STATUS_OK) {
 			s->n++;
 			goto error;
@@ -114,18 +121,20 @@ error:
 
 void rasp__nettrace_source_finalize(bt_self_component_source *self_src)
 {
-	source_free(bt_self_component_get_data(bt_self_component_source_as_self_component(self_src)));
+	source_free(
+	    bt_self_component_get_data(bt_self_component_source_as_self_component(self_src)));
 }
 
-/* ---- Classes ---------------------------------------------------------------------------------- */
+/* ---- Classes ----------------------------------------------------------------------------------
+ */
 
 static bt_field_class *field_class(bt_trace_class *tc, enum rasp_field_type t)
 {
 	bt_field_class *fc;
-	unsigned bits = t == RASP_FT_I8 || t == RASP_FT_U8	  ? 8
-			: t == RASP_FT_I16 || t == RASP_FT_U16 ? 16
+	unsigned bits = t == RASP_FT_I8 || t == RASP_FT_U8			      ? 8
+			: t == RASP_FT_I16 || t == RASP_FT_U16			      ? 16
 			: t == RASP_FT_I32 || t == RASP_FT_U32 || t == RASP_FT_BOOL32 ? 32
-										: 64;
+										      : 64;
 
 	switch (t) {
 	case RASP_FT_I8:
@@ -219,7 +228,8 @@ static int make_stream(struct iter *it)
 	const struct rasp_nt_info *in = rasp_nt_info(it->r);
 	bt_self_component *comp = bt_self_message_iterator_borrow_component(it->self);
 	bt_field_class *ctx;
-	int64_t off_ns, secs;
+	__int128 off_ns;
+	int64_t secs;
 	uint64_t cycles;
 
 	it->tc = bt_trace_class_create(comp);
@@ -229,10 +239,15 @@ static int make_stream(struct iter *it)
 	bt_trace_class_set_assigns_automatic_stream_class_id(it->tc, BT_TRUE);
 	bt_clock_class_set_frequency(it->cc, (uint64_t)in->frequency);
 	bt_clock_class_set_origin_is_unix_epoch(it->cc, BT_TRUE);
-	/* offset = SyncTimeUTC - sync_ticks / frequency, in (seconds, cycles < frequency). */
-	off_ns = in->sync_utc_ns - (int64_t)((__int128)in->sync_ticks * 1000000000 / in->frequency);
-	secs = off_ns / 1000000000 - (off_ns % 1000000000 < 0);
-	cycles = (uint64_t)((__int128)(off_ns - secs * 1000000000) * in->frequency / 1000000000);
+	/* offset = SyncTimeUTC - sync_ticks / frequency, in (seconds, cycles < frequency);
+	 * computed wide, so any header's values give a defined offset (events whose time falls
+	 * outside 64-bit nanoseconds are refused one by one, in iter_next). */
+	off_ns = (__int128)in->sync_utc_ns - (__int128)in->sync_ticks * 1000000000 / in->frequency;
+	if (off_ns > INT64_MAX / 2 || off_ns < INT64_MIN / 2)
+		off_ns = 0;
+	it->off_ns = off_ns;
+	secs = (int64_t)(off_ns / 1000000000 - (off_ns % 1000000000 < 0));
+	cycles = (uint64_t)((off_ns - (__int128)secs * 1000000000) * in->frequency / 1000000000);
 	bt_clock_class_set_offset(it->cc, secs, cycles);
 	bt_clock_class_set_name(it->cc, "nettrace");
 	it->sc = bt_stream_class_create(it->tc);
@@ -287,7 +302,9 @@ rasp__nettrace_iter_initialize(bt_self_message_iterator *self,
 	if (!it)
 		return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
 	it->self = self;
-	it->path = bt_self_component_port_get_data(bt_self_component_port_output_as_self_component_port(port));
+	it->src = bt_self_component_get_data(bt_self_message_iterator_borrow_component(self));
+	it->path = bt_self_component_port_get_data(
+	    bt_self_component_port_output_as_self_component_port(port));
 	it->r = rasp_nt_open(it->path, err, sizeof(err));
 	if (!it->r || make_stream(it)) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
@@ -322,7 +339,8 @@ void rasp__nettrace_iter_finalize(bt_self_message_iterator *self)
 	bt_self_message_iterator_set_data(self, NULL);
 }
 
-/* ---- Messages ---------------------------------------------------------------------------------- */
+/* ---- Messages ----------------------------------------------------------------------------------
+ */
 
 /* One event message: clock snapshot, vpid/vtid, and the payload decoded by the manifest's
  * layout. A payload shorter than its layout is a corrupt file: an error with its offset. */
@@ -337,10 +355,10 @@ static bt_message *event_message(struct iter *it, const struct rasp_nt_event *e)
 
 	if (!ec)
 		return NULL;
-	if (m->desc && (m->desc->nfields > 32 ||
-			rasp_nt_decode(m->desc, e->payload, e->payload_len,
-				       rasp_nt_info(it->r)->pointer_size, vals, it->strbuf,
-				       sizeof(it->strbuf)))) {
+	if (m->desc &&
+	    (m->desc->nfields > 32 ||
+	     rasp_nt_decode(m->desc, e->payload, e->payload_len, rasp_nt_info(it->r)->pointer_size,
+			    vals, it->strbuf, sizeof(it->strbuf)))) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
 		    it->self,
 		    "%s: at offset %" PRIu64 ": a %s payload of %zu bytes does not hold its "
@@ -431,8 +449,8 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 		int rc = rasp_nt_next(it->r, &item);
 
 		if (rc < 0) {
-			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(self, "%s",
-										  rasp_nt_error(it->r));
+			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
+			    self, "%s", rasp_nt_error(it->r));
 			goto error;
 		}
 		if (rc == 0) {
@@ -444,6 +462,21 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 				goto error;
 			continue;
 		}
+		{
+			/* babeltrace2 clocks count up from their offset, in 64-bit ns. */
+			__int128 ns = it->off_ns + (__int128)item.event.timestamp * 1000000000 /
+						       rasp_nt_info(it->r)->frequency;
+
+			if (item.event.timestamp < 0 || ns > INT64_MAX || ns < INT64_MIN) {
+				BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
+				    self,
+				    "%s: at offset %" PRIu64 ": event timestamp %" PRId64
+				    " ticks lies outside the clock's range (a corrupt header or "
+				    "event)",
+				    it->path, item.event.offset, item.event.timestamp);
+				goto error;
+			}
+		}
 		out[n] = event_message(it, &item.event);
 		if (!out[n])
 			goto error;
@@ -454,6 +487,9 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 		/* A file cut short: an unknown number of events never reached it. */
 		if (!rasp_nt_complete(it->r) && lost_messages(it, out, &n, 0, false))
 			goto error;
+		if (it->src && it->src->init.ended)
+			it->src->init.ended(it->src->init.ctx, it->path, rasp_nt_complete(it->r),
+					    rasp_nt_end_offset(it->r));
 		out[n++] = bt_message_packet_end_create(self, it->packet);
 		out[n++] = bt_message_stream_end_create(self, it->stream);
 		if (!out[n - 2] || !out[n - 1])
@@ -476,16 +512,18 @@ bt_component_class_source *rasp_nettrace_source_class_create(void)
 	bt_message_iterator_class *ic = bt_message_iterator_class_create(rasp__nettrace_iter_next);
 	bt_component_class_source *c = NULL;
 
-	if (!ic || bt_message_iterator_class_set_initialize_method(ic, rasp__nettrace_iter_initialize) ||
+	if (!ic ||
+	    bt_message_iterator_class_set_initialize_method(ic, rasp__nettrace_iter_initialize) ||
 	    bt_message_iterator_class_set_finalize_method(ic, rasp__nettrace_iter_finalize))
 		goto out;
 	c = bt_component_class_source_create("nettrace", ic);
-	if (c && (bt_component_class_set_description(bt_component_class_source_as_component_class(c),
-						     RASP_NETTRACE_SOURCE_DESCRIPTION) ||
-		  bt_component_class_set_help(bt_component_class_source_as_component_class(c),
-					      RASP_NETTRACE_SOURCE_HELP) ||
-		  bt_component_class_source_set_initialize_method(c, rasp__nettrace_source_initialize) ||
-		  bt_component_class_source_set_finalize_method(c, rasp__nettrace_source_finalize))) {
+	if (c &&
+	    (bt_component_class_set_description(bt_component_class_source_as_component_class(c),
+						RASP_NETTRACE_SOURCE_DESCRIPTION) ||
+	     bt_component_class_set_help(bt_component_class_source_as_component_class(c),
+					 RASP_NETTRACE_SOURCE_HELP) ||
+	     bt_component_class_source_set_initialize_method(c, rasp__nettrace_source_initialize) ||
+	     bt_component_class_source_set_finalize_method(c, rasp__nettrace_source_finalize))) {
 		bt_component_class_source_put_ref(c);
 		c = NULL;
 	}

@@ -5,6 +5,8 @@
 #define RASP_CONSUMER_SOURCE_NETTRACE_H
 
 #include <babeltrace2/babeltrace.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 bt_component_class_initialize_method_status
 rasp__nettrace_source_initialize(bt_self_component_source *self,
@@ -25,6 +27,14 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
  * (EventPipe: .NET's 102400), and that process. sink.rasp.report reads them. */
 #define RASP_ENV_MEAN "rasp_sampling_mean"
 #define RASP_ENV_PID  "rasp_sampling_pid"
+
+/* Initialize-method data for in-process use: `ended` is told, as each file's iterator reaches
+ * its end, whether the file had its end-of-stream marker (else it was cut short at
+ * end_offset: an unknown number of events are missing), so a program can say so. */
+struct rasp_nettrace_source_init {
+	void (*ended)(void *ctx, const char *path, bool complete, uint64_t end_offset);
+	void *ctx;
+};
 
 /* The class, for graphs built in process (what the plugin registers). NULL on error. */
 bt_component_class_source *rasp_nettrace_source_class_create(void);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,7 +19,9 @@
 #include <unistd.h>
 
 #include "lttng-session.h"
+#include "nettrace-write.h"
 #include "plugin-cli.h"
+#include "rasp-event-desc.h"
 
 #define OUT_CAP (1 << 20)
 /* "Ünïcødé.Тип<😀>", the type name with non-ASCII characters and a surrogate pair. */
@@ -38,6 +41,11 @@ static const char *nt(const char *name, const char *ext)
 
 	snprintf(p, sizeof(paths[0]), "%s/%s%s", dir, name, ext);
 	return p;
+}
+
+static int file_write(void *ctx, const void *p, size_t n)
+{
+	return fwrite(p, 1, n, ctx) == n ? 0 : -EIO;
 }
 
 /* A whole file, in one of 4 static buffers used in turn (no leak when a check fails); NULL
@@ -259,6 +267,72 @@ static void test_source_nettrace_corrupt_report(void **state)
 	}
 }
 
+/* Writes dir/NAME.nettrace: one AllocationSampled event at timestamp ts, after a header whose
+ * clock is synchronised at sync_ticks (the project's own writer). */
+static void write_clock_file(const char *name, int64_t sync_ticks, int64_t ts)
+{
+	FILE *f = fopen(nt(name, ".nettrace"), "wb");
+	struct rasp_nt_out o = {.write = file_write, .ctx = f};
+	struct rasp_nt_trace_header h = {.sync_utc_ns = INT64_C(1786104000) * 1000000000,
+					 .sync_ticks = sync_ticks,
+					 .frequency = 1000000000,
+					 .pointer_size = 8,
+					 .pid = 77,
+					 .processors = 1};
+	const struct rasp_event_desc *d =
+	    &rasp_event_descs[RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED];
+	union rasp_nt_value v[7] = {{.u = 0}, {.u = 0},	 {.u = 1}, {.s = "Clock.Odd"},
+				    {.u = 2}, {.u = 64}, {.u = 3}};
+	uint8_t rec[256], blk[512], pl[256];
+	struct rasp_nt_block b;
+	size_t n;
+
+	assert_non_null(f);
+	assert_int_equal(rasp_nt_write_header(&o, &h), 0);
+	n = rasp_nt_encode_metadata(1, d, false, rec, sizeof(rec));
+	rasp_nt_block_init(&b, blk, sizeof(blk));
+	assert_int_equal(rasp_nt_block_add(&b, &(struct rasp_nt_hdr){.tid = 77, .ts = ts}, rec, n),
+			 0);
+	rasp_nt_block_finish(&b);
+	assert_int_equal(rasp_nt_write_block(&o, "MetadataBlock", b.buf, b.len), 0);
+	n = rasp_nt_encode_payload(d, v, 8, pl, sizeof(pl));
+	rasp_nt_block_init(&b, blk, sizeof(blk));
+	assert_int_equal(
+	    rasp_nt_block_add(
+		&b,
+		&(struct rasp_nt_hdr){
+		    .meta = 1, .seq = 1, .tid = 77, .capture = 77, .ts = ts, .sorted = true},
+		pl, n),
+	    0);
+	rasp_nt_block_finish(&b);
+	assert_int_equal(rasp_nt_write_block(&o, "EventBlock", b.buf, b.len), 0);
+	assert_int_equal(rasp_nt_write_end(&o), 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Clocks a corrupt header or event can give: a sync point at the edge of 64 bits (the offset
+ * was a signed overflow) reads without undefined behaviour; an event before the clock's
+ * origin (it made the muxer fail with no file named) is refused, naming file and offset. */
+static void test_source_nettrace_odd_clocks(void **state)
+{
+	char *json;
+	int rc;
+
+	(void)state;
+	write_clock_file("clock-edge", INT64_MIN, 5);
+	rc = report("clock-edge", &json);
+	if (rc != 0 && rc != 1)
+		fail_msg("rasp report clock-edge: exit %d:\n%s", rc, out);
+	write_clock_file("clock-negative", 1000, -5);
+	rc = report("clock-negative", &json);
+	if (rc != 1)
+		fail_msg("rasp report clock-negative: exit %d, want 1:\n%s", rc, out);
+	squeeze(out);
+	expect_in(out, nt("clock-negative", ".nettrace"), "the file named");
+	expect_in(out, "lies outside the clock's range", "the reason");
+	expect_in(out, "at offset ", "the offset");
+}
+
 /* `babeltrace2 -c source.rasp.nettrace -p inputs=[F] -c SINK`: its exit status, output in out. */
 static int bt2(const char *name, const char *sink)
 {
@@ -369,6 +443,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_source_nettrace_corrupt_report),
 	    cmocka_unit_test(test_source_nettrace_babeltrace2),
 	    cmocka_unit_test(test_source_nettrace_babeltrace2_corrupt),
+	    cmocka_unit_test(test_source_nettrace_odd_clocks),
 	};
 
 	if (argc != 2) {
