@@ -23,27 +23,6 @@ const struct rasp_event_desc *rasp_nt_find_desc(const char *provider, uint32_t i
 	return best;
 }
 
-static size_t fixed_size(enum rasp_field_type t, uint32_t ptr)
-{
-	switch (t) {
-	case RASP_FT_I8:
-	case RASP_FT_U8:
-		return 1;
-	case RASP_FT_I16:
-	case RASP_FT_U16:
-		return 2;
-	case RASP_FT_I32:
-	case RASP_FT_U32:
-	case RASP_FT_BOOL32:
-	case RASP_FT_F32:
-		return 4;
-	case RASP_FT_PTR:
-		return ptr;
-	default:
-		return 8;
-	}
-}
-
 int rasp_nt_decode(const struct rasp_event_desc *d, const uint8_t *payload, size_t len,
 		   uint32_t pointer_size, union rasp_nt_value *vals, char *strbuf, size_t strcap)
 {
@@ -75,7 +54,7 @@ int rasp_nt_decode(const struct rasp_event_desc *d, const uint8_t *payload, size
 			rasp_cursor_skip(&c, k + unit);
 			continue;
 		}
-		n = fixed_size(t, pointer_size);
+		n = rasp_nt_field_size(t, pointer_size);
 		p = rasp_cursor_take(&c, n);
 		if (!p)
 			return -1;

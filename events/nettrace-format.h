@@ -40,7 +40,33 @@ enum {
 /* Block headers written by rasp (and the runtime): 20 bytes, header compression on. */
 #define RASP_NT_BLOCK_HEADER_SIZE 20
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "rasp-event-desc.h"
+
+/* The bytes a fixed-size field takes in a payload (strings excepted: they end with their
+ * terminator); pointer-sized fields take the trace's pointer size. */
+static inline size_t rasp_nt_field_size(enum rasp_field_type t, uint32_t pointer_size)
+{
+	switch (t) {
+	case RASP_FT_I8:
+	case RASP_FT_U8:
+		return 1;
+	case RASP_FT_I16:
+	case RASP_FT_U16:
+		return 2;
+	case RASP_FT_I32:
+	case RASP_FT_U32:
+	case RASP_FT_BOOL32:
+	case RASP_FT_F32:
+		return 4;
+	case RASP_FT_PTR:
+		return pointer_size;
+	default:
+		return 8;
+	}
+}
 
 /* One payload field's value, by the descriptor's field type: integers in u (or i), reals in
  * f, strings (UTF-8, NUL-terminated) in s. */

@@ -243,27 +243,6 @@ void rasp_nt_block_finish(struct rasp_nt_block *b)
 
 /* ---- payloads ------------------------------------------------------------------------------ */
 
-static size_t field_size(enum rasp_field_type t, uint32_t ptr)
-{
-	switch (t) {
-	case RASP_FT_I8:
-	case RASP_FT_U8:
-		return 1;
-	case RASP_FT_I16:
-	case RASP_FT_U16:
-		return 2;
-	case RASP_FT_I32:
-	case RASP_FT_U32:
-	case RASP_FT_BOOL32:
-	case RASP_FT_F32:
-		return 4;
-	case RASP_FT_PTR:
-		return ptr;
-	default:
-		return 8;
-	}
-}
-
 size_t rasp_nt_encode_payload(const struct rasp_event_desc *d, const union rasp_nt_value *vals,
 			      uint32_t pointer_size, uint8_t *out, size_t cap)
 {
@@ -303,7 +282,7 @@ size_t rasp_nt_encode_payload(const struct rasp_event_desc *d, const union rasp_
 		} else if (t == RASP_FT_F64) {
 			memcpy(&v, &vals[i].f, sizeof(v));
 		}
-		n = field_size(t, pointer_size);
+		n = rasp_nt_field_size(t, pointer_size);
 		if (cap - used < n)
 			return 0;
 		le(out + used, v, n);
