@@ -1,5 +1,7 @@
-/* What the NetTrace reader's files share (nettrace-read.c: containers, ordering, the public
- * face; nettrace-blocks.c: the contents of blocks). Not for other files. */
+/* What the NetTrace reader's files share (nettrace-read.c: containers and the public face;
+ * nettrace-blocks.c: the contents of blocks; nettrace-meta.c: the trace header and metadata;
+ * nettrace-state.c: the first error and the events held for time order). Not for other
+ * files. */
 #ifndef RASP_CONSUMER_NETTRACE_INTERNAL_H
 #define RASP_CONSUMER_NETTRACE_INTERNAL_H
 
@@ -10,14 +12,14 @@
 
 /* Limits on what a file may ask for: past them it is corrupt or hostile, not big. */
 #define MAX_BLOCK    (64u << 20)	 /* the runtime flushes at 100 KiB */
-#define MAX_METADATA (1u << 20)	 /* metadata ids */
+#define MAX_METADATA (1u << 20)		 /* metadata ids */
 #define MAX_STACK    4096		 /* frames (the runtime keeps 100) */
 #define MAX_QUEUE    (UINT64_C(8) << 20) /* events held for ordering before a forced release */
 
 struct queued {
 	struct rasp_nt_event ev;
 	uint64_t arrival;
-	uint64_t *stack; /* owned copy */
+	uint64_t *stack;  /* owned copy */
 	uint8_t *payload; /* owned copy */
 };
 
@@ -72,12 +74,15 @@ struct rasp_nt_reader {
 	size_t capblock;
 };
 
-
-/* nettrace-read.c */
+/* nettrace-state.c */
 /* Records the first error, with the file and the offset; returns -1. */
 int rasp__nt_fail(struct rasp_nt_reader *r, uint64_t at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Holds an event for time order (q's memory is the reader's from then on); 0 or -1. */
 int rasp__nt_queue(struct rasp_nt_reader *r, struct queued *q);
+/* The oldest held event (there must be one). */
+struct queued rasp__nt_dequeue(struct rasp_nt_reader *r);
+void rasp__nt_queued_free(struct queued *q);
 
 /* nettrace-meta.c: the trace header and metadata; 0 or -1 (failed). */
 int rasp__nt_trace_header(struct rasp_nt_reader *r, struct rasp_cursor *c);

@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,22 +15,6 @@
 #include "index.h"
 #include "nettrace-format.h"
 #include "nettrace-internal.h"
-
-int rasp__nt_fail(struct rasp_nt_reader *r, uint64_t at, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (r->failed)
-		return -1;
-	r->failed = true;
-	n = snprintf(r->err, sizeof(r->err), "%s: at offset %" PRIu64 ": ", r->path, at);
-	va_start(ap, fmt);
-	if (n > 0 && (size_t)n < sizeof(r->err))
-		vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* Reads exactly n bytes; 0, 1 at a clean end of file (nothing read), -1 cut short. */
 static int read_exact(struct rasp_nt_reader *r, void *buf, size_t n)
@@ -57,52 +40,8 @@ static uint8_t *block_buffer(struct rasp_nt_reader *r, size_t n)
 	return r->block;
 }
 
-/* ---- Ordering ---------------------------------------------------------------------------- */
-
-static bool before(const struct queued *a, const struct queued *b)
-{
-	return a->ev.timestamp < b->ev.timestamp ||
-	       (a->ev.timestamp == b->ev.timestamp && a->arrival < b->arrival);
-}
-
-int rasp__nt_queue(struct rasp_nt_reader *r, struct queued *q)
-{
-	size_t i;
-
-	if (rasp_array_grow((void **)&r->heap, &r->capheap, r->nheap, sizeof(*r->heap)))
-		return -1;
-	i = r->nheap++;
-	while (i > 0 && before(q, &r->heap[(i - 1) / 2])) {
-		r->heap[i] = r->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	r->heap[i] = *q;
-	return 0;
-}
-
-static struct queued heap_pop(struct rasp_nt_reader *r)
-{
-	struct queued top = r->heap[0], last = r->heap[--r->nheap];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= r->nheap)
-			break;
-		if (c + 1 < r->nheap && before(&r->heap[c + 1], &r->heap[c]))
-			c++;
-		if (!before(&r->heap[c], &last))
-			break;
-		r->heap[i] = r->heap[c];
-		i = c;
-	}
-	if (r->nheap)
-		r->heap[i] = last;
-	return top;
-}
-
-/* ---- The containers ------------------------------------------------------------------------------- */
+/* ---- The containers
+ * ------------------------------------------------------------------------------- */
 
 /* Reads the next V4/V5 object; processes blocks. 1 at the end marker, 0 after an object,
  * -1 on error; a file cut short ends without the marker. */
@@ -119,8 +58,10 @@ static int v4_object(struct rasp_nt_reader *r)
 	if (tag == RASP_NT_TAG_NULL)
 		return 1;
 	if (tag != RASP_NT_TAG_BEGIN_PRIVATE)
-		return rasp__nt_fail(r, at, "expected an object (tag 5) or the end (tag 1), found %u", tag);
-	if (read_exact(r, hdr, 2) || hdr[0] != RASP_NT_TAG_BEGIN_PRIVATE || hdr[1] != RASP_NT_TAG_NULL)
+		return rasp__nt_fail(
+		    r, at, "expected an object (tag 5) or the end (tag 1), found %u", tag);
+	if (read_exact(r, hdr, 2) || hdr[0] != RASP_NT_TAG_BEGIN_PRIVATE ||
+	    hdr[1] != RASP_NT_TAG_NULL)
 		return r->failed ? -1 : feof(r->f) ? 2 : rasp__nt_fail(r, at, "bad object header");
 	if (read_exact(r, hdr, 12))
 		return feof(r->f) ? 2 : rasp__nt_fail(r, at, "object header cut short");
@@ -144,7 +85,8 @@ static int v4_object(struct rasp_nt_reader *r)
 		if (rasp__nt_trace_header(r, &c))
 			return -1;
 	} else {
-		bool meta = strcmp(name, "MetadataBlock") == 0, stack = strcmp(name, "StackBlock") == 0;
+		bool meta = strcmp(name, "MetadataBlock") == 0,
+		     stack = strcmp(name, "StackBlock") == 0;
 		bool events = strcmp(name, "EventBlock") == 0, sp = strcmp(name, "SPBlock") == 0;
 		uint8_t pad[3], sz[4], *buf;
 		struct rasp_cursor c;
@@ -154,14 +96,15 @@ static int v4_object(struct rasp_nt_reader *r)
 		if (r->info.frequency == 0) /* blocks need its pointer size */
 			return rasp__nt_fail(r, at, "no trace header (%s first)", name);
 		if (version > 2)
-			return rasp__nt_fail(r, at, "%s version %" PRIu32 " (this reader knows 2)", name, version);
+			return rasp__nt_fail(r, at, "%s version %" PRIu32 " (this reader knows 2)",
+					     name, version);
 		if (read_exact(r, sz, 4))
 			return feof(r->f) ? 2 : -1;
 		size = (uint32_t)sz[0] | (uint32_t)sz[1] << 8 | (uint32_t)sz[2] << 16 |
 		       (uint32_t)sz[3] << 24;
 		if (size > MAX_BLOCK)
-			return rasp__nt_fail(r, r->off - 4, "%s of %" PRIu32 " bytes (at most %u)", name, size,
-				    MAX_BLOCK);
+			return rasp__nt_fail(r, r->off - 4, "%s of %" PRIu32 " bytes (at most %u)",
+					     name, size, MAX_BLOCK);
 		/* Content is 4-byte aligned from the start of the stream. */
 		if (read_exact(r, pad, (4 - r->off % 4) % 4))
 			return feof(r->f) ? 2 : -1;
@@ -226,7 +169,8 @@ static int v6_block(struct rasp_nt_reader *r)
 	}
 }
 
-/* ---- The public face ------------------------------------------------------------------------------ */
+/* ---- The public face
+ * ------------------------------------------------------------------------------ */
 
 bool rasp_nt_is_nettrace(const char *path)
 {
@@ -252,7 +196,8 @@ static struct rasp_nt_reader *trace_first(struct rasp_nt_reader *r, char *err, s
 			snprintf(err, errlen, "%s", r->err);
 		else
 			snprintf(err, errlen, "%s: at offset %" PRIu64 ": no trace header (%s)",
-				 r->path, at, rc > 0 ? "the file ends first" : "another block first");
+				 r->path, at,
+				 rc > 0 ? "the file ends first" : "another block first");
 		rasp_nt_close(r);
 		return NULL;
 	}
@@ -279,8 +224,8 @@ struct rasp_nt_reader *rasp_nt_open(const char *path, char *err, size_t errlen)
 	r->mark = INT64_MIN;
 	if (read_exact(r, head, RASP_NT_MAGIC_LEN + 4) ||
 	    memcmp(head, RASP_NT_MAGIC, RASP_NT_MAGIC_LEN) != 0) {
-		snprintf(err, errlen, "%s: at offset 0: not a NetTrace file (no \"Nettrace\" magic)",
-			 path);
+		snprintf(err, errlen,
+			 "%s: at offset 0: not a NetTrace file (no \"Nettrace\" magic)", path);
 		rasp_nt_close(r);
 		return NULL;
 	}
@@ -289,8 +234,10 @@ struct rasp_nt_reader *rasp_nt_open(const char *path, char *err, size_t errlen)
 
 		r->info.format = 6;
 		if (read_exact(r, ver, 8) || ver[0] != 6 || ver[1] | ver[2] | ver[3]) {
-			snprintf(err, errlen, "%s: at offset 12: NetTrace major version %u (this "
-				 "reader knows 4 to 6)", path, ver[0]);
+			snprintf(err, errlen,
+				 "%s: at offset 12: NetTrace major version %u (this "
+				 "reader knows 4 to 6)",
+				 path, ver[0]);
 			rasp_nt_close(r);
 			return NULL;
 		}
@@ -307,14 +254,6 @@ struct rasp_nt_reader *rasp_nt_open(const char *path, char *err, size_t errlen)
 	return trace_first(r, err, errlen);
 }
 
-static void queued_free(struct queued *q)
-{
-	free(q->payload);
-	free(q->stack);
-	q->payload = NULL;
-	q->stack = NULL;
-}
-
 void rasp_nt_close(struct rasp_nt_reader *r)
 {
 	if (!r)
@@ -329,13 +268,13 @@ void rasp_nt_close(struct rasp_nt_reader *r)
 	free(r->seqs);
 	free(r->threads);
 	while (r->nheap) {
-		struct queued q = heap_pop(r);
+		struct queued q = rasp__nt_dequeue(r);
 
-		queued_free(&q);
+		rasp__nt_queued_free(&q);
 	}
 	free(r->heap);
 	if (r->have_out)
-		queued_free(&r->out);
+		rasp__nt_queued_free(&r->out);
 	free(r->block);
 	free(r->path);
 	free(r);
@@ -369,7 +308,7 @@ uint64_t rasp_nt_events(const struct rasp_nt_reader *r)
 int rasp_nt_next(struct rasp_nt_reader *r, struct rasp_nt_item *item)
 {
 	if (r->have_out) {
-		queued_free(&r->out);
+		rasp__nt_queued_free(&r->out);
 		r->have_out = false;
 	}
 	for (;;) {
@@ -378,20 +317,20 @@ int rasp_nt_next(struct rasp_nt_reader *r, struct rasp_nt_item *item)
 		if (r->failed)
 			return -1;
 		/* Ready: the oldest queued event, once nothing older can come. */
-		if (r->nheap && (r->done || r->heap[0].ev.timestamp <= r->mark ||
-				 r->nheap > MAX_QUEUE)) {
-			r->out = heap_pop(r);
+		if (r->nheap &&
+		    (r->done || r->heap[0].ev.timestamp <= r->mark || r->nheap > MAX_QUEUE)) {
+			r->out = rasp__nt_dequeue(r);
 			r->have_out = true;
 			r->out.ev.payload = r->out.payload;
 			r->out.ev.stack = r->out.stack;
-			*item = (struct rasp_nt_item){.kind = RASP_NT_ITEM_EVENT, .event = r->out.ev};
+			*item =
+			    (struct rasp_nt_item){.kind = RASP_NT_ITEM_EVENT, .event = r->out.ev};
 			return 1;
 		}
 		/* Losses found up to here go out once the events before them have. */
 		if (r->lost && (r->done || r->mark == INT64_MAX)) {
-			*item = (struct rasp_nt_item){.kind = RASP_NT_ITEM_LOST,
-						      .lost = r->lost,
-						      .lost_at = r->last_ts};
+			*item = (struct rasp_nt_item){
+			    .kind = RASP_NT_ITEM_LOST, .lost = r->lost, .lost_at = r->last_ts};
 			r->lost = 0;
 			return 1;
 		}
