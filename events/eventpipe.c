@@ -35,78 +35,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "eventpipe-config.h"
+#include "eventpipe-internal.h"
 #include "nettrace-stream.h"
 #include "rasp-event-desc.h"
 #include "rasp/events.h"
 
-/* Small buffers, many of them: a thread holds one at a time, so the pool serves many threads,
- * and the writer frees each soon. A record (a type name of up to ~8,000 characters) fits. */
-#define BUF_SIZE ((uint32_t)16 << 10)
 /* The EventBlocks written: the runtime's size. */
 #define BLOCK_CAP    ((size_t)100 << 10)
 #define PERIOD_NS    (100 * 1000000L)
 #define FLUSH_WAIT_S 5
 /* Retries of a flush held back by a record in flight before the writer waits a period. */
 #define MAX_RETRIES 1000
-/* A record that carries no event: its thread's sequence number, for the sequence point. */
-#define MARKER RASP_EVENT_NDESCS
-/* Attempts (10 ms apart) to find a buffer for a marker at thread exit. */
-#define MARKER_TRIES 20
-#define TLS_MODEL    __attribute__((tls_model("initial-exec")))
+#define P	    rasp__ep_pool
 
 _Atomic uint64_t rasp__ep_mask;
 
-enum { B_FREE, B_OWNED, B_SEALED };
-
-struct buf {
-	_Atomic int state;
-	_Atomic uint32_t committed; /* bytes of complete records */
-	/* While the owner writes a record: a lower bound of its timestamp (never 0); else 0. */
-	_Atomic int64_t pending;
-	uint64_t tid;	   /* the owner's; set before state becomes B_OWNED */
-	uint32_t consumed; /* writer only: bytes written out */
-	uint32_t scan_end; /* writer only: where this flush stops */
-	int scan_state;	   /* writer only */
-};
-
-/* A record in a buffer: this header, then the encoded payload; 8-byte aligned. */
-struct rec {
-	uint32_t size; /* header and payload, rounded up to 8 */
-	uint32_t payload;
-	uint32_t seq;
-	uint32_t desc;
-	int64_t ts;
-};
-
 struct item {
-	const struct rec *r;
+	const struct rasp__ep_rec *r;
 	uint64_t tid;
 };
 
 static struct {
-	_Atomic bool on; /* writers may record (pool ready) */
-	bool started;	 /* the writer thread runs (this process, not a forked child) */
+	bool started; /* the writer thread runs (this process, not a forked child) */
 	int fd;
 	char path[4096];
-	uint8_t *pool;
-	size_t pool_bytes;
-	struct buf *bufs;
-	size_t nbufs;
-	_Atomic uint64_t *free_bits; /* bit set: buffer free */
-	size_t nwords;
-	/* Free buffers, and how many of them only a thread's first event may take: its number
-	 * starts the thread for readers, so losing it would hide the thread's losses from
-	 * TraceEvent (which takes a thread first seen in a sequence point as new). */
-	_Atomic int64_t nfree;
-	int64_t reserve;
-	_Atomic uint64_t hint;
-	_Atomic uint64_t dropped;
-	pthread_key_t key;
 	pthread_t writer;
 	pthread_mutex_t lock;
 	pthread_cond_t wake, done;
@@ -121,199 +77,6 @@ static struct {
 	struct item *items;
 	size_t cap_items;
 } S = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
-
-static __thread struct {
-	struct buf *buf;
-	uint64_t tid;
-	int64_t last_ts;
-	uint32_t seq;
-	bool keyed;
-	bool lost_tail;	    /* events dropped since the last one recorded */
-	bool recorded;	    /* the thread has recorded an event */
-	uint32_t head_lost; /* dropped before its first recorded event */
-} tls TLS_MODEL;
-
-static int64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static uint8_t *buf_data(const struct buf *b)
-{
-	return S.pool + (size_t)(b - S.bufs) * BUF_SIZE;
-}
-
-/* ---- the emitting threads ------------------------------------------------------------------ */
-
-static struct buf *acquire(void)
-{
-	size_t start;
-
-	/* Past the reserve only for a thread's first event (a race may lend one more). */
-	if (tls.recorded && atomic_load_explicit(&S.nfree, memory_order_relaxed) <= S.reserve)
-		return NULL;
-	start = (size_t)atomic_fetch_add_explicit(&S.hint, 1, memory_order_relaxed);
-
-	for (size_t k = 0; k < S.nwords; k++) {
-		_Atomic uint64_t *w = &S.free_bits[(start + k) % S.nwords];
-		uint64_t v = atomic_load_explicit(w, memory_order_relaxed);
-
-		/* Bounded: a failed exchange means another thread took or freed a buffer. */
-		for (int tries = 0; v && tries < 64; tries++) {
-			uint64_t bit = v & -v;
-
-			if (atomic_compare_exchange_weak_explicit(
-				w, &v, v & ~bit, memory_order_acquire, memory_order_relaxed)) {
-				struct buf *b = &S.bufs[(size_t)(w - S.free_bits) * 64 +
-							(size_t)__builtin_ctzll(bit)];
-
-				atomic_fetch_sub_explicit(&S.nfree, 1, memory_order_relaxed);
-				atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
-				atomic_store_explicit(&b->pending, 0, memory_order_relaxed);
-				b->tid = tls.tid;
-				atomic_store_explicit(&b->state, B_OWNED, memory_order_release);
-				return b;
-			}
-		}
-	}
-	return NULL;
-}
-
-static void seal(struct buf *b)
-{
-	atomic_store_explicit(&b->pending, 0, memory_order_release);
-	atomic_store_explicit(&b->state, B_SEALED, memory_order_release);
-}
-
-static void mark_tail(void);
-
-/* Thread exit: the buffer goes back once written out. */
-static void thread_exit(void *arg)
-{
-	(void)arg;
-	mark_tail();
-	if (tls.buf) {
-		seal(tls.buf);
-		tls.buf = NULL;
-	}
-	tls.keyed = false; /* a later event (another destructor) registers again */
-}
-
-/* Writes one record in b: 1, or 0 when it does not fit. */
-static int put_record(struct buf *b, unsigned desc, const union rasp_nt_value *vals, uint32_t seq)
-{
-	uint32_t used = atomic_load_explicit(&b->committed, memory_order_relaxed);
-	struct rec *r = (struct rec *)(buf_data(b) + used);
-	size_t n = 0;
-	int64_t ts;
-
-	/* Publish a bound below the timestamp about to be taken, and make it visible before
-	 * taking it (the writer reads the clock, then the bounds: see the top of the file). */
-	atomic_store_explicit(&b->pending, tls.last_ts ? tls.last_ts : 1, memory_order_seq_cst);
-	atomic_thread_fence(memory_order_seq_cst);
-	ts = now_ns();
-	if (BUF_SIZE - used < sizeof(*r))
-		return 0;
-	if (desc != MARKER) {
-		n = rasp_nt_encode_payload(&rasp_event_descs[desc], vals, sizeof(void *),
-					   (uint8_t *)(r + 1), BUF_SIZE - used - sizeof(*r));
-		if (!n && rasp_event_descs[desc].nfields)
-			return 0;
-	}
-	/* BUF_SIZE and used are multiples of 8, so the rounded size still fits. */
-	r->size = (uint32_t)((sizeof(*r) + n + 7) & ~(size_t)7);
-	r->payload = (uint32_t)n;
-	r->seq = seq;
-	r->desc = desc;
-	r->ts = ts;
-	atomic_store_explicit(&b->committed, used + r->size, memory_order_release);
-	atomic_store_explicit(&b->pending, 0, memory_order_release);
-	tls.last_ts = ts;
-	tls.lost_tail = false;
-	return 1;
-}
-
-/* Records in the thread's buffer, or the next one when it is full: 1, or 0 (not recorded). */
-static int record(unsigned desc, const union rasp_nt_value *vals, uint32_t seq)
-{
-	struct buf *b = tls.buf, *next;
-
-	if (!b && !(b = tls.buf = acquire()))
-		return 0;
-	if (put_record(b, desc, vals, seq))
-		return 1;
-	if (atomic_load_explicit(&b->committed, memory_order_relaxed) == 0)
-		goto fail; /* larger than a whole buffer */
-	/* Full: the next buffer first, then this one sealed, so a bound is published on one of
-	 * them at every moment of the switch. */
-	next = acquire();
-	if (!next)
-		goto fail;
-	tls.buf = next;
-	if (!put_record(next, desc, vals, seq)) {
-		seal(b);
-		b = next;
-		goto fail;
-	}
-	seal(b);
-	return 1;
-fail:
-	atomic_store_explicit(&b->pending, 0, memory_order_release);
-	return 0;
-}
-
-void rasp__ep_write(unsigned desc, const union rasp_nt_value *vals)
-{
-	if (!atomic_load_explicit(&S.on, memory_order_acquire) || desc >= RASP_EVENT_NDESCS)
-		return;
-	if (!tls.tid)
-		tls.tid = (uint64_t)gettid();
-	if (!tls.keyed) {
-		pthread_setspecific(S.key, &tls); /* non-NULL: the exit destructor runs */
-		tls.keyed = true;
-	}
-	if (__builtin_expect(!tls.recorded, 0)) {
-		/* Readers take a thread's first number as its start (TraceEvent: a thread id
-		 * reused), so a gap before it would go uncounted: the first recorded event gets
-		 * number 1 and the losses before it show as a gap after it. */
-		if (!record(desc, vals, tls.seq + 1)) {
-			tls.head_lost++;
-			atomic_fetch_add_explicit(&S.dropped, 1, memory_order_relaxed);
-			return;
-		}
-		tls.recorded = true;
-		tls.seq += 1 + tls.head_lost;
-		tls.lost_tail = tls.head_lost != 0;
-		return;
-	}
-	/* Dropped or not, the number advances: a gap is how readers learn of a loss. */
-	if (!record(desc, vals, ++tls.seq)) {
-		tls.lost_tail = true;
-		atomic_fetch_add_explicit(&S.dropped, 1, memory_order_relaxed);
-	}
-}
-
-/* The calling thread's final sequence number, when its last events were lost (a thread that
- * recorded nothing shows its losses to rasp's reader only: TraceEvent takes a thread first
- * seen in a sequence point as new). */
-static void mark_tail(void)
-{
-	if (!tls.recorded && tls.head_lost) {
-		tls.seq = tls.head_lost;
-		tls.head_lost = 0;
-		tls.lost_tail = true;
-	}
-	for (int i = 0; tls.lost_tail && i < MARKER_TRIES; i++) {
-		if (!atomic_load_explicit(&S.on, memory_order_acquire))
-			return;
-		if (record(MARKER, NULL, tls.seq))
-			return;
-		nanosleep(&(struct timespec){0, 10 * 1000000}, NULL);
-	}
-}
 
 /* ---- the writer ---------------------------------------------------------------------------- */
 
@@ -352,7 +115,7 @@ static int cmp_item(const void *a, const void *b)
  * record older than it is now written) and sets *rc. */
 static int64_t flush(bool final, int *rc)
 {
-	int64_t cut = now_ns();
+	int64_t cut = rasp__ep_now();
 	size_t n = 0;
 
 	*rc = 0;
@@ -360,22 +123,23 @@ static int64_t flush(bool final, int *rc)
 	if (final)
 		cut = INT64_MAX;
 	else
-		for (size_t i = 0; i < S.nbufs; i++) {
-			int64_t p = atomic_load_explicit(&S.bufs[i].pending, memory_order_seq_cst);
+		for (size_t i = 0; i < P.nbufs; i++) {
+			int64_t p = atomic_load_explicit(&P.bufs[i].pending, memory_order_seq_cst);
 
 			if (p && p < cut)
 				cut = p;
 		}
-	for (size_t i = 0; i < S.nbufs; i++) {
-		struct buf *bf = &S.bufs[i];
+	for (size_t i = 0; i < P.nbufs; i++) {
+		struct rasp__ep_buf *bf = &P.bufs[i];
 		uint32_t end, off;
 
 		bf->scan_state = atomic_load_explicit(&bf->state, memory_order_acquire);
-		if (bf->scan_state == B_FREE)
+		if (bf->scan_state == RASP__EP_FREE)
 			continue;
 		end = atomic_load_explicit(&bf->committed, memory_order_acquire);
 		for (off = bf->consumed; off < end;) {
-			const struct rec *r = (const struct rec *)(buf_data(bf) + off);
+			const struct rasp__ep_rec *r =
+			    (const struct rasp__ep_rec *)(rasp__ep_buf_data(bf) + off);
 
 			if (r->ts >= cut || r->size < sizeof(*r) || r->size > end - off)
 				break;
@@ -396,7 +160,7 @@ static int64_t flush(bool final, int *rc)
 		/* A sealed buffer is released only when written to its end. */
 		bf->scan_end = off;
 		if (off != end)
-			bf->scan_state = B_OWNED;
+			bf->scan_state = RASP__EP_OWNED;
 	}
 	if (*rc)
 		return INT64_MIN;
@@ -408,30 +172,26 @@ static int64_t flush(bool final, int *rc)
 		}
 
 	for (size_t k = 0; k < n && !*rc; k++) {
-		const struct rec *r = S.items[k].r;
+		const struct rasp__ep_rec *r = S.items[k].r;
 
-		*rc = r->desc == MARKER ? rasp_nt_stream_note(&S.stream, S.items[k].tid, r->seq)
-					: rasp_nt_stream_event(&S.stream, r->desc, S.items[k].tid,
-							       r->seq, r->ts, r + 1, r->payload);
+		*rc = r->desc == RASP__EP_MARKER
+			  ? rasp_nt_stream_note(&S.stream, S.items[k].tid, r->seq)
+			  : rasp_nt_stream_event(&S.stream, r->desc, S.items[k].tid, r->seq, r->ts,
+						 r + 1, r->payload);
 	}
 	if (!*rc && n)
 		*rc = rasp_nt_stream_sequence_point(&S.stream, S.items[n - 1].r->ts);
 	if (*rc)
 		return INT64_MIN;
 
-	for (size_t i = 0; i < S.nbufs; i++) {
-		struct buf *bf = &S.bufs[i];
+	for (size_t i = 0; i < P.nbufs; i++) {
+		struct rasp__ep_buf *bf = &P.bufs[i];
 
-		if (bf->scan_state == B_FREE)
+		if (bf->scan_state == RASP__EP_FREE)
 			continue;
 		bf->consumed = bf->scan_end;
-		if (bf->scan_state == B_SEALED) {
-			bf->consumed = 0;
-			atomic_store_explicit(&bf->state, B_FREE, memory_order_relaxed);
-			atomic_fetch_add_explicit(&S.nfree, 1, memory_order_relaxed);
-			atomic_fetch_or_explicit(&S.free_bits[i / 64], UINT64_C(1) << (i % 64),
-						 memory_order_release);
-		}
+		if (bf->scan_state == RASP__EP_SEALED)
+			rasp__ep_pool_release(i);
 	}
 	return cut;
 }
@@ -440,7 +200,7 @@ static int64_t flush(bool final, int *rc)
 static void fail(int rc)
 {
 	atomic_store_explicit(&rasp__ep_mask, 0, memory_order_relaxed);
-	atomic_store_explicit(&S.on, false, memory_order_relaxed);
+	atomic_store_explicit(&P.on, false, memory_order_relaxed);
 	fprintf(stderr, "rasp: EventPipe: writing '%s' failed (%s); the trace stops here\n", S.path,
 		strerror(-rc));
 }
@@ -507,12 +267,12 @@ static void *writer_main(void *arg)
 int rasp_events_flush(void)
 {
 	struct timespec t;
-	int64_t at = now_ns();
+	int64_t at = rasp__ep_now();
 	int rc = 0;
 
 	if (!S.started)
 		return -ENODEV;
-	mark_tail();
+	rasp__ep_mark_tail();
 	deadline_in(&t, FLUSH_WAIT_S * 1000000000L);
 	pthread_mutex_lock(&S.lock);
 	if (at > S.want)
@@ -547,7 +307,7 @@ static void after_fork_child(void)
 {
 	/* The parent's session and file are the parent's. */
 	atomic_store_explicit(&rasp__ep_mask, 0, memory_order_relaxed);
-	atomic_store_explicit(&S.on, false, memory_order_relaxed);
+	atomic_store_explicit(&P.on, false, memory_order_relaxed);
 	if (S.started)
 		close(S.fd);
 	S.started = false;
@@ -576,22 +336,9 @@ static int start(const struct rasp__ep_config *c)
 	int rc;
 
 	snprintf(S.path, sizeof(S.path), "%s", c->path);
-	S.nbufs = (size_t)(c->buffer_bytes / BUF_SIZE);
-	S.nwords = (S.nbufs + 63) / 64;
-	S.pool_bytes = S.nbufs * BUF_SIZE;
-	/* Untouched pages cost nothing: only buffers in use become resident. */
-	S.pool = mmap(NULL, S.pool_bytes, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	S.bufs = calloc(S.nbufs, sizeof(*S.bufs));
-	S.free_bits = calloc(S.nwords, sizeof(*S.free_bits));
-	if (S.pool == MAP_FAILED || !S.bufs || !S.free_bits)
-		return -ENOMEM;
-	for (size_t i = 0; i < S.nbufs; i++)
-		atomic_fetch_or(&S.free_bits[i / 64], UINT64_C(1) << (i % 64));
-	atomic_init(&S.nfree, (int64_t)S.nbufs);
-	S.reserve = (int64_t)S.nbufs / 4;
-	if (pthread_key_create(&S.key, thread_exit) != 0)
-		return -EAGAIN;
+	rc = rasp__ep_pool_init(c->buffer_bytes);
+	if (rc)
+		return rc;
 
 	S.fd = open(S.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (S.fd < 0)
@@ -628,7 +375,7 @@ static int start(const struct rasp__ep_config *c)
 		return -rc;
 	pthread_atfork(NULL, NULL, after_fork_child);
 	S.started = true;
-	atomic_store_explicit(&S.on, true, memory_order_release);
+	atomic_store_explicit(&P.on, true, memory_order_release);
 	atomic_store_explicit(&rasp__ep_mask, c->mask, memory_order_release);
 	return 0;
 }
@@ -658,14 +405,14 @@ __attribute__((destructor)) static void rasp__ep_fini(void)
 {
 	if (!S.started)
 		return;
-	mark_tail();
+	rasp__ep_mark_tail();
 	atomic_store_explicit(&rasp__ep_mask, 0, memory_order_relaxed);
 	pthread_mutex_lock(&S.lock);
 	S.stop = true;
 	pthread_cond_signal(&S.wake);
 	pthread_mutex_unlock(&S.lock);
 	pthread_join(S.writer, NULL); /* it writes the rest and the end */
-	atomic_store_explicit(&S.on, false, memory_order_relaxed);
+	atomic_store_explicit(&P.on, false, memory_order_relaxed);
 	close(S.fd);
 	S.started = false;
 }

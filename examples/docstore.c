@@ -14,60 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rasp/rasp.h"
+#include "docstore.h"
 
-enum type_id {
-	T_DOC_TEXT,	 /* the document as text */
-	T_JSON_MAP,	 /* map header */
-	T_JSON_ENTRIES,	 /* a map's entry array */
-	T_JSON_ARRAY,	 /* array header + element pointers */
-	T_JSON_STRING,	 /* string value or key */
-	T_JSON_NUMBER,	 /* number value */
-	T_INDEX_BUCKETS, /* the index's hash table (grown by reallocation) */
-	T_INDEX_POSTING, /* one indexed string occurrence */
-	T_QUERY_RESULT,	 /* results of a query over the index */
-	T_IO_BUFFER,	 /* pinned I/O staging buffer (POH) */
-	T_SNAPSHOT,	 /* large snapshot of the index (LOH) */
-	N_TYPES
-};
-
-static const char *const type_names[N_TYPES] = {
-    "DocStore.DocumentText", "Json.Map",	"Json.MapEntry[]", "Json.Array",
-    "Json.String",	     "Json.Number",	"Index.Bucket[]",  "Index.Posting",
-    "Query.Result",	     "IO.PinnedBuffer", "Index.Snapshot",
-};
-
-struct node;
-struct entry {
-	struct node *key, *value;
-};
-struct node {
-	int kind; /* T_JSON_MAP, T_JSON_ARRAY, T_JSON_STRING, T_JSON_NUMBER */
-	size_t n;
-	union {
-		struct entry *entries;
-		struct node **items;
-		char *text;
-		double number;
-	} u;
-};
-struct posting {
-	struct posting *next;
-	uint64_t hash, doc;
-};
-
-struct worker {
-	int id;
-	rasp_context_t *ctx;
-	uint64_t rng, scale_rng;
-	uint64_t docs;
-	uint64_t bytes[N_TYPES], objects[N_TYPES];
-	struct posting **buckets;
-	size_t n_buckets, n_postings;
-	int failed;
-};
-
-static rasp_heap_t *heap;
+rasp_heap_t *heap;
 static const rasp_type_t *types[N_TYPES];
 static double scale[N_TYPES];
 
@@ -80,13 +29,13 @@ static uint64_t next_rand(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static uint64_t below(struct worker *w, uint64_t n)
+uint64_t below(struct worker *w, uint64_t n)
 {
 	return next_rand(&w->rng) % n;
 }
 
 /* Every allocation goes through here: it is counted with the size its event would carry. */
-static void *alloc(struct worker *w, enum type_id t, size_t size, unsigned flags)
+void *alloc(struct worker *w, enum type_id t, size_t size, unsigned flags)
 {
 	void *p = rasp_context_alloc(w->ctx, types[t], size, flags);
 
@@ -119,178 +68,6 @@ static void *alloc(struct worker *w, enum type_id t, size_t size, unsigned flags
 		}
 	}
 	return p;
-}
-
-/* --- generating and parsing documents --------------------------------------------------- */
-
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
-static void put(struct buf *b, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->p = realloc(b->p, b->cap); /* scratch space: glibc, not part of the workload */
-		if (!b->p)
-			abort();
-	}
-	memcpy(b->p + b->len, s, n + 1);
-	b->len += n;
-}
-
-static const char *const words[] = {"alpha", "beta",  "gamma", "delta", "epsilon", "zeta",
-				    "eta",   "theta", "iota",  "kappa", "lambda",  "mu"};
-
-static void gen_value(struct worker *w, struct buf *b, int depth)
-{
-	char tmp[64];
-	uint64_t r = below(w, 10);
-
-	if (depth < 3 && r < 2) {
-		size_t n = 1 + below(w, 6);
-
-		put(b, "{");
-		for (size_t i = 0; i < n; i++) {
-			snprintf(tmp, sizeof(tmp), "%s\"%s%zu\":", i ? "," : "",
-				 words[below(w, 12)], i);
-			put(b, tmp);
-			gen_value(w, b, depth + 1);
-		}
-		put(b, "}");
-	} else if (depth < 3 && r < 4) {
-		size_t n = below(w, 12);
-
-		put(b, "[");
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				put(b, ",");
-			gen_value(w, b, depth + 1);
-		}
-		put(b, "]");
-	} else if (r < 7) {
-		size_t n = 1 + below(w, 5);
-
-		put(b, "\"");
-		for (size_t i = 0; i < n; i++) {
-			put(b, i ? " " : "");
-			put(b, words[below(w, 12)]);
-		}
-		put(b, "\"");
-	} else {
-		snprintf(tmp, sizeof(tmp), "%" PRIu64 ".%02u", below(w, 100000),
-			 (unsigned)below(w, 100));
-		put(b, tmp);
-	}
-}
-
-static struct node *parse_value(struct worker *w, const char **s);
-
-static struct node *new_node(struct worker *w, enum type_id t)
-{
-	struct node *n = alloc(w, t, sizeof(*n), 0);
-
-	memset(n, 0, sizeof(*n));
-	n->kind = t;
-	return n;
-}
-
-static struct node *parse_string(struct worker *w, const char **s)
-{
-	const char *start = ++*s, *end = strchr(start, '"');
-	struct node *n = new_node(w, T_JSON_STRING);
-
-	n->n = (size_t)(end - start);
-	n->u.text = alloc(w, T_JSON_STRING, n->n + 1, 0);
-	memcpy(n->u.text, start, n->n);
-	n->u.text[n->n] = '\0';
-	*s = end + 1;
-	return n;
-}
-
-/* Growable arrays double by reallocating from the heap, as a managed runtime's would. */
-static void *grow(struct worker *w, enum type_id t, void *old, size_t elem, size_t n, size_t *cap)
-{
-	void *p;
-
-	if (n < *cap)
-		return old;
-	*cap = *cap ? *cap * 2 : 4;
-	p = alloc(w, t, *cap * elem, 0);
-	if (old) {
-		memcpy(p, old, n * elem);
-		rasp_free(heap, old);
-	}
-	return p;
-}
-
-static struct node *parse_value(struct worker *w, const char **s)
-{
-	struct node *n;
-	size_t cap = 0;
-
-	switch (**s) {
-	case '{':
-		n = new_node(w, T_JSON_MAP);
-		++*s;
-		while (**s != '}') {
-			n->u.entries =
-			    grow(w, T_JSON_ENTRIES, n->u.entries, sizeof(struct entry), n->n, &cap);
-			n->u.entries[n->n].key = parse_string(w, s);
-			++*s; /* ':' */
-			n->u.entries[n->n].value = parse_value(w, s);
-			n->n++;
-			if (**s == ',')
-				++*s;
-		}
-		++*s;
-		return n;
-	case '[':
-		n = new_node(w, T_JSON_ARRAY);
-		++*s;
-		while (**s != ']') {
-			n->u.items =
-			    grow(w, T_JSON_ARRAY, n->u.items, sizeof(struct node *), n->n, &cap);
-			n->u.items[n->n++] = parse_value(w, s);
-			if (**s == ',')
-				++*s;
-		}
-		++*s;
-		return n;
-	case '"':
-		return parse_string(w, s);
-	default:
-		n = new_node(w, T_JSON_NUMBER);
-		n->u.number = strtod(*s, (char **)s);
-		return n;
-	}
-}
-
-static void free_tree(struct node *n)
-{
-	switch (n->kind) {
-	case T_JSON_MAP:
-		for (size_t i = 0; i < n->n; i++) {
-			free_tree(n->u.entries[i].key);
-			free_tree(n->u.entries[i].value);
-		}
-		rasp_free(heap, n->u.entries);
-		break;
-	case T_JSON_ARRAY:
-		for (size_t i = 0; i < n->n; i++)
-			free_tree(n->u.items[i]);
-		rasp_free(heap, n->u.items);
-		break;
-	case T_JSON_STRING:
-		rasp_free(heap, n->u.text);
-		break;
-	default:
-		break;
-	}
-	rasp_free(heap, n);
 }
 
 /* --- the index ---------------------------------------------------------------------------- */
