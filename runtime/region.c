@@ -232,8 +232,6 @@ static const char *free_problem(const struct rasp__region *r, uintptr_t hdr, uin
 	size_t z = (size_t)(sf & ~RASP__HDR_FLAGS);
 	uint64_t kind = (sf & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT;
 
-	if (hdr & 7)
-		return "not the start of an object (misaligned)";
 	if (r->kind == RASP__REGION_LARGE)
 		return hdr == r->start ? NULL : "inside a large object, not its start";
 	if (hdr < r->start || z < RASP_OBJECT_HEADER_SIZE + 8 || z >= RASP_LARGE_OBJECT_SIZE ||
@@ -265,6 +263,11 @@ void rasp_free(rasp_heap_t *h, void *obj)
 	r = rasp__region_of(obj);
 	if (r->magic != RASP__REGION_MAGIC || r->heap != h) {
 		bad_free(h, obj, "not an object of this heap");
+		return;
+	}
+	/* Before reading the would-be header: a misaligned one cannot be read as one. */
+	if ((uintptr_t)hdr & 7) {
+		bad_free(h, obj, "not the start of an object (misaligned)");
 		return;
 	}
 	sf = hdr->size_flags;
