@@ -109,7 +109,7 @@ static void run_live(enum reader_kind kind)
 {
 	static char out[65536];
 	char dir[PATH_MAX - 64], log[PATH_MAX], relay_log[PATH_MAX], report[PATH_MAX];
-	char ctl[64], data[64], live[64], url[64], live_url[256], host[128], params[PATH_MAX + 64];
+	char ctl[64], data[64], live[64], url[64], live_url[512], host[128], params[PATH_MAX + 64];
 	char timeout_s[] = "60";
 	int base = 20000 + (int)(getpid() % 15000) * 3, rc;
 	FILE *f;
