@@ -7,8 +7,7 @@
 #include "cursor.h"
 #include "utf.h"
 
-const struct rasp_event_desc *rasp_nt_find_desc(const char *provider, uint32_t id,
-						uint32_t version)
+const struct rasp_event_desc *rasp_nt_find_desc(const char *provider, uint32_t id, uint32_t version)
 {
 	const struct rasp_event_desc *best = NULL;
 
@@ -34,6 +33,16 @@ int rasp_nt_decode(const struct rasp_event_desc *d, const uint8_t *payload, size
 		const uint8_t *p;
 		size_t n;
 
+		if (d->fields[i].count >= 0) {
+			/* The count field comes earlier and has been decoded. */
+			uint64_t count = vals[d->fields[i].count].u;
+
+			n = rasp_nt_field_size(t, pointer_size);
+			if (count > rasp_cursor_left(&c) / n)
+				return -1;
+			vals[i].p = rasp_cursor_take(&c, (size_t)count * n);
+			continue;
+		}
 		if (t == RASP_FT_UTF16Z || t == RASP_FT_ANSIZ) {
 			size_t unit = t == RASP_FT_UTF16Z ? 2 : 1, k = 0, out;
 			const uint8_t *start = payload + c.pos;
@@ -44,9 +53,9 @@ int rasp_nt_decode(const struct rasp_event_desc *d, const uint8_t *payload, size
 				k += unit;
 			if (k + unit > left)
 				return -1;
-			out = unit == 2 ? rasp_utf16le_to_utf8(start, k / 2, strbuf + used,
-							       strcap - used)
-					: rasp_bytes_to_utf8(start, k, strbuf + used, strcap - used);
+			out = unit == 2
+				  ? rasp_utf16le_to_utf8(start, k / 2, strbuf + used, strcap - used)
+				  : rasp_bytes_to_utf8(start, k, strbuf + used, strcap - used);
 			if (out == (size_t)-1)
 				return -1;
 			vals[i].s = strbuf + used;

@@ -21,6 +21,7 @@
 #include "rasp-event-desc.h"
 
 #define MAX_FIELDS 16
+#define MAX_FRAMES 64		/* frames kept of a stack (the runtime captures at most 64) */
 #define BLOCK_CAP  (100u << 10) /* the runtime's EventBlock size */
 
 struct cls {
@@ -28,6 +29,13 @@ struct cls {
 	int desc;		  /* descriptor index, -1: not written */
 	uint64_t member[MAX_FIELDS];
 	uint64_t vpid, vtid; /* common-context member index, UINT64_MAX: absent */
+};
+
+struct pending_stack {
+	uint64_t tid;
+	bool used;
+	uint32_t n;
+	uint64_t frames[MAX_FRAMES];
 };
 
 struct sink {
@@ -43,6 +51,9 @@ struct sink {
 	size_t nclasses, capclasses, last;
 	uint64_t pending_lost; /* lost upstream, not yet written as a gap */
 	uint64_t last_tid;     /* the thread of the last event written */
+	/* Each thread's ClrStackWalk not yet attached to its next event (open addressing). */
+	struct pending_stack *stacks;
+	size_t nstacks, capstacks;
 	struct rasp_nettrace_sink_stats own, *stats;
 	uint8_t payload[BLOCK_CAP - 128];
 	char strings[BLOCK_CAP];
@@ -56,6 +67,7 @@ static void sink_destroy(struct sink *s)
 	if (s->out_open)
 		rasp_output_abort(&s->out);
 	rasp_nt_stream_fini(&s->stream);
+	free(s->stacks);
 	free(s->classes);
 	free(s->path);
 	free(s);
@@ -171,10 +183,16 @@ static uint64_t member_index(const bt_field_class *st, const char *name)
 	return UINT64_MAX;
 }
 
-static bool type_fits(enum rasp_field_type t, const bt_field_class *fc)
+static bool type_fits(enum rasp_field_type t, bool array, const bt_field_class *fc)
 {
 	bt_field_class_type k = bt_field_class_get_type(fc);
 
+	if (array)
+		return bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_DYNAMIC_ARRAY) &&
+		       bt_field_class_type_is(
+			   bt_field_class_get_type(
+			       bt_field_class_array_borrow_element_field_class_const(fc)),
+			   BT_FIELD_CLASS_TYPE_INTEGER);
 	switch (t) {
 	case RASP_FT_UTF16Z:
 	case RASP_FT_ANSIZ:
@@ -227,7 +245,7 @@ static struct cls *class_of(struct sink *s, const bt_event_class *ec)
 			uint64_t m = member_index(payload, desc->fields[f].name);
 
 			if (m == UINT64_MAX ||
-			    !type_fits(desc->fields[f].type,
+			    !type_fits(desc->fields[f].type, desc->fields[f].count >= 0,
 				       bt_field_class_structure_member_borrow_field_class_const(
 					   bt_field_class_structure_borrow_member_by_index_const(
 					       payload, m)))) {
@@ -309,9 +327,59 @@ static bt_component_class_sink_consume_method_status fail(struct sink *s, int rc
 			     : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 }
 
+/* The pending stack of tid (made when new); NULL without memory. */
+static struct pending_stack *stack_of(struct sink *s, uint64_t tid)
+{
+	size_t mask, i;
+
+	if (2 * (s->nstacks + 1) > s->capstacks) {
+		size_t cap = s->capstacks ? 2 * s->capstacks : 16;
+		struct pending_stack *v = calloc(cap, sizeof(*v)), *old = s->stacks;
+
+		if (!v)
+			return NULL;
+		for (size_t k = 0; k < s->capstacks; k++)
+			if (old[k].used) {
+				for (i = old[k].tid & (cap - 1); v[i].used; i = (i + 1) & (cap - 1))
+					;
+				v[i] = old[k];
+			}
+		free(old);
+		s->stacks = v;
+		s->capstacks = cap;
+	}
+	mask = s->capstacks - 1;
+	for (i = tid & mask; s->stacks[i].used && s->stacks[i].tid != tid; i = (i + 1) & mask)
+		;
+	if (!s->stacks[i].used) {
+		s->stacks[i] = (struct pending_stack){.tid = tid, .used = true};
+		s->nstacks++;
+	}
+	return &s->stacks[i];
+}
+
+/* A ClrStackWalk: the frames of its thread's next event (FrameCount, Stack). */
+static bt_component_class_sink_consume_method_status
+keep_stack(struct sink *s, const struct cls *c, const bt_field *payload, uint64_t tid)
+{
+	const bt_field *stack =
+	    bt_field_structure_borrow_member_field_by_index_const(payload, c->member[4]);
+	struct pending_stack *p = stack_of(s, tid);
+	uint64_t n = bt_field_array_get_length(stack);
+
+	if (!p)
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+	p->n = (uint32_t)(n < MAX_FRAMES ? n : MAX_FRAMES);
+	for (uint32_t i = 0; i < p->n; i++)
+		p->frames[i] = bt_field_integer_unsigned_get_value(
+		    bt_field_array_borrow_element_field_by_index_const(stack, i));
+	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+}
+
 static bt_component_class_sink_consume_method_status handle_event(struct sink *s,
 								  const bt_message *msg)
 {
+	struct pending_stack *ps;
 	const bt_event *ev = bt_message_event_borrow_event_const(msg);
 	struct cls *c = class_of(s, bt_event_borrow_class_const(ev));
 	const struct rasp_event_desc *d;
@@ -373,6 +441,8 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 	}
 	payload = bt_event_borrow_payload_field_const(ev);
+	if (c->desc == RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK)
+		return keep_stack(s, c, payload, (uint64_t)tid);
 	for (size_t f = 0; f < d->nfields; f++) {
 		const bt_field *fld =
 		    bt_field_structure_borrow_member_field_by_index_const(payload, c->member[f]);
@@ -407,8 +477,12 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 	}
 	seq = rasp_nt_stream_seq(&s->stream, (uint64_t)tid) + 1;
+	ps = stack_of(s, (uint64_t)tid);
+	if (!ps)
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
 	rc = rasp_nt_stream_event(&s->stream, (unsigned)c->desc, (uint64_t)tid, seq, ns, s->payload,
-				  len);
+				  len, ps->frames, ps->n);
+	ps->n = 0;
 	if (rc == -EINVAL) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
 		    s->self,

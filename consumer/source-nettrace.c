@@ -3,7 +3,9 @@
  * babeltrace2 messages. Events rasp knows from its manifests become event classes named and
  * laid out as CoreCLR's LTTng events ("DotNETRuntime:AllocationSampled", the same seven
  * fields), with common context fields vpid and vtid, so sink.rasp.report and any other sink
- * treat an EventPipe file and an LTTng trace alike. Other events keep their provider and id
+ * treat an EventPipe file and an LTTng trace alike; a known event's stack (stack blocks)
+ * comes just before it as a DotNETRuntime:ClrStackWalk event, as rasp emits it in LTTng.
+ * Other events keep their provider and id
  * in the name and carry no payload fields: counted, not decoded. Losses the sequence numbers
  * show become discarded-events messages; a file without its end marker ends with one of an
  * unknown count, so the report says events are missing. */
@@ -159,27 +161,77 @@ static bt_field_class *field_class(bt_trace_class *tc, enum rasp_field_type t)
 	return fc;
 }
 
+/* Event class id of the ClrStackWalk events made from the file's stacks: metadata ids start
+ * at 1. */
+#define STACK_CLASS_ID 0
+
+/* An event class with id, named name, with the payload of descriptor d (NULL: none). An
+ * array field becomes a dynamic array whose length is its count field. */
+static bt_event_class *make_class(struct iter *it, uint64_t id, const char *name,
+				  const struct rasp_event_desc *d)
+{
+	bt_event_class *ec = bt_event_class_create_with_id(it->sc, id);
+	bt_field_class *payload = bt_field_class_structure_create(it->tc);
+	bt_field_class *members[32] = {0};
+
+	if (!ec || !payload || bt_event_class_set_name(ec, name) || (d && d->nfields > 32))
+		goto error;
+	for (size_t i = 0; d && i < d->nfields; i++) {
+		bt_field_class *f = field_class(it->tc, d->fields[i].type);
+
+		if (f && d->fields[i].count >= 0) {
+			bt_field_class *a = bt_field_class_array_dynamic_create(
+			    it->tc, f, members[d->fields[i].count]);
+
+			bt_field_class_put_ref(f);
+			f = a;
+		}
+		members[i] = f;
+		if (!f || bt_field_class_structure_append_member(payload, d->fields[i].name, f)) {
+			bt_field_class_put_ref(f);
+			goto error;
+		}
+		bt_field_class_put_ref(f); /* the structure holds it; members[] only borrows */
+	}
+	if (bt_event_class_set_payload_field_class(ec, payload))
+		goto error;
+	bt_field_class_put_ref(payload);
+	return ec;
+error:
+	bt_field_class_put_ref(payload);
+	bt_event_class_put_ref(ec);
+	return NULL;
+}
+
+/* Room in the class table for id. */
+static bool classes_reserve(struct iter *it, size_t id)
+{
+	if (id < it->nclasses)
+		return true;
+	{
+		size_t n = id + 64;
+		bt_event_class **v = realloc(it->classes, n * sizeof(*v));
+
+		if (!v)
+			return false;
+		memset(v + it->nclasses, 0, (n - it->nclasses) * sizeof(*v));
+		it->classes = v;
+		it->nclasses = n;
+	}
+	return true;
+}
+
 /* The event class of a metadata record: the manifest's layout, or a named one with no
  * fields ("Provider:id" with LTTng's provider naming) for events rasp does not decode. */
 static bt_event_class *event_class(struct iter *it, const struct rasp_nt_meta *m)
 {
 	const struct rasp_event_desc *d = m->desc;
-	bt_event_class *ec;
-	bt_field_class *payload;
 	char name[256];
 
 	if (m->id < it->nclasses && it->classes[m->id])
 		return it->classes[m->id];
-	if (m->id >= it->nclasses) {
-		size_t n = (size_t)m->id + 64;
-		bt_event_class **v = realloc(it->classes, n * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		memset(v + it->nclasses, 0, (n - it->nclasses) * sizeof(*v));
-		it->classes = v;
-		it->nclasses = n;
-	}
+	if (!classes_reserve(it, m->id))
+		return NULL;
 	if (d) {
 		/* A later version appends fields: its known prefix decodes as this one. */
 		snprintf(name, sizeof(name), "%s", d->lttng);
@@ -197,28 +249,8 @@ static bt_event_class *event_class(struct iter *it, const struct rasp_nt_meta *m
 		snprintf(name + k, sizeof(name) - k, ":%" PRIu32 "_V%" PRIu32, m->event_id,
 			 m->version);
 	}
-	ec = bt_event_class_create_with_id(it->sc, m->id);
-	payload = bt_field_class_structure_create(it->tc);
-	if (!ec || !payload || bt_event_class_set_name(ec, name))
-		goto error;
-	for (size_t i = 0; d && i < d->nfields; i++) {
-		bt_field_class *f = field_class(it->tc, d->fields[i].type);
-
-		if (!f || bt_field_class_structure_append_member(payload, d->fields[i].name, f)) {
-			bt_field_class_put_ref(f);
-			goto error;
-		}
-		bt_field_class_put_ref(f);
-	}
-	if (bt_event_class_set_payload_field_class(ec, payload))
-		goto error;
-	bt_field_class_put_ref(payload);
-	it->classes[m->id] = ec;
-	return ec;
-error:
-	bt_field_class_put_ref(payload);
-	bt_event_class_put_ref(ec);
-	return NULL;
+	it->classes[m->id] = make_class(it, m->id, name, d);
+	return it->classes[m->id];
 }
 
 /* Trace, clock, stream classes and the stream. The clock counts the file's ticks; its
@@ -380,6 +412,20 @@ static bt_message *event_message(struct iter *it, const struct rasp_nt_event *e)
 	for (size_t i = 0; m->desc && i < m->desc->nfields; i++) {
 		bt_field *f = bt_field_structure_borrow_member_field_by_index(payload, i);
 
+		if (m->desc->fields[i].count >= 0) {
+			uint64_t n = vals[m->desc->fields[i].count].u;
+
+			if (bt_field_array_dynamic_set_length(f, n)) {
+				bt_message_put_ref(msg);
+				return NULL;
+			}
+			for (uint64_t k = 0; k < n; k++)
+				bt_field_integer_unsigned_set_value(
+				    bt_field_array_borrow_element_field_by_index(f, k),
+				    rasp_nt_array_get(&vals[i], m->desc->fields[i].type,
+						      rasp_nt_info(it->r)->pointer_size, k));
+			continue;
+		}
 		switch (m->desc->fields[i].type) {
 		case RASP_FT_UTF16Z:
 		case RASP_FT_ANSIZ:
@@ -403,6 +449,50 @@ static bt_message *event_message(struct iter *it, const struct rasp_nt_event *e)
 			break;
 		}
 	}
+	return msg;
+}
+
+/* The event's stack as the ClrStackWalk event that precedes its event in an LTTng trace of
+ * rasp (DotNETRuntime:ClrStackWalk, the manifest's layout), so sinks pair a stack with its
+ * sample the same way from both sources. */
+static bt_message *stack_message(struct iter *it, const struct rasp_nt_event *e)
+{
+	const struct rasp_event_desc *d = &rasp_event_descs[RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK];
+	bt_message *msg;
+	bt_event *ev;
+	bt_field *ctx, *payload, *stack;
+
+	if (!classes_reserve(it, STACK_CLASS_ID))
+		return NULL;
+	if (!it->classes[STACK_CLASS_ID])
+		it->classes[STACK_CLASS_ID] = make_class(it, STACK_CLASS_ID, d->lttng, d);
+	if (!it->classes[STACK_CLASS_ID])
+		return NULL;
+	msg = bt_message_event_create_with_packet_and_default_clock_snapshot(
+	    it->self, it->classes[STACK_CLASS_ID], it->packet, (uint64_t)e->timestamp);
+	if (!msg)
+		return NULL;
+	ev = bt_message_event_borrow_event(msg);
+	ctx = bt_event_borrow_common_context_field(ev);
+	bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 0),
+					  e->pid);
+	bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 1),
+					  (int64_t)e->thread_id);
+	payload = bt_event_borrow_payload_field(ev);
+	/* ClrInstanceID, Reserved1, Reserved2: 0; FrameCount; Stack. */
+	for (uint64_t f = 0; f < 3; f++)
+		bt_field_integer_unsigned_set_value(
+		    bt_field_structure_borrow_member_field_by_index(payload, f), 0);
+	bt_field_integer_unsigned_set_value(
+	    bt_field_structure_borrow_member_field_by_index(payload, 3), e->stack_len);
+	stack = bt_field_structure_borrow_member_field_by_index(payload, 4);
+	if (bt_field_array_dynamic_set_length(stack, e->stack_len)) {
+		bt_message_put_ref(msg);
+		return NULL;
+	}
+	for (size_t k = 0; k < e->stack_len; k++)
+		bt_field_integer_unsigned_set_value(
+		    bt_field_array_borrow_element_field_by_index(stack, k), e->stack[k]);
 	return msg;
 }
 
@@ -476,6 +566,13 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 				    it->path, item.event.offset, item.event.timestamp);
 				goto error;
 			}
+		}
+		/* A known event's stack goes before it, as ClrStackWalk. */
+		if (item.event.stack_len && item.event.meta->desc) {
+			out[n] = stack_message(it, &item.event);
+			if (!out[n])
+				goto error;
+			n++;
 		}
 		out[n] = event_message(it, &item.event);
 		if (!out[n])

@@ -29,6 +29,10 @@ static __thread struct {
 	bool lost_tail;	    /* events dropped since the last one recorded */
 	bool recorded;	    /* the thread has recorded an event */
 	uint32_t head_lost; /* dropped before its first recorded event */
+	/* A ClrStackWalk's frames, for the thread's next event (EventPipe carries stacks with
+	 * their events, not as events). */
+	uint32_t nframes;
+	uint64_t frames[RASP_EVENT_MAX_FRAMES];
 } tls TLS_MODEL;
 
 static struct rasp__ep_buf *acquire(void)
@@ -107,9 +111,14 @@ static int put_record(struct rasp__ep_buf *b, unsigned desc, const union rasp_nt
 		if (!n && rasp_event_descs[desc].nfields)
 			return 0;
 	}
-	/* RASP__EP_BUF_SIZE and used are multiples of 8, so the rounded size still fits. */
-	r->size = (uint32_t)((sizeof(*r) + n + 7) & ~(size_t)7);
+	/* The stack after the payload, 8-byte aligned; RASP__EP_BUF_SIZE and used are
+	 * multiples of 8, so the rounded size still fits when it does. */
+	r->nframes = desc == RASP__EP_MARKER ? 0 : tls.nframes;
 	r->payload = (uint32_t)n;
+	r->size = (uint32_t)(sizeof(*r) + ((n + 7) & ~(size_t)7) + 8 * (size_t)r->nframes);
+	if (r->size > RASP__EP_BUF_SIZE - used)
+		return 0;
+	memcpy((uint8_t *)(r + 1) + ((n + 7) & ~(size_t)7), tls.frames, 8 * (size_t)r->nframes);
 	r->seq = seq;
 	r->desc = desc;
 	r->ts = ts;
@@ -117,6 +126,8 @@ static int put_record(struct rasp__ep_buf *b, unsigned desc, const union rasp_nt
 	atomic_store_explicit(&b->pending, 0, memory_order_release);
 	tls.last_ts = ts;
 	tls.lost_tail = false;
+	if (desc != RASP__EP_MARKER)
+		tls.nframes = 0;
 	return 1;
 }
 
@@ -158,6 +169,16 @@ void rasp__ep_write(unsigned desc, const union rasp_nt_value *vals)
 	if (!tls.keyed) {
 		pthread_setspecific(P.key, &tls); /* non-NULL: the exit destructor runs */
 		tls.keyed = true;
+	}
+	if (desc == RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK) {
+		/* Not an event here: the frames of the thread's next one (FrameCount, Stack). */
+		uint32_t n = (uint32_t)vals[3].u;
+		const uintptr_t *f = vals[4].p;
+
+		tls.nframes = n < RASP_EVENT_MAX_FRAMES ? n : RASP_EVENT_MAX_FRAMES;
+		for (uint32_t i = 0; i < tls.nframes; i++)
+			tls.frames[i] = f[i];
+		return;
 	}
 	if (__builtin_expect(!tls.recorded, 0)) {
 		/* Readers take a thread's first number as its start (TraceEvent: a thread id

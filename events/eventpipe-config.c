@@ -149,7 +149,7 @@ bad_level:
 	return false;
 }
 
-uint64_t rasp__ep_config_mask(const char *spec, char *w, size_t cap)
+uint64_t rasp__ep_config_mask(const char *spec, bool stackwalk, char *w, size_t cap)
 {
 	uint64_t mask = 0;
 	bool rasp_listed = false;
@@ -182,6 +182,11 @@ uint64_t rasp__ep_config_mask(const char *spec, char *w, size_t cap)
 			if (rasp_event_descs[i].emitted &&
 			    strcmp(rasp_event_descs[i].provider, RASP_PROVIDER) == 0)
 				mask |= UINT64_C(1) << i;
+	/* Stacks: .NET walks the stack of every event of a session unless the stackwalk switch
+	 * is off, whatever the keywords; rasp's samples (the only events with stacks) likewise. */
+	mask &= ~(UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK);
+	if (stackwalk && (mask >> RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED & 1))
+		mask |= UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK;
 	return mask;
 }
 
@@ -211,7 +216,7 @@ void rasp__ep_config_read(struct rasp__ep_config *c, const char *(*get)(const ch
 {
 	char which[64];
 	const char *v;
-	uint64_t n;
+	uint64_t n, stackwalk;
 
 	memset(c, 0, sizeof(*c));
 	v = lookup(get, "EnableEventPipe", which, sizeof(which));
@@ -248,7 +253,12 @@ void rasp__ep_config_read(struct rasp__ep_config *c, const char *(*get)(const ch
 	if (c->buffer_bytes > (uint64_t)MAX_POOL_MB << 20)
 		c->buffer_bytes = (uint64_t)MAX_POOL_MB << 20;
 
+	stackwalk = 1;
+	v = lookup(get, "EventPipeEnableStackwalk", which, sizeof(which));
+	if (v && !parse_dword(v, &stackwalk))
+		warn(c->warnings, sizeof(c->warnings),
+		     "%s='%s' is not a hexadecimal number; stacks stay on\n", which, v);
 	v = lookup(get, "EventPipeConfig", which, sizeof(which));
-	c->mask = rasp__ep_config_mask(v, c->warnings, sizeof(c->warnings));
+	c->mask = rasp__ep_config_mask(v, stackwalk != 0, c->warnings, sizeof(c->warnings));
 	c->enabled = true;
 }

@@ -1,9 +1,9 @@
 /* The EventPipe session a program asks for through .NET's own startup variables, read as .NET
  * 10 reads them (docs/eventpipe.md): DOTNET_ (else COMPlus_) EnableEventPipe, EventPipeOutputPath
  * ({pid} replaced, trace.nettrace by default), EventPipeConfig (Provider[:KeywordsHex[:Level
- * [:FilterArgs]]], comma-separated; providers rasp does not emit are parsed and ignored) and
- * EventPipeCircularMB. Pure functions of their inputs: the session (eventpipe.c) and the tests
- * call them. Internal to librasp. */
+ * [:FilterArgs]]], comma-separated; providers rasp does not emit are parsed and ignored),
+ * EventPipeCircularMB and EventPipeEnableStackwalk. Pure functions of their inputs: the session
+ * (eventpipe.c) and the tests call them. Internal to librasp. */
 #ifndef RASP_EVENTS_EVENTPIPE_CONFIG_H
 #define RASP_EVENTS_EVENTPIPE_CONFIG_H
 
@@ -30,7 +30,9 @@ void rasp__ep_config_read(struct rasp__ep_config *c, const char *(*get)(const ch
  * when a listed provider's keywords overlap its keywords (or it has none) and its level is at
  * most the listed level (or the level is 0). An empty or missing value is .NET's default
  * session. rasp's own events (Rasp-Runtime) go wherever AllocationSampled goes unless their
- * provider is listed. Problems are appended to warn (cap bytes). */
-uint64_t rasp__ep_config_mask(const char *spec, char *warn, size_t cap);
+ * provider is listed; so do stacks (ClrStackWalk) unless stackwalk is false
+ * (EventPipeEnableStackwalk=0), whatever the keywords. Problems are appended to warn (cap
+ * bytes). */
+uint64_t rasp__ep_config_mask(const char *spec, bool stackwalk, char *warn, size_t cap);
 
 #endif /* RASP_EVENTS_EVENTPIPE_CONFIG_H */

@@ -16,6 +16,9 @@
 /* Small buffers, many of them: a thread holds one at a time, so the pool serves many threads,
  * and the writer frees each soon. A record (a type name of up to ~8,000 characters) fits. */
 #define RASP__EP_BUF_SIZE ((uint32_t)16 << 10)
+/* Frames of an event's stack kept at most (the runtime captures up to RASP_MAX_STACK_DEPTH). */
+#define RASP_EVENT_MAX_FRAMES 64
+
 /* A record that carries no event: its thread's sequence number, for the sequence point. */
 #define RASP__EP_MARKER RASP_EVENT_NDESCS
 
@@ -34,12 +37,20 @@ struct rasp__ep_buf {
 
 /* A record in a buffer: this header, then the encoded payload; 8-byte aligned. */
 struct rasp__ep_rec {
-	uint32_t size; /* header and payload, rounded up to 8 */
+	uint32_t size; /* header, payload and stack, rounded up to 8 */
 	uint32_t payload;
 	uint32_t seq;
 	uint32_t desc;
 	int64_t ts;
+	uint32_t nframes; /* the event's stack: 64-bit instruction pointers after the payload */
+	uint32_t reserved;
 };
+
+/* The stack of a record: after its payload, 8-byte aligned. */
+static inline const uint64_t *rasp__ep_rec_frames(const struct rasp__ep_rec *r)
+{
+	return (const uint64_t *)((const uint8_t *)(r + 1) + ((r->payload + 7) & ~(uint32_t)7));
+}
 
 struct rasp__ep_pool {
 	_Atomic bool on; /* threads may record (the pool is ready, the session runs) */

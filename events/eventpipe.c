@@ -177,7 +177,8 @@ static int64_t flush(bool final, int *rc)
 		*rc = r->desc == RASP__EP_MARKER
 			  ? rasp_nt_stream_note(&S.stream, S.items[k].tid, r->seq)
 			  : rasp_nt_stream_event(&S.stream, r->desc, S.items[k].tid, r->seq, r->ts,
-						 r + 1, r->payload);
+						 r + 1, r->payload, rasp__ep_rec_frames(r),
+						 r->nframes);
 	}
 	if (!*rc && n)
 		*rc = rasp_nt_stream_sequence_point(&S.stream, S.items[n - 1].r->ts);

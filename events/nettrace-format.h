@@ -4,15 +4,15 @@
 #ifndef RASP_NETTRACE_FORMAT_H
 #define RASP_NETTRACE_FORMAT_H
 
-#define RASP_NT_MAGIC	    "Nettrace"
-#define RASP_NT_MAGIC_LEN   8
-#define RASP_NT_FS_HEADER   "!FastSerialization.1" /* preceded by its int32 length, 20 */
+#define RASP_NT_MAGIC	      "Nettrace"
+#define RASP_NT_MAGIC_LEN     8
+#define RASP_NT_FS_HEADER     "!FastSerialization.1" /* preceded by its int32 length, 20 */
 #define RASP_NT_FS_HEADER_LEN 20
 
 /* FastSerialization tags (V4/V5). */
-#define RASP_NT_TAG_NULL	 1
+#define RASP_NT_TAG_NULL	  1
 #define RASP_NT_TAG_BEGIN_PRIVATE 5
-#define RASP_NT_TAG_END		 6
+#define RASP_NT_TAG_END		  6
 
 /* Compressed event header flags. */
 #define RASP_NT_F_METADATA_ID  0x01
@@ -75,6 +75,23 @@ union rasp_nt_value {
 	int64_t i;
 	double f;
 	const char *s;
+	/* An array field (rasp_field_desc.count >= 0), as many elements as its count field
+	 * says: encoding reads them from memory in their C type (uintptr_t for pointers);
+	 * decoding points into the payload (little-endian, the trace's pointer size). */
+	const void *p;
 };
+
+/* Element i of a decoded array field (a pointer into the payload). */
+static inline uint64_t rasp_nt_array_get(const union rasp_nt_value *v, enum rasp_field_type t,
+					 uint32_t pointer_size, size_t i)
+{
+	size_t n = rasp_nt_field_size(t, pointer_size);
+	const uint8_t *b = (const uint8_t *)v->p + i * n;
+	uint64_t x = 0;
+
+	for (size_t k = 0; k < n; k++)
+		x |= (uint64_t)b[k] << (8 * k);
+	return x;
+}
 
 #endif /* RASP_NETTRACE_FORMAT_H */

@@ -79,7 +79,138 @@ void rasp_nt_stream_fini(struct rasp_nt_stream *s)
 {
 	free(s->buf);
 	free(s->threads);
+	free(s->stacks);
+	free(s->stack_slots);
+	free(s->frames);
 	memset(s, 0, sizeof(*s));
+}
+
+/* ---- stacks -------------------------------------------------------------------------------- */
+
+struct rasp_nt_stack {
+	uint64_t hash;
+	size_t first, n; /* frames[first .. first + n) */
+};
+
+static uint64_t stack_hash(const uint64_t *f, size_t n)
+{
+	uint64_t h = mix(n);
+
+	for (size_t i = 0; i < n; i++)
+		h = mix(h ^ f[i]);
+	return h;
+}
+
+static size_t stack_slot(const struct rasp_nt_stream *s, uint64_t h, const uint64_t *f, size_t n)
+{
+	size_t mask = s->capslots - 1, i;
+
+	for (i = h & mask; s->stack_slots[i]; i = (i + 1) & mask) {
+		const struct rasp_nt_stack *st = &s->stacks[s->stack_slots[i] - 1];
+
+		if (st->hash == h && st->n == n &&
+		    !memcmp(s->frames + st->first, f, n * sizeof(*f)))
+			break;
+	}
+	return i;
+}
+
+/* The id of a stack in this region, interned when new; 0 without memory. */
+static uint32_t stack_id(struct rasp_nt_stream *s, const uint64_t *f, size_t n)
+{
+	uint64_t h = stack_hash(f, n);
+	size_t slot;
+
+	if (2 * (s->nstacks + 1) > s->capslots) {
+		size_t cap = s->capslots ? 2 * s->capslots : 256;
+		uint32_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return 0;
+		free(s->stack_slots);
+		s->stack_slots = v;
+		s->capslots = cap;
+		for (size_t k = 0; k < s->nstacks; k++) {
+			const struct rasp_nt_stack *st = &s->stacks[k];
+
+			s->stack_slots[stack_slot(s, st->hash, s->frames + st->first, st->n)] =
+			    (uint32_t)k + 1;
+		}
+	}
+	slot = stack_slot(s, h, f, n);
+	if (s->stack_slots[slot])
+		return s->stack_slots[slot];
+	if (s->nstacks == s->capstacks) {
+		size_t cap = s->capstacks ? 2 * s->capstacks : 256;
+		struct rasp_nt_stack *v = realloc(s->stacks, cap * sizeof(*v));
+
+		if (!v)
+			return 0;
+		s->stacks = v;
+		s->capstacks = cap;
+	}
+	if (s->capframes - s->nframes < n) {
+		size_t cap = s->capframes ? 2 * s->capframes : 4096;
+		uint64_t *v;
+
+		while (cap - s->nframes < n)
+			cap *= 2;
+		v = realloc(s->frames, cap * sizeof(*v));
+		if (!v)
+			return 0;
+		s->frames = v;
+		s->capframes = cap;
+	}
+	memcpy(s->frames + s->nframes, f, n * sizeof(*f));
+	s->stacks[s->nstacks] = (struct rasp_nt_stack){h, s->nframes, n};
+	s->nframes += n;
+	s->stack_slots[slot] = (uint32_t)++s->nstacks;
+	return (uint32_t)s->nstacks;
+}
+
+/* The stacks interned since the last stack block, as one (before the events using them). */
+static int write_stacks(struct rasp_nt_stream *s)
+{
+	size_t n = s->nstacks - s->written_stacks, len = 8, used = 0;
+	uint8_t *buf;
+	int rc;
+
+	if (!n)
+		return 0;
+	for (size_t k = s->written_stacks; k < s->nstacks; k++)
+		len += 4 + 8 * s->stacks[k].n;
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	/* FirstId, Count, then each stack: its size in bytes and its frames (8-byte pointers). */
+	for (int b = 0; b < 4; b++) {
+		buf[b] = (uint8_t)((s->written_stacks + 1) >> (8 * b));
+		buf[4 + b] = (uint8_t)(n >> (8 * b));
+	}
+	used = 8;
+	for (size_t k = s->written_stacks; k < s->nstacks; k++) {
+		const struct rasp_nt_stack *st = &s->stacks[k];
+		uint32_t bytes = (uint32_t)(8 * st->n);
+
+		for (int b = 0; b < 4; b++)
+			buf[used++] = (uint8_t)(bytes >> (8 * b));
+		for (size_t i = 0; i < st->n; i++)
+			for (int b = 0; b < 8; b++)
+				buf[used++] = (uint8_t)(s->frames[st->first + i] >> (8 * b));
+	}
+	rc = rasp_nt_write_block(s->out, "StackBlock", buf, used);
+	free(buf);
+	if (!rc)
+		s->written_stacks = s->nstacks;
+	return rc;
+}
+
+/* After a sequence point, stack ids start again at 1. */
+static void forget_stacks(struct rasp_nt_stream *s)
+{
+	s->nstacks = s->written_stacks = s->nframes = 0;
+	if (s->stack_slots)
+		memset(s->stack_slots, 0, s->capslots * sizeof(*s->stack_slots));
 }
 
 static int write_metadata(struct rasp_nt_stream *s, unsigned desc, uint64_t tid, int64_t ts)
@@ -108,9 +239,9 @@ static int write_metadata(struct rasp_nt_stream *s, unsigned desc, uint64_t tid,
 
 static int flush_block(struct rasp_nt_stream *s)
 {
-	int rc = 0;
+	int rc = write_stacks(s);
 
-	if (s->blk.events) {
+	if (!rc && s->blk.events) {
 		rasp_nt_block_finish(&s->blk);
 		rc = rasp_nt_write_block(s->out, "EventBlock", s->blk.buf, s->blk.len);
 	}
@@ -119,7 +250,8 @@ static int flush_block(struct rasp_nt_stream *s)
 }
 
 int rasp_nt_stream_event(struct rasp_nt_stream *s, unsigned desc, uint64_t tid, uint32_t seq,
-			 int64_t ts, const void *payload, size_t len)
+			 int64_t ts, const void *payload, size_t len, const uint64_t *stack,
+			 size_t nframes)
 {
 	struct rasp_nt_thread *t;
 	struct rasp_nt_hdr h = {.seq = seq, .tid = tid, .capture = tid, .ts = ts, .sorted = true};
@@ -136,6 +268,8 @@ int rasp_nt_stream_event(struct rasp_nt_stream *s, unsigned desc, uint64_t tid, 
 	if (!s->meta_id[desc] && (rc = write_metadata(s, desc, tid, ts)) != 0)
 		return rc;
 	h.meta = s->meta_id[desc];
+	if (nframes && !(h.stack = stack_id(s, stack, nframes)))
+		return -ENOMEM;
 	if (rasp_nt_block_add(&s->blk, &h, payload, len) == -ENOSPC) {
 		if ((rc = flush_block(s)) != 0)
 			return rc;
@@ -198,6 +332,7 @@ int rasp_nt_stream_sequence_point(struct rasp_nt_stream *s, int64_t ts)
 			ts = s->last_ts;
 		len = rasp_nt_encode_sp(ts, tids, seqs, n, out, cap);
 		rc = len ? rasp_nt_write_block(s->out, "SPBlock", out, len) : -EOVERFLOW;
+		forget_stacks(s);
 	}
 	free(tids);
 	free(seqs);

@@ -1,8 +1,9 @@
 /* A NetTrace event stream being written, for writers that hand over events in time order (the
  * runtime's EventPipe session, sink.rasp.nettrace): each descriptor's metadata record before
  * its first event, events packed into EventBlocks (compressed headers, every event marked
- * sorted), each thread's sequence numbers kept, and sequence points listing the threads seen
- * since the last one. Built on nettrace-write.h; owns its memory. */
+ * sorted), each thread's sequence numbers kept, events' stacks interned into stack blocks
+ * (ids restart after every sequence point, as readers expect), and sequence points listing
+ * the threads seen since the last one. Built on nettrace-write.h; owns its memory. */
 #ifndef RASP_NETTRACE_STREAM_H
 #define RASP_NETTRACE_STREAM_H
 
@@ -14,6 +15,7 @@
 #include "rasp-event-desc.h"
 
 struct rasp_nt_thread; /* internal */
+struct rasp_nt_stack;  /* internal */
 
 struct rasp_nt_stream {
 	struct rasp_nt_out *out;
@@ -25,6 +27,13 @@ struct rasp_nt_stream {
 	size_t nthreads, capthreads;
 	int64_t last_ts;
 	uint64_t events;
+	/* The stacks of this sequence-point region: stack i has id i + 1. */
+	struct rasp_nt_stack *stacks;
+	size_t nstacks, capstacks, written_stacks; /* written: already in a stack block */
+	uint32_t *stack_slots;			   /* open addressing: stack index + 1 */
+	size_t capslots;
+	uint64_t *frames; /* every stack's frames, one after the other */
+	size_t nframes, capframes;
 };
 
 /* block_cap: the largest EventBlock content (the runtime's are 100 KiB at most); payloads
@@ -33,10 +42,12 @@ int rasp_nt_stream_init(struct rasp_nt_stream *s, struct rasp_nt_out *out, size_
 void rasp_nt_stream_fini(struct rasp_nt_stream *s);
 
 /* One event of descriptor desc, encoded payload, thread tid with sequence number seq, at ts
- * (not older than the previous event's). 0, -EINVAL (desc, order, size), -ENOMEM, or the
- * output's error. */
+ * (not older than the previous event's), with its call stack (nframes instruction pointers,
+ * innermost first; 0: none). 0, -EINVAL (desc, order, size), -ENOMEM, or the output's
+ * error. */
 int rasp_nt_stream_event(struct rasp_nt_stream *s, unsigned desc, uint64_t tid, uint32_t seq,
-			 int64_t ts, const void *payload, size_t len);
+			 int64_t ts, const void *payload, size_t len, const uint64_t *stack,
+			 size_t nframes);
 /* A thread's sequence number without an event (events it lost last): for the next sequence
  * point. 0 or -ENOMEM. */
 int rasp_nt_stream_note(struct rasp_nt_stream *s, uint64_t tid, uint32_t seq);

@@ -255,6 +255,25 @@ size_t rasp_nt_encode_payload(const struct rasp_event_desc *d, const union rasp_
 		uint64_t v = vals[i].u;
 		size_t n;
 
+		if (d->fields[i].count >= 0) {
+			size_t count = (size_t)vals[d->fields[i].count].u;
+			size_t in = rasp_nt_field_size(t, sizeof(void *));
+
+			n = rasp_nt_field_size(t, pointer_size);
+			if (count && !vals[i].p)
+				return 0;
+			if ((cap - used) / n < count)
+				return 0;
+			for (size_t k = 0; k < count; k++) {
+				uint64_t e = 0;
+
+				/* Native memory of the C type, written little-endian. */
+				memcpy(&e, (const uint8_t *)vals[i].p + k * in, in);
+				le(out + used, e, n);
+				used += n;
+			}
+			continue;
+		}
 		if (t == RASP_FT_UTF16Z) {
 			n = rasp_utf8_to_utf16le(vals[i].s ? vals[i].s : "", out + used,
 						 cap - used);
@@ -361,8 +380,9 @@ size_t rasp_nt_encode_metadata(uint32_t id, const struct rasp_event_desc *d, boo
 
 	if (!d || !out || id == 0 || id > INT32_MAX)
 		return 0;
+	/* A V1 field list has no array type: such an event goes without one. */
 	for (size_t i = 0; i < d->nfields; i++)
-		if (!type_code(d->fields[i].type))
+		if (!type_code(d->fields[i].type) || d->fields[i].count >= 0)
 			fields = false;
 	/* The symbol as the name: TraceEvent derives nothing from it unless it ends in Start or
 	 * Stop (no rasp event does), and generic readers show it. */

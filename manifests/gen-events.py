@@ -45,6 +45,9 @@ IN_TYPES = {
     "win:AnsiString": ("const char *", "string", None, "string (UTF-8)"),
 }
 
+# inTypes an array's count field may have.
+COUNT_TYPES = ("win:UInt8", "win:UInt16", "win:UInt32", "win:UInt64")
+
 LEVELS = {
     "win:LogAlways": 0,
     "win:Critical": 1,
@@ -251,14 +254,28 @@ class Manifest:
             if in_type not in IN_TYPES:
                 raise self.err(d, f"template '{tid}', field '{fname}': unknown or unsupported inType "
                                f"'{in_type}' (supported: {', '.join(sorted(IN_TYPES))})")
-            if "count" in d.attrs or "length" in d.attrs:
-                raise self.err(d, f"template '{tid}', field '{fname}': arrays (count/length) are not supported")
+            if "length" in d.attrs:
+                raise self.err(d, f"template '{tid}', field '{fname}': fixed-length arrays (length) "
+                               f"are not supported; use count")
+            count = d.attrs.get("count")
+            if count is not None:
+                # An array whose length is an earlier unsigned integer field of the template.
+                prior = {f["name"]: f for f in fields}
+                if count not in prior:
+                    raise self.err(d, f"template '{tid}', field '{fname}': count '{count}' is not an "
+                                   f"earlier field of the template")
+                if prior[count]["in"] not in COUNT_TYPES or prior[count].get("count"):
+                    raise self.err(d, f"template '{tid}', field '{fname}': count '{count}' is not an "
+                                   f"unsigned integer field")
+                if IN_TYPES[in_type][1] != "integer":
+                    raise self.err(d, f"template '{tid}', field '{fname}': arrays of {in_type} are "
+                                   f"not supported (integers and pointers only)")
             mapname = d.attrs.get("map")
             if mapname and mapname not in p["maps"]:
                 raise self.err(d, f"template '{tid}', field '{fname}': unknown map '{mapname}'")
             fields.append({"name": fname, "in": in_type, "out": d.attrs.get("outType", ""),
                            "map": mapname, "doc": self.strings.get(f"Doc.{tid}.{fname}", ""),
-                           "node": d})
+                           "count": count, "node": d})
         if len(fields) > MAX_FIELDS:
             raise self.err(node, f"template '{tid}' has {len(fields)} fields; LTTng-UST takes at most {MAX_FIELDS}")
         return {"tid": tid, "fields": fields, "node": node}
@@ -307,10 +324,16 @@ def macro(s):
     return re.sub(r"[^A-Za-z0-9]", "_", s).upper()
 
 
+def c_type(f):
+    """The C type of a field's argument: an array is a pointer to its elements."""
+    t = IN_TYPES[f["in"]][0]
+    return f"const {t} *" if f.get("count") else t
+
+
 def api_params(fields):
     if not fields:
         return "void"
-    return ", ".join(f"{IN_TYPES[f['in']][0]}{'' if IN_TYPES[f['in']][0].endswith('*') else ' '}{f['name']}"
+    return ", ".join(f"{c_type(f)}{'' if c_type(f).endswith('*') else ' '}{f['name']}"
                      for f in fields)
 
 
@@ -411,8 +434,12 @@ def gen_api_header(m, rel):
     return "\n".join(out) + "\n"
 
 
-def tp_field(f):
+def tp_field(f, fields):
     cty = IN_TYPES[f["in"]]
+    if f.get("count"):
+        count = next(c for c in fields if c["name"] == f["count"])
+        return (f"lttng_ust_field_sequence({cty[2]}, {f['name']}, {f['name']}, "
+                f"{IN_TYPES[count['in']][0]}, {f['count']})")
     if cty[1] == "string":
         return f"lttng_ust_field_string({f['name']}, {f['name']} ? {f['name']} : \"NULL\")"
     if cty[1] == "float":
@@ -434,8 +461,8 @@ def gen_tp_header(m, p, rel):
     for e in p["events"]:
         fields = e["template"]["fields"]
         if fields:
-            args = ",\n\t\t".join(f"{IN_TYPES[f['in']][0]}, {f['name']}" for f in fields)
-            body = "\n\t\t".join(tp_field(f) for f in fields)
+            args = ",\n\t\t".join(f"{c_type(f)}, {f['name']}" for f in fields)
+            body = "\n\t\t".join(tp_field(f, fields) for f in fields)
         else:
             args, body = "", ""
         out.append(f"LTTNG_UST_TRACEPOINT_EVENT({p['lttng']}, {e['symbol']},\n"
@@ -461,6 +488,8 @@ def gen_probes(m, rel):
 def ep_value(f):
     """The NetTrace value union member (nettrace-format.h) a field's argument goes in."""
     cty = IN_TYPES[f["in"]]
+    if f.get("count"):
+        return f"{{.p = {f['name']}}}"
     if cty[1] == "string":
         return f"{{.s = {f['name']}}}"
     if cty[1] == "float":
@@ -539,8 +568,12 @@ def gen_docs(m, rel):
             out += ["| # | field | manifest type | LTTng / CTF | meaning |", "|---|---|---|---|---|"]
             for i, f in enumerate(fields, 1):
                 mtype = f"`{f['in']}`" + (f", map `{f['map']}`" if f["map"] else "") + \
-                        (f", shown as `{f['out']}`" if f["out"] else "")
-                out.append(f"| {i} | `{f['name']}` | {mtype} | {IN_TYPES[f['in']][3]} | "
+                        (f", shown as `{f['out']}`" if f["out"] else "") + \
+                        (f", count `{f['count']}`" if f.get("count") else "")
+                ctf = IN_TYPES[f['in']][3]
+                if f.get("count"):
+                    ctf = f"sequence of {ctf}, length `{f['count']}`"
+                out.append(f"| {i} | `{f['name']}` | {mtype} | {ctf} | "
                            f"{md_escape(f['doc'])} |")
             out.append("")
     return "\n".join(out)
@@ -572,7 +605,9 @@ def gen_desc_header(m, rel, reads):
            "\tRASP_FT_UTF16Z, /* win:UnicodeString: UTF-16LE, NUL-terminated (UTF-8 in LTTng) */",
            "\tRASP_FT_ANSIZ,  /* win:AnsiString: bytes, NUL-terminated */",
            "};\n",
-           "struct rasp_field_desc {\n\tconst char *name;\n\tenum rasp_field_type type;\n};\n",
+           "struct rasp_field_desc {\n\tconst char *name;\n\tenum rasp_field_type type;\n"
+           "\t/* >= 0: an array of `type`, its length in field `count` (an earlier one); -1: one\n"
+           "\t * value. */\n\tint count;\n};\n",
            "struct rasp_event_desc {",
            "\tconst char *provider;	     /* manifest provider name (EventPipe's) */",
            "\tconst char *lttng;	     /* \"Provider:Symbol\", LTTng's event name */",
@@ -608,7 +643,8 @@ def gen_desc_source(m, rel, reads):
             if fields:
                 out.append(f"static const struct rasp_field_desc {name}[] = {{")
                 for f in fields:
-                    out.append(f"\t{{\"{f['name']}\", {DESC_TYPES[f['in']]}}},")
+                    cnt = next((k for k, c in enumerate(fields) if c["name"] == f.get("count")), -1)
+                    out.append(f"\t{{\"{f['name']}\", {DESC_TYPES[f['in']]}, {cnt}}},")
                 out.append("};")
             rows.append(f"\t{{\"{p['name']}\", \"{p['lttng']}:{e['symbol']}\", \"{e['symbol']}\", "
                         f"{e['id']}, {e['version']}, {e['level']}, 0x{e['keyword_mask']:x}ULL, "

@@ -19,6 +19,7 @@ void rasp_config_init(rasp_config_t *cfg)
 	cfg->sampling_mean = RASP_DEFAULT_SAMPLING_MEAN;
 	cfg->alloc_quantum = RASP_DEFAULT_ALLOC_QUANTUM;
 	cfg->clr_instance_id = RASP_DEFAULT_CLR_INSTANCE_ID;
+	cfg->stack_depth = RASP_DEFAULT_STACK_DEPTH;
 }
 
 /* Strict unsigned parse: digits only (or 0x + hex digits when hex_ok), no sign, no spaces. */
@@ -69,6 +70,11 @@ int rasp_config_validate(const rasp_config_t *cfg)
 		    stderr,
 		    "rasp: allocation quantum %zu is invalid: a multiple of 8 in %u..%u bytes\n",
 		    cfg->alloc_quantum, RASP_MIN_ALLOC_QUANTUM, RASP_MAX_ALLOC_QUANTUM);
+		return -EINVAL;
+	}
+	if (cfg->stack_depth > RASP_MAX_STACK_DEPTH) {
+		fprintf(stderr, "rasp: stack depth %u is out of range: 0..%u frames\n",
+			cfg->stack_depth, RASP_MAX_STACK_DEPTH);
 		return -EINVAL;
 	}
 	return 0;
@@ -128,6 +134,25 @@ int rasp_config_from_env(rasp_config_t *cfg)
 			return -EINVAL;
 		}
 		cfg->alloc_quantum = (size_t)n;
+	}
+	v = getenv("RASP_STACK_DEPTH");
+	if (v) {
+		if (parse_u64(v, 0, &n) || n > RASP_MAX_STACK_DEPTH) {
+			fprintf(stderr,
+				"rasp: RASP_STACK_DEPTH='%s' is not a number of frames in 0..%u\n",
+				v, RASP_MAX_STACK_DEPTH);
+			return -EINVAL;
+		}
+		cfg->stack_depth = (unsigned)n;
+	}
+	v = getenv("RASP_STACKS");
+	if (v) {
+		if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+			fprintf(stderr, "rasp: RASP_STACKS='%s' is not 0 or 1\n", v);
+			return -EINVAL;
+		}
+		if (*v == '0')
+			cfg->stack_depth = 0;
 	}
 	return 0;
 }

@@ -141,6 +141,10 @@ struct rasp_heap {
 	void *sample_hook_arg;
 };
 
+/* stack.c: the caller's call stack, innermost first, the runtime's own frames left out; up to
+ * max (<= RASP_MAX_STACK_DEPTH) frames. Slow path only. */
+size_t rasp__stack_capture(uintptr_t *frames, size_t max);
+
 /* os.c: the only file that talks to the OS for memory and entropy. */
 void *rasp__os_map(size_t size);
 void rasp__os_unmap(void *addr, size_t size);

@@ -157,6 +157,14 @@ void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t 
 	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);
 	if (h->sample_hook)
 		h->sample_hook(h->sample_hook_arg, kind, type, obj, z, offset, mean);
+	/* The stack goes just before its sample, on the same thread (the manifest's contract:
+	 * ClrStackWalk describes the next event), only when a session wants it. */
+	if (h->cfg.stack_depth && rasp_event_clr_stack_walk_enabled()) {
+		uintptr_t frames[RASP_MAX_STACK_DEPTH];
+		size_t n = rasp__stack_capture(frames, h->cfg.stack_depth);
+
+		rasp_event_clr_stack_walk(h->cfg.clr_instance_id, 0, 0, (uint32_t)n, frames);
+	}
 	rasp_event_allocation_sampled(kind, h->cfg.clr_instance_id, (uintptr_t)type, type->name,
 				      (uintptr_t)obj, z, offset);
 }

@@ -52,6 +52,9 @@ enum rasp_alloc_kind {
 #define RASP_MAX_ALLOC_QUANTUM	     262144u
 #define RASP_MAX_SAMPLING_MEAN	     (UINT64_C(1) << 48)
 #define RASP_DEFAULT_CLR_INSTANCE_ID 0u
+/* Call-stack frames captured per sample while a session wants stacks (ClrStackWalk). */
+#define RASP_DEFAULT_STACK_DEPTH 64u
+#define RASP_MAX_STACK_DEPTH	 64u
 
 /* Heap configuration. Initialise with rasp_config_init() (defaults), optionally apply the
  * environment with rasp_config_from_env(), then change fields. */
@@ -62,13 +65,18 @@ typedef struct rasp_config {
 	int has_seed;		/* 1: seed the per-thread PRNGs from `seed` (reproducible) */
 	uint64_t seed;		/* context n of the heap (attach order) gets a seed mixed from it */
 	uint16_t clr_instance_id; /* ClrInstanceID of the events */
+	/* Frames of the call stack captured for each sample, 0..RASP_MAX_STACK_DEPTH, when a
+	 * session wants stacks (DotNETRuntime:ClrStackWalk enabled); 0: never. */
+	unsigned stack_depth;
 } rasp_config_t;
 
-/* Sets the defaults: auto sampling, mean 102400, quantum 8 KiB, seeds from the OS. */
+/* Sets the defaults: auto sampling, mean 102400, quantum 8 KiB, seeds from the OS, stacks of
+ * up to 64 frames. */
 RASP_API void rasp_config_init(rasp_config_t *cfg);
 /* Applies RASP_SAMPLING (auto|on|off), RASP_SAMPLING_MEAN (bytes), RASP_SEED (decimal or
- * 0x hex), RASP_ALLOC_QUANTUM (bytes). An invalid value is reported on stderr with the
- * accepted range and -EINVAL returned; nothing is clamped. */
+ * 0x hex), RASP_ALLOC_QUANTUM (bytes), RASP_STACKS (0|1) and RASP_STACK_DEPTH (frames). An
+ * invalid value is reported on stderr with the accepted range and -EINVAL returned; nothing is
+ * clamped. */
 RASP_API int rasp_config_from_env(rasp_config_t *cfg);
 /* 0 if cfg is valid, else -EINVAL (with the reason on stderr). */
 RASP_API int rasp_config_validate(const rasp_config_t *cfg);
