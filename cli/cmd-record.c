@@ -23,12 +23,15 @@
 
 extern char **environ;
 
+/* LTTng-UST's dlopen wrapper (lttng-ust-dl(3)), preloaded into the program with stacks. */
+#define DL_WRAPPER "liblttng-ust-dl.so.1"
+
 /* Per-CPU buffers below this lose events under a busy program's load: warned about. */
 #define SMALL_BUFFERS (UINT64_C(1) << 20)
 /* A file system with less free space than this after recording most likely filled up. */
 #define NEARLY_FULL (UINT64_C(1) << 20)
 
-enum { F_OUTPUT, F_ALL, F_ALL_USERS, F_MEAN, F_SEED, F_SUBBUF, F_NUMSUBBUF, NFLAGS };
+enum { F_OUTPUT, F_ALL, F_ALL_USERS, F_MEAN, F_SEED, F_SUBBUF, F_NUMSUBBUF, F_NO_STACKS, NFLAGS };
 
 static const struct rasp_cli_flag flags[NFLAGS] = {
     [F_OUTPUT] = {"output", 'o', "DIR",
@@ -42,11 +45,14 @@ static const struct rasp_cli_flag flags[NFLAGS] = {
     [F_SEED] = {"seed", 0, "N", "fixed sampling seed for reproducible runs (RASP_SEED)"},
     [F_SUBBUF] = {"subbuf-size", 0, "BYTES", "per-CPU sub-buffer size, power of 2 (default 2M)"},
     [F_NUMSUBBUF] = {"num-subbuf", 0, "N", "sub-buffers per CPU, power of 2 (default 8)"},
+    [F_NO_STACKS] = {"no-stacks", 0, NULL,
+		     "record no call stacks (by default each sample has its stack, and the "
+		     "loaded objects are recorded to name its functions)"},
 };
 
 /* A buffer flag: an integer in [min, max] that LTTng takes only as a power of 2. */
-static int pow2_flag(const char *flag, const char *value, uint64_t min, uint64_t max,
-		     bool suffixes, uint64_t *out)
+static int pow2_flag(const char *flag, const char *value, uint64_t min, uint64_t max, bool suffixes,
+		     uint64_t *out)
 {
 	if (rasp_cli_parse_u64("record", flag, value, min, max, suffixes, out))
 		return -1;
@@ -78,6 +84,9 @@ static int on_flag(void *ctx, size_t f, const char *value)
 			return -1;
 		snprintf(a->mean_env, sizeof(a->mean_env), "RASP_SAMPLING_MEAN=%" PRIu64, v);
 		return 0;
+	case F_NO_STACKS:
+		a->s.stacks = false;
+		return 0;
 	case F_SEED:
 		if (rasp_cli_parse_u64(cmd, "--seed", value, 0, UINT64_MAX, false, &v))
 			return -1;
@@ -95,14 +104,15 @@ static int on_flag(void *ctx, size_t f, const char *value)
 
 static void usage(void)
 {
-	fputs("usage: rasp record [options] -- PROGRAM [ARGS...]\n"
-	      "Runs PROGRAM under an LTTng session recording DotNETRuntime:AllocationSampled and\n"
-	      "rasp's own events (contexts vpid, vtid, procname), then prints the trace directory,\n"
-	      "the events and samples it holds and the events lost. Exits with PROGRAM's status\n"
-	      "(128+N when a signal N ended it; signals sent to rasp are passed on to PROGRAM), or\n"
-	      "1 when PROGRAM succeeded but the trace is incomplete. A session daemon is started\n"
-	      "when none is running; the session never outlives rasp record.\n",
-	      stdout);
+	fputs(
+	    "usage: rasp record [options] -- PROGRAM [ARGS...]\n"
+	    "Runs PROGRAM under an LTTng session recording DotNETRuntime:AllocationSampled and\n"
+	    "rasp's own events (contexts vpid, vtid, procname), then prints the trace directory,\n"
+	    "the events and samples it holds and the events lost. Exits with PROGRAM's status\n"
+	    "(128+N when a signal N ended it; signals sent to rasp are passed on to PROGRAM), or\n"
+	    "1 when PROGRAM succeeded but the trace is incomplete. A session daemon is started\n"
+	    "when none is running; the session never outlives rasp record.\n",
+	    stdout);
 	rasp_cli_args_help(NULL, flags, NFLAGS);
 }
 
@@ -115,7 +125,8 @@ static int check_buffers(const char *cmd, const struct rasp_session *s)
 
 	if (cpus < 1)
 		cpus = 1;
-	if (pages > 0 && page > 0 && per_cpu > (uint64_t)pages * (uint64_t)page / 2 / (uint64_t)cpus) {
+	if (pages > 0 && page > 0 &&
+	    per_cpu > (uint64_t)pages * (uint64_t)page / 2 / (uint64_t)cpus) {
 		rasp_cli_error(cmd,
 			       "buffers of %" PRIu64 " MiB per CPU on %ld CPUs exceed half of this "
 			       "machine's memory; use a smaller --subbuf-size or --num-subbuf",
@@ -124,7 +135,8 @@ static int check_buffers(const char *cmd, const struct rasp_session *s)
 	}
 	if (per_cpu < SMALL_BUFFERS)
 		fprintf(stderr,
-			"rasp record: warning: buffers of %" PRIu64 " KiB per CPU are small: a busy "
+			"rasp record: warning: buffers of %" PRIu64
+			" KiB per CPU are small: a busy "
 			"program will lose events (they are counted, and the report says so); the "
 			"default is 16 MiB\n",
 			per_cpu >> 10);
@@ -172,7 +184,8 @@ static int prepare_output(const char *cmd, const char *requested, char *out, siz
 			goto too_long;
 	} else {
 		if (!getcwd(cwd, sizeof(cwd))) {
-			rasp_cli_error(cmd, "cannot get the current directory: %s", strerror(errno));
+			rasp_cli_error(cmd, "cannot get the current directory: %s",
+				       strerror(errno));
 			return -errno;
 		}
 		if (snprintf(out, len, "%s/%s", cwd, requested) >= (int)len)
@@ -192,8 +205,8 @@ static int prepare_output(const char *cmd, const char *requested, char *out, siz
 				entries++;
 		closedir(d);
 		if (entries) {
-			rasp_cli_error(cmd, "output directory '%s' is not empty; choose another with -o",
-				       out);
+			rasp_cli_error(
+			    cmd, "output directory '%s' is not empty; choose another with -o", out);
 			return -EEXIST;
 		}
 	}
@@ -281,18 +294,21 @@ static int summarize(const char *cmd, const struct rasp_session *s, const char *
 		incomplete = true;
 	}
 	if (empty || (!incomplete && events == 0))
-		fprintf(stderr,
-			"rasp record: %s emitted no events: does it allocate through librasp "
-			"(rasp_alloc), or is it a .NET program started with DOTNET_EnableEventLog=1 "
-			"(docs/usage.md)?\n",
-			program);
+		fprintf(
+		    stderr,
+		    "rasp record: %s emitted no events: does it allocate through librasp "
+		    "(rasp_alloc), or is it a .NET program started with DOTNET_EnableEventLog=1 "
+		    "(docs/usage.md)?\n",
+		    program);
 	else if (!incomplete && t->samples == 0)
-		fprintf(stderr,
-			"rasp record: no AllocationSampled samples: the program allocated less than "
-			"one sampling mean, or sampling was off (RASP_SAMPLING=off)\n");
+		fprintf(
+		    stderr,
+		    "rasp record: no AllocationSampled samples: the program allocated less than "
+		    "one sampling mean, or sampling was off (RASP_SAMPLING=off)\n");
 	if (incomplete)
-		fprintf(stderr, "rasp record: the trace in %s is INCOMPLETE: estimates from it "
-				"are too low\n",
+		fprintf(stderr,
+			"rasp record: the trace in %s is INCOMPLETE: estimates from it "
+			"are too low\n",
 			s->output);
 	rasp_tally_destroy(t);
 	return incomplete ? 1 : 0;
@@ -304,7 +320,7 @@ int rasp_cli_record_parse(int argc, char **argv, struct rasp_record_args *a, int
 	int rc;
 
 	*a = (struct rasp_record_args){
-	    .s = {.subbuf_size = 2u << 20, .num_subbuf = 8, .guard_fd = -1}};
+	    .s = {.subbuf_size = 2u << 20, .num_subbuf = 8, .guard_fd = -1, .stacks = true}};
 	rc = rasp_cli_args_parse(cmd, argc, argv, NULL, NULL, flags, NFLAGS, on_flag, a, true,
 				 first);
 	if (rc != RASP_CLI_ARGS_OK)
@@ -325,7 +341,7 @@ int rasp_cli_record(int argc, char **argv)
 {
 	const char *cmd = "record";
 	struct rasp_record_args a;
-	char *extra[8];
+	char *extra[8], preload[PATH_MAX + 64];
 	size_t n_extra = 0;
 	struct rasp_child child;
 	char **env = NULL;
@@ -355,6 +371,15 @@ int rasp_cli_record(int argc, char **argv)
 		extra[n_extra++] = a.mean_env;
 	if (a.seed_env[0])
 		extra[n_extra++] = a.seed_env;
+	/* Stacks name their functions through the objects loaded: LTTng-UST's state dump gives
+	 * those loaded at start, its dlopen wrapper those loaded later. */
+	if (a.s.stacks) {
+		const char *pre = getenv("LD_PRELOAD");
+
+		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s", DL_WRAPPER,
+			 pre && *pre ? ":" : "", pre && *pre ? pre : "");
+		extra[n_extra++] = preload;
+	}
 	env = child_env(extra, n_extra);
 	if (!env) {
 		rasp_cli_error(cmd, "out of memory");

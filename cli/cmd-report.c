@@ -45,7 +45,7 @@ int rasp_cli_report(int argc, char **argv)
 		rasp_report_options_fini(&opt);
 		return 2;
 	}
-	t = rasp_tally_create(opt.group_by, opt.sampling_mean);
+	t = rasp_tally_create(rasp_report_keys(&opt), opt.sampling_mean);
 	if (!t) {
 		rasp_cli_error(cmd, "out of memory");
 		goto out;

@@ -30,7 +30,13 @@ static const char *const recorded_events[] = {
     RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
     RASP_PROVIDER_DOTNETRUNTIME_LTTNG ":GCAllocationTick*",
     RASP_PROVIDER_RASP_RUNTIME_LTTNG ":*",
+    /* With stacks: each sample's stack, and where the process's code was (LTTng-UST's state
+     * dump of the objects loaded, and its dlopen wrapper's events). */
+    RASP_EVENT_DOTNETRUNTIME_CLRSTACKWALK_LTTNG,
+    "lttng_ust_statedump:*",
+    "lttng_ust_dl:*",
 };
+#define STACK_EVENTS 3 /* recorded_events[STACK_EVENTS..]: only with stacks */
 
 static int start_daemon(const char *cmd)
 {
@@ -215,11 +221,11 @@ static int track(const char *cmd, const struct rasp_session *s)
 	if (ec != LTTNG_OK)
 		return fail(cmd, "cannot get the process tracker of session", s->name, -(int)ec);
 	if (lttng_process_attr_tracker_handle_set_tracking_policy(
-		t, LTTNG_TRACKING_POLICY_INCLUDE_SET) != LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK ||
-	    (s->all_processes
-		 ? lttng_process_attr_virtual_user_id_tracker_handle_add_uid(t, s->uid)
-		 : lttng_process_attr_virtual_process_id_tracker_handle_add_pid(t, s->pid)) !=
-		LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK) {
+		t, LTTNG_TRACKING_POLICY_INCLUDE_SET) !=
+		LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK ||
+	    (s->all_processes ? lttng_process_attr_virtual_user_id_tracker_handle_add_uid(t, s->uid)
+			      : lttng_process_attr_virtual_process_id_tracker_handle_add_pid(
+				    t, s->pid)) != LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK) {
 		rasp_cli_error(cmd, "cannot restrict session %s to %s %d", s->name,
 			       s->all_processes ? "user" : "process",
 			       s->all_processes ? (int)s->uid : s->pid);
@@ -264,7 +270,11 @@ int rasp_session_start(const char *cmd, struct rasp_session *s)
 		goto out;
 	}
 	for (size_t i = 0; i < sizeof(recorded_events) / sizeof(recorded_events[0]); i++) {
-		struct lttng_event *ev = lttng_event_create();
+		struct lttng_event *ev;
+
+		if (i >= STACK_EVENTS && !s->stacks)
+			break;
+		ev = lttng_event_create();
 
 		if (!ev) {
 			rc = fail(cmd, "cannot enable events", NULL, -LTTNG_ERR_NOMEM);

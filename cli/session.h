@@ -16,11 +16,12 @@ struct rasp_session {
 	uint64_t num_subbuf;  /* sub-buffers per CPU (power of 2) */
 	bool all_processes;   /* record every process of uid, else only `pid` */
 	bool all_users;	      /* with all_processes: every user's processes */
+	bool stacks;	      /* record the samples' stacks and the objects loaded */
 	int pid;	      /* the one process recorded (vpid tracker), when not all */
 	uid_t uid;	      /* the user whose processes -a records */
 	bool created, started;
-	pid_t guard;	      /* the guard process, 0 if none */
-	int guard_fd;	      /* write end of the guard's pipe */
+	pid_t guard;  /* the guard process, 0 if none */
+	int guard_fd; /* write end of the guard's pipe */
 };
 
 /* Connects to a session daemon, starting one (lttng-sessiond --daemonize --no-kernel, or

@@ -16,27 +16,41 @@
 
 #define ROLE(r) (1u << (r))
 
-/* The payload fields a role reads, by the manifests' names. */
+enum kind { F_INT, F_STRING, F_ARRAY /* of integers */ };
+
+#define MODULE_ROLES                                                                               \
+	(ROLE(RASP_ROLE_MODULE) | ROLE(RASP_ROLE_BUILD_ID) | ROLE(RASP_ROLE_DEBUG_LINK))
+
+/* The payload fields a role reads, by the manifests' names (LTTng-UST's own for its state
+ * dump and dlopen events). */
 static const struct {
 	const char *name;
-	bool string; /* string, else integer */
+	enum kind kind;
 	bool optional;
 	unsigned roles;
 } fields[RASP_NFIELDS] = {
-    [RASP_F_KIND] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_ALLOCATIONKIND, false, false,
+    [RASP_F_KIND] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_ALLOCATIONKIND, F_INT, false,
 		     ROLE(RASP_ROLE_SAMPLED)},
-    [RASP_F_TYPE] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_TYPENAME, true, false,
+    [RASP_F_TYPE] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_TYPENAME, F_STRING, false,
 		     ROLE(RASP_ROLE_SAMPLED) | ROLE(RASP_ROLE_TICK)},
-    [RASP_F_SIZE] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_OBJECTSIZE, false, false,
+    [RASP_F_SIZE] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_OBJECTSIZE, F_INT, false,
 		     ROLE(RASP_ROLE_SAMPLED)},
-    [RASP_F_OFFSET] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_SAMPLEDBYTEOFFSET, false,
+    [RASP_F_OFFSET] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_SAMPLEDBYTEOFFSET, F_INT,
 		       false, ROLE(RASP_ROLE_SAMPLED)},
-    [RASP_F_MEAN] = {RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_FIELD_SAMPLINGMEAN, false, false,
+    [RASP_F_MEAN] = {RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_FIELD_SAMPLINGMEAN, F_INT, false,
 		     ROLE(RASP_ROLE_CONFIGURED)},
-    [RASP_F_AMOUNT] = {RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V2_FIELD_ALLOCATIONAMOUNT, false,
+    [RASP_F_AMOUNT] = {RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V2_FIELD_ALLOCATIONAMOUNT, F_INT,
 		       false, ROLE(RASP_ROLE_TICK)},
     [RASP_F_AMOUNT64] = {RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V2_FIELD_ALLOCATIONAMOUNT64,
-			 false, true, ROLE(RASP_ROLE_TICK)},
+			 F_INT, true, ROLE(RASP_ROLE_TICK)},
+    [RASP_F_FRAMES] = {RASP_EVENT_DOTNETRUNTIME_CLRSTACKWALK_FIELD_STACK, F_ARRAY, false,
+		       ROLE(RASP_ROLE_STACK)},
+    [RASP_F_BADDR] = {"baddr", F_INT, false, MODULE_ROLES},
+    [RASP_F_MEMSZ] = {"memsz", F_INT, false, ROLE(RASP_ROLE_MODULE)},
+    [RASP_F_PATH] = {"path", F_STRING, false, ROLE(RASP_ROLE_MODULE)},
+    [RASP_F_PIC] = {"is_pic", F_INT, true, ROLE(RASP_ROLE_MODULE)},
+    [RASP_F_BUILD_ID] = {"build_id", F_ARRAY, false, ROLE(RASP_ROLE_BUILD_ID)},
+    [RASP_F_LINK] = {"filename", F_STRING, false, ROLE(RASP_ROLE_DEBUG_LINK)},
 };
 
 const char *rasp_bt_field_name(int f)
@@ -79,6 +93,22 @@ static uint64_t context_index(const bt_field_class *ctx, const char *name, bool 
 	return i;
 }
 
+static bool kind_fits(enum kind k, const bt_field_class *fc, bt_field_class_type t)
+{
+	switch (k) {
+	case F_STRING:
+		return t == BT_FIELD_CLASS_TYPE_STRING;
+	case F_ARRAY:
+		return bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ARRAY) &&
+		       bt_field_class_type_is(
+			   bt_field_class_get_type(
+			       bt_field_class_array_borrow_element_field_class_const(fc)),
+			   BT_FIELD_CLASS_TYPE_INTEGER);
+	default:
+		return bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER);
+	}
+}
+
 static void learn(struct rasp_bt_class *info, const bt_event_class *cls)
 {
 	const bt_field_class *payload = bt_event_class_borrow_payload_field_class_const(cls);
@@ -106,13 +136,14 @@ static void learn(struct rasp_bt_class *info, const bt_event_class *cls)
 			continue;
 		}
 		t = bt_field_class_get_type(member_class(payload, info->index[f]));
-		if (fields[f].string ? t != BT_FIELD_CLASS_TYPE_STRING
-				     : !bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER)) {
+		if (!kind_fits(fields[f].kind, member_class(payload, info->index[f]), t)) {
 			if (info->bad_field < 0) {
 				info->bad_field = f;
-				info->bad_reason = fields[f].string
-						       ? "wrong-type (expected a string)"
-						       : "wrong-type (expected an integer)";
+				info->bad_reason =
+				    fields[f].kind == F_STRING ? "wrong-type (expected a string)"
+				    : fields[f].kind == F_ARRAY
+					? "wrong-type (expected an array of integers)"
+					: "wrong-type (expected an integer)";
 			}
 			info->index[f] = NO_INDEX;
 		}
@@ -200,8 +231,21 @@ static int64_t context_id(const bt_field *ctx, uint64_t index)
 		   : bt_field_integer_signed_get_value(f);
 }
 
-int rasp_bt_event_decode(const struct rasp_bt_class *c, const bt_message *msg,
-			 struct rasp_event *e, const char **field, const char **reason)
+/* An array field's integer elements into out (at most cap; the rest is dropped); its length
+ * kept. -1 when an element is negative. */
+static int field_array(const bt_field *f, uint64_t *out, size_t cap, size_t *n)
+{
+	uint64_t len = bt_field_array_get_length(f);
+
+	*n = len < cap ? (size_t)len : cap;
+	for (size_t i = 0; i < *n; i++)
+		if (field_u64(bt_field_array_borrow_element_field_by_index_const(f, i), &out[i]))
+			return -1;
+	return 0;
+}
+
+int rasp_bt_event_decode(struct rasp_bt_class *c, const bt_message *msg, struct rasp_event *e,
+			 const char **field, const char **reason)
 {
 	const bt_event *ev = bt_message_event_borrow_event_const(msg);
 	const bt_field *payload, *ctx;
@@ -210,7 +254,8 @@ int rasp_bt_event_decode(const struct rasp_bt_class *c, const bt_message *msg,
 
 	*e = (struct rasp_event){.role = c->role, .pid = RASP_ID_UNKNOWN, .tid = RASP_ID_UNKNOWN};
 	if (bt_message_event_borrow_stream_class_default_clock_class_const(msg)) {
-		const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
+		const bt_clock_snapshot *cs =
+		    bt_message_event_borrow_default_clock_snapshot_const(msg);
 
 		e->timed = bt_clock_snapshot_get_ns_from_origin(cs, &e->ns) ==
 			   BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK;
@@ -227,7 +272,7 @@ int rasp_bt_event_decode(const struct rasp_bt_class *c, const bt_message *msg,
 		if (c->index[i] == NO_INDEX)
 			continue;
 		f[i] = bt_field_structure_borrow_member_field_by_index_const(payload, c->index[i]);
-		if (!fields[i].string && field_u64(f[i], &v[i])) {
+		if (fields[i].kind == F_INT && field_u64(f[i], &v[i])) {
 			*field = fields[i].name;
 			*reason = "negative";
 			return -EINVAL;
@@ -247,5 +292,29 @@ int rasp_bt_event_decode(const struct rasp_bt_class *c, const bt_message *msg,
 	e->mean = v[RASP_F_MEAN];
 	/* Ticks: V2 and later carry the 64-bit amount; the 32-bit one wraps past 4 GiB. */
 	e->amount = f[RASP_F_AMOUNT64] ? v[RASP_F_AMOUNT64] : v[RASP_F_AMOUNT];
+	if (f[RASP_F_FRAMES]) {
+		if (field_array(f[RASP_F_FRAMES], c->frames, RASP_STACK_MAX_FRAMES, &e->nframes)) {
+			*field = fields[RASP_F_FRAMES].name;
+			*reason = "negative";
+			return -EINVAL;
+		}
+		e->frames = c->frames;
+	}
+	e->base = v[RASP_F_BADDR];
+	e->memsz = v[RASP_F_MEMSZ];
+	e->pic = v[RASP_F_PIC] != 0;
+	if (f[RASP_F_PATH])
+		e->path = bt_field_string_get_value(f[RASP_F_PATH]);
+	if (f[RASP_F_LINK])
+		e->path = bt_field_string_get_value(f[RASP_F_LINK]);
+	if (f[RASP_F_BUILD_ID]) {
+		uint64_t b[RASP_BUILD_ID_MAX];
+
+		if (field_array(f[RASP_F_BUILD_ID], b, RASP_BUILD_ID_MAX, &e->build_id_len))
+			e->build_id_len = 0;
+		for (size_t i = 0; i < e->build_id_len; i++)
+			c->bytes[i] = (uint8_t)b[i];
+		e->build_id = c->bytes;
+	}
 	return 0;
 }

@@ -11,16 +11,34 @@
 #include "event.h"
 #include "index.h"
 
-enum { RASP_F_KIND, RASP_F_TYPE, RASP_F_SIZE, RASP_F_OFFSET, RASP_F_MEAN, RASP_F_AMOUNT,
-       RASP_F_AMOUNT64, RASP_NFIELDS };
+enum {
+	RASP_F_KIND,
+	RASP_F_TYPE,
+	RASP_F_SIZE,
+	RASP_F_OFFSET,
+	RASP_F_MEAN,
+	RASP_F_AMOUNT,
+	RASP_F_AMOUNT64,
+	RASP_F_FRAMES,
+	RASP_F_BADDR,
+	RASP_F_MEMSZ,
+	RASP_F_PATH,
+	RASP_F_PIC,
+	RASP_F_BUILD_ID,
+	RASP_F_LINK,
+	RASP_NFIELDS
+};
 
 struct rasp_bt_class {
 	const bt_event_class *cls; /* a reference is held */
 	enum rasp_role role;
-	uint64_t index[RASP_NFIELDS];	/* payload member index, UINT64_MAX when absent */
-	uint64_t vpid, vtid, procname;	/* common-context member index, UINT64_MAX if absent */
-	int bad_field;			/* RASP_F_* of the first unusable field, -1 if none */
+	uint64_t index[RASP_NFIELDS];  /* payload member index, UINT64_MAX when absent */
+	uint64_t vpid, vtid, procname; /* common-context member index, UINT64_MAX if absent */
+	int bad_field;		       /* RASP_F_* of the first unusable field, -1 if none */
 	const char *bad_reason;
+	/* Where an event's array fields are decoded (stack frames, build id bytes). */
+	uint64_t frames[RASP_STACK_MAX_FRAMES];
+	uint8_t bytes[RASP_BUILD_ID_MAX];
 };
 
 struct rasp_bt_classes {
@@ -36,8 +54,8 @@ void rasp_bt_classes_fini(struct rasp_bt_classes *cs);
 
 /* Decodes an event message of class c. 0, or -EINVAL for a malformed event with the field
  * name and reason in *field and *reason. */
-int rasp_bt_event_decode(const struct rasp_bt_class *c, const bt_message *msg,
-			 struct rasp_event *e, const char **field, const char **reason);
+int rasp_bt_event_decode(struct rasp_bt_class *c, const bt_message *msg, struct rasp_event *e,
+			 const char **field, const char **reason);
 
 /* The name of field RASP_F_* (for messages). */
 const char *rasp_bt_field_name(int f);

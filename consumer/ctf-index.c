@@ -31,7 +31,8 @@ int rasp_ctf_index_parse(const void *buf, size_t len, struct rasp_ctf_index *out
 		return -EINVAL;
 	}
 	if (major != 1 || entry < ENTRY_MIN || entry > 4096) {
-		snprintf(err, errlen, "unsupported index version %" PRIu32 ".%" PRIu32
+		snprintf(err, errlen,
+			 "unsupported index version %" PRIu32 ".%" PRIu32
 			 " or entry length %" PRIu32 " at offset 4",
 			 major, minor, entry);
 		return -EINVAL;

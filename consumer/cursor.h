@@ -11,8 +11,8 @@
 
 struct rasp_cursor {
 	const uint8_t *base;
-	size_t len; /* bytes from base */
-	size_t pos; /* next byte to read */
+	size_t len;	 /* bytes from base */
+	size_t pos;	 /* next byte to read */
 	uint64_t origin; /* file offset of base, for messages */
 	bool failed;	 /* a read went past the end; every later read fails too */
 };

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-double rasp_diff_p_value(const struct rasp_est_total *b, const struct rasp_est_total *n,
-			 double z_c)
+double rasp_diff_p_value(const struct rasp_est_total *b, const struct rasp_est_total *n, double z_c)
 {
 	double diff = n->bytes - b->bytes, se_b, se_n, se;
 

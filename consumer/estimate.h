@@ -32,11 +32,11 @@ double rasp_normal_quantile(double prob);
 #define RASP_EST_CONTRADICTION 1e-6
 
 struct rasp_est_cell {
-	double p;	  /* per-byte success probability of this thread's sampler, 1/mean */
-	uint64_t samples; /* s: sampled objects */
-	double bytes;	  /* weighted estimate: sum z / (1 - q^z) */
-	double objects;	  /* weighted estimate: sum 1 / (1 - q^z) */
-	double unsampled; /* u: sum (z - o), the sampled byte and the untried bytes after it */
+	double p;	      /* per-byte success probability of this thread's sampler, 1/mean */
+	uint64_t samples;     /* s: sampled objects */
+	double bytes;	      /* weighted estimate: sum z / (1 - q^z) */
+	double objects;	      /* weighted estimate: sum 1 / (1 - q^z) */
+	double unsampled;     /* u: sum (z - o), the sampled byte and the untried bytes after it */
 	double sampled_bytes; /* sum z: bytes of the sampled objects, certainly allocated */
 };
 
@@ -95,8 +95,9 @@ double rasp_nb_quantile(double prob, double s, double p);
  * doc's form, for a window that starts just after a sample and ends on one):
  * [F^-1((1-C)/2; s) + u, F^-1((1+C)/2; s) + u] with F the CDF of NB(s, p). s = 0 gives
  * [u, u]. -EINVAL on a NULL pointer, s or u negative or not finite, p out of (0, 1] or a
- * confidence out of range; -ERANGE as for rasp_est_sum. rasp_est_sum applies the adjustments instead (upper bound with
- * one more sample per sampling mean); this form is for tests and aligned windows. */
+ * confidence out of range; -ERANGE as for rasp_est_sum. rasp_est_sum applies the adjustments
+ * instead (upper bound with one more sample per sampling mean); this form is for tests and aligned
+ * windows. */
 int rasp_est_interval(double samples, double p, double unsampled, double confidence, double *low,
 		      double *high);
 

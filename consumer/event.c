@@ -20,6 +20,19 @@ enum rasp_role rasp_role_of(const char *name)
 	    strcmp(name, RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V3_LTTNG) == 0 ||
 	    strcmp(name, RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V4_LTTNG) == 0)
 		return RASP_ROLE_TICK;
+	if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_CLRSTACKWALK_LTTNG) == 0)
+		return RASP_ROLE_STACK;
+	/* LTTng-UST's own events (lttng-ust(3)): the state dump of the objects loaded when a
+	 * session starts, and the dlopen wrapper's (liblttng-ust-dl.so). */
+	if (strcmp(name, "lttng_ust_statedump:bin_info") == 0 ||
+	    strcmp(name, "lttng_ust_dl:dlopen") == 0 || strcmp(name, "lttng_ust_dl:dlmopen") == 0)
+		return RASP_ROLE_MODULE;
+	if (strcmp(name, "lttng_ust_statedump:build_id") == 0 ||
+	    strcmp(name, "lttng_ust_dl:build_id") == 0)
+		return RASP_ROLE_BUILD_ID;
+	if (strcmp(name, "lttng_ust_statedump:debug_link") == 0 ||
+	    strcmp(name, "lttng_ust_dl:debug_link") == 0)
+		return RASP_ROLE_DEBUG_LINK;
 	return RASP_ROLE_OTHER;
 }
 
@@ -33,15 +46,41 @@ int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const cha
 	switch (e->role) {
 	case RASP_ROLE_SAMPLED:
 		if (e->size == 0 || e->offset >= e->size) {
-			*field = e->size ? RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_SAMPLEDBYTEOFFSET
-					 : RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_OBJECTSIZE;
+			*field =
+			    e->size
+				? RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_SAMPLEDBYTEOFFSET
+				: RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_OBJECTSIZE;
 			snprintf(why, whylen,
 				 "%s (SampledByteOffset=%" PRIu64 " ObjectSize=%" PRIu64 ")",
 				 e->size ? "not-below-ObjectSize" : "zero", e->offset, e->size);
 			return -EINVAL;
 		}
-		ret = rasp_tally_add_sample(t, e->type, e->kind, e->pid, e->tid, e->size,
-					    e->offset);
+		{
+			const uint64_t *frames = NULL;
+			size_t n = rasp_tally_take_stack(t, e->pid, e->tid, &frames);
+
+			ret = rasp_tally_add_sample_stack(t, e->type, e->kind, e->pid, e->tid,
+							  e->size, e->offset, frames, n);
+		}
+		break;
+	case RASP_ROLE_STACK:
+		ret = rasp_tally_pend_stack(t, e->pid, e->tid, e->frames, e->nframes);
+		break;
+	case RASP_ROLE_MODULE:
+		ret = rasp_modules_add(&t->modules, e->pid, e->base, e->memsz, e->path, e->pic);
+		if (ret == -EINVAL) /* an object of no size or path: nothing to resolve in it */
+			ret = 0;
+		rasp_tally_add_other_event(t);
+		break;
+	case RASP_ROLE_BUILD_ID:
+		/* For an object the state dump named; any other is of no use. */
+		rasp_modules_set_build_id(&t->modules, e->pid, e->base, e->build_id,
+					  e->build_id_len);
+		rasp_tally_add_other_event(t);
+		break;
+	case RASP_ROLE_DEBUG_LINK:
+		rasp_modules_set_debug_link(&t->modules, e->pid, e->base, e->path);
+		rasp_tally_add_other_event(t);
 		break;
 	case RASP_ROLE_CONFIGURED:
 		if (e->mean == 0) {

@@ -16,6 +16,12 @@ enum rasp_role {
 	RASP_ROLE_SAMPLED,    /* DotNETRuntime:AllocationSampled */
 	RASP_ROLE_CONFIGURED, /* Rasp_Runtime:SamplingConfigured */
 	RASP_ROLE_TICK,	      /* DotNETRuntime:GCAllocationTick_V2/V3/V4 */
+	RASP_ROLE_STACK, /* DotNETRuntime:ClrStackWalk: the stack of the thread's next sample */
+	/* Where code was (LTTng-UST's state dump and dlopen events): an object loaded, its build
+	 * id, its debug link. */
+	RASP_ROLE_MODULE,
+	RASP_ROLE_BUILD_ID,
+	RASP_ROLE_DEBUG_LINK,
 };
 
 /* The role of an event class by its name (names from the generated rasp/event-meta.h). */
@@ -23,16 +29,23 @@ enum rasp_role rasp_role_of(const char *event_name);
 
 struct rasp_event {
 	enum rasp_role role;
-	const char *type; /* TypeName (NULL: "NULL") */
-	uint64_t kind;	  /* AllocationKind */
-	uint64_t size;	  /* ObjectSize */
-	uint64_t offset;  /* SampledByteOffset */
-	uint64_t mean;	  /* SamplingMean */
-	uint64_t amount;  /* AllocationAmount64, or AllocationAmount */
-	int64_t pid, tid; /* RASP_ID_UNKNOWN when absent */
+	const char *type;     /* TypeName (NULL: "NULL") */
+	uint64_t kind;	      /* AllocationKind */
+	uint64_t size;	      /* ObjectSize */
+	uint64_t offset;      /* SampledByteOffset */
+	uint64_t mean;	      /* SamplingMean */
+	uint64_t amount;      /* AllocationAmount64, or AllocationAmount */
+	int64_t pid, tid;     /* RASP_ID_UNKNOWN when absent */
 	const char *procname; /* NULL when absent */
 	bool timed;
-	int64_t ns; /* timestamp from the clock's origin */
+	int64_t ns;		/* timestamp from the clock's origin */
+	const uint64_t *frames; /* STACK: return addresses, innermost first */
+	size_t nframes;
+	uint64_t base, memsz;	 /* MODULE (base and size), BUILD_ID, DEBUG_LINK (base) */
+	const char *path;	 /* MODULE: the object's path; DEBUG_LINK: the debug file's name */
+	bool pic;		 /* MODULE: position-independent */
+	const uint8_t *build_id; /* BUILD_ID */
+	size_t build_id_len;
 };
 
 /* Applies one decoded event to t. A malformed event returns -EINVAL with the field and the

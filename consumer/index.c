@@ -25,8 +25,7 @@ static int build(struct rasp_index *ix, size_t size, size_t n, rasp_index_hash_f
 	return 0;
 }
 
-int rasp_index_reserve(struct rasp_index *ix, size_t n, rasp_index_hash_fn hash_of,
-		       const void *ctx)
+int rasp_index_reserve(struct rasp_index *ix, size_t n, rasp_index_hash_fn hash_of, const void *ctx)
 {
 	size_t size;
 
@@ -40,8 +39,7 @@ int rasp_index_reserve(struct rasp_index *ix, size_t n, rasp_index_hash_fn hash_
 	return build(ix, size, n, hash_of, ctx);
 }
 
-int rasp_index_rebuild(struct rasp_index *ix, size_t n, rasp_index_hash_fn hash_of,
-		       const void *ctx)
+int rasp_index_rebuild(struct rasp_index *ix, size_t n, rasp_index_hash_fn hash_of, const void *ctx)
 {
 	size_t size = 64;
 

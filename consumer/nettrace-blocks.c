@@ -1,6 +1,6 @@
 /* The contents of NetTrace blocks (nettrace-internal.h): stacks, V6 threads, event headers
- * (compressed and not) and sequence points with the losses their sequence numbers show. Everything reads through the cursor;
- * the first malformed byte fails the reader with its offset. */
+ * (compressed and not) and sequence points with the losses their sequence numbers show. Everything
+ * reads through the cursor; the first malformed byte fails the reader with its offset. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +61,8 @@ static const struct v6_thread *v6_thread(const struct rasp_nt_reader *r, uint64_
 	return NULL;
 }
 
-/* ---- Stacks ------------------------------------------------------------------------------------ */
+/* ---- Stacks ------------------------------------------------------------------------------------
+ */
 
 void rasp__nt_stacks_clear(struct rasp_nt_reader *r)
 {
@@ -83,8 +84,8 @@ int rasp__nt_stack_block(struct rasp_nt_reader *r, struct rasp_cursor *c)
 
 		if (!rasp_cursor_u32le(c, &size) || size % ptr || size / ptr > MAX_STACK ||
 		    rasp_cursor_left(c) < size)
-			return fail(r, rasp_cursor_offset(c), "bad stack %" PRIu32 " (%" PRIu32
-				    " bytes)", first + i, size);
+			return fail(r, rasp_cursor_offset(c),
+				    "bad stack %" PRIu32 " (%" PRIu32 " bytes)", first + i, size);
 		if (rasp_array_grow((void **)&r->stacks, &r->capstacks, r->nstacks,
 				    sizeof(*r->stacks)))
 			return fail(r, rasp_cursor_offset(c), "out of memory");
@@ -125,7 +126,8 @@ static const struct stack *stack_get(const struct rasp_nt_reader *r, uint32_t id
 	return lo < r->nstacks && r->stacks[lo].id == id ? &r->stacks[lo] : NULL;
 }
 
-/* ---- Events ------------------------------------------------------------------------------------ */
+/* ---- Events ------------------------------------------------------------------------------------
+ */
 
 /* The header state compressed headers are relative to; reset at every block. */
 struct hdr {
@@ -232,7 +234,8 @@ static int blobs(struct rasp_nt_reader *r, struct rasp_cursor *c, bool compresse
 			if (flags & RASP_NT_F_STACK_ID)
 				rasp_cursor_varuint32(c, &h.stack);
 			rasp_cursor_varuint64(c, &dts);
-			h.ts = (int64_t)((uint64_t)h.ts + dts); /* deltas wrap: "negative" is fine */
+			h.ts =
+			    (int64_t)((uint64_t)h.ts + dts); /* deltas wrap: "negative" is fine */
 			if (flags & RASP_NT_F_ACTIVITY_ID) {
 				uint32_t label;
 
@@ -270,7 +273,8 @@ static int blobs(struct rasp_nt_reader *r, struct rasp_cursor *c, bool compresse
 		}
 		payload = rasp_cursor_take(c, h.payload);
 		if (c->failed || !payload)
-			return fail(r, at, "event cut short (payload %" PRIu32 " bytes)", h.payload);
+			return fail(r, at, "event cut short (payload %" PRIu32 " bytes)",
+				    h.payload);
 		if (take_event(r, &h, payload, at, metadata))
 			return -1;
 		if (!metadata && h.sorted && h.ts > r->mark)
@@ -382,8 +386,8 @@ int rasp__nt_v6_threads(struct rasp_nt_reader *r, struct rasp_cursor *c)
 				else
 					th.tid = v;
 			} else {
-				return fail(r, rasp_cursor_offset(&t) - 1, "unknown thread field %u",
-					    kind);
+				return fail(r, rasp_cursor_offset(&t) - 1,
+					    "unknown thread field %u", kind);
 			}
 			if (t.failed)
 				return fail(r, t.origin, "thread row cut short");

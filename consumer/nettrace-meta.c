@@ -140,7 +140,8 @@ int rasp__nt_v6_metadata_row(struct rasp_nt_reader *r, struct rasp_cursor *c)
 		goto cut;
 	{
 		const uint8_t *opt = rasp_cursor_take(c, optsize);
-		struct rasp_cursor o = rasp_cursor_make(opt, opt ? optsize : 0, rasp_cursor_offset(c));
+		struct rasp_cursor o =
+		    rasp_cursor_make(opt, opt ? optsize : 0, rasp_cursor_offset(c));
 
 		if (!opt)
 			goto cut;
@@ -192,7 +193,6 @@ cut:
 	return fail(r, at, "metadata row cut short");
 }
 
-
 /* The 48-byte V4 Trace object body, or the V6 Trace block. */
 int rasp__nt_trace_header(struct rasp_nt_reader *r, struct rasp_cursor *c)
 {
@@ -227,8 +227,8 @@ int rasp__nt_trace_header(struct rasp_nt_reader *r, struct rasp_cursor *c)
 	if (c->failed)
 		return fail(r, rasp_cursor_offset(c), "trace header cut short");
 	if ((ptr != 4 && ptr != 8) || freq == 0 || freq > INT64_MAX)
-		return fail(r, c->origin, "bad trace header: pointer size %" PRIu32
-			    ", clock frequency %" PRIu64,
+		return fail(r, c->origin,
+			    "bad trace header: pointer size %" PRIu32 ", clock frequency %" PRIu64,
 			    ptr, freq);
 	r->info.pointer_size = ptr;
 	r->info.sync_ticks = (int64_t)qpc;
@@ -240,7 +240,8 @@ int rasp__nt_trace_header(struct rasp_nt_reader *r, struct rasp_cursor *c)
 	    t[6] < 61 && t[7] < 1000) {
 		int64_t y = (int64_t)t[0] - (t[1] <= 2), era = (y >= 0 ? y : y - 399) / 400;
 		int64_t yoe = y - era * 400, mp = (t[1] + 9) % 12;
-		int64_t doy = (153 * mp + 2) / 5 + t[3] - 1, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+		int64_t doy = (153 * mp + 2) / 5 + t[3] - 1,
+			doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
 		int64_t days = era * 146097 + doe - 719468;
 
 		int64_t ms = (days * 86400 + t[4] * 3600 + t[5] * 60 + t[6]) * 1000 + t[7];
@@ -251,5 +252,3 @@ int rasp__nt_trace_header(struct rasp_nt_reader *r, struct rasp_cursor *c)
 	}
 	return 0;
 }
-
-

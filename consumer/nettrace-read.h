@@ -30,15 +30,16 @@ struct rasp_nt_meta {
 	char *name;	/* UTF-8, often empty (runtime events) */
 	uint32_t event_id, version, level;
 	uint64_t keywords;
-	const struct rasp_event_desc *desc; /* the known layout (highest version <= this), or NULL */
+	const struct rasp_event_desc
+	    *desc; /* the known layout (highest version <= this), or NULL */
 };
 
 struct rasp_nt_event {
 	const struct rasp_nt_meta *meta;
-	int64_t timestamp;   /* clock ticks */
-	uint64_t thread_id;  /* OS thread id */
-	int64_t pid;	     /* the process (V6: the thread's, else the trace's) */
-	uint32_t sequence;   /* per capture thread */
+	int64_t timestamp;     /* clock ticks */
+	uint64_t thread_id;    /* OS thread id */
+	int64_t pid;	       /* the process (V6: the thread's, else the trace's) */
+	uint32_t sequence;     /* per capture thread */
 	const uint64_t *stack; /* instruction pointers, leaf first; NULL: none */
 	size_t stack_len;
 	const uint8_t *payload;

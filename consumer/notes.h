@@ -19,8 +19,9 @@ struct rasp_note {
 struct rasp_notes {
 	struct rasp_note *v;
 	size_t n;
-	int lost_data;	  /* estimates too low by an unknown amount (lost events, an incomplete input) */
-	int incomplete;	  /* an input is incomplete (tally warnings) */
+	int lost_data;	/* estimates too low by an unknown amount (lost events, an incomplete input)
+			 */
+	int incomplete; /* an input is incomplete (tally warnings) */
 	int assumed_mean; /* some samples were weighed with an assumed mean */
 };
 

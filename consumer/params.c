@@ -44,7 +44,7 @@ static bool word_in(const char *list, const char *word, size_t len)
 
 int rasp_group_by_parse(const char *text, unsigned *mask)
 {
-	static const char *const keys[] = {"type", "kind", "thread", "process"};
+	static const char *const keys[] = {"type", "kind", "thread", "process", "site", "stack"};
 	unsigned m = 0;
 
 	for (const char *p = text;;) {
@@ -58,7 +58,7 @@ int rasp_group_by_parse(const char *text, unsigned *mask)
 		}
 		while (len > 0 && w[len - 1] == ' ')
 			len--;
-		for (unsigned k = 0; k < 4; k++)
+		for (unsigned k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 			if (strlen(keys[k]) == len && strncmp(w, keys[k], len) == 0)
 				bit = 1u << k;
 		if (!bit)
@@ -77,23 +77,32 @@ int rasp_group_by_parse(const char *text, unsigned *mask)
 
 #define STR_(x) #x
 #define STR(x)	STR_(x)
-#define FIELD(f) .offset = offsetof(struct rasp_report_options, f), \
-		 .size = sizeof(((struct rasp_report_options *)0)->f)
+#define FIELD(f)                                                                                   \
+	.offset = offsetof(struct rasp_report_options, f),                                         \
+	.size = sizeof(((struct rasp_report_options *)0)->f)
 
 const struct rasp_param rasp_report_params[] = {
     {.name = "format",
      .type = RASP_PARAM_CHOICE,
      .metavar = "FMT",
-     .accepted = "text|csv|json",
+     .accepted = "text|csv|json|folded|pprof|html",
      .def = "text",
      .help = "output format",
      FIELD(format)},
     {.name = "group-by",
      .type = RASP_PARAM_KEYS,
      .metavar = "KEYS",
-     .accepted = "type|kind|thread|process",
+     .accepted = "type|kind|thread|process|site|stack",
      .def = "type",
-     .help = "comma-separated keys the rows are grouped by",
+     .help = "comma-separated keys the rows are grouped by (site: the allocating function; "
+	     "stack: the whole call stack)",
+     FIELD(group_by)},
+    {.name = "by",
+     .type = RASP_PARAM_KEYS,
+     .metavar = "KEYS",
+     .accepted = "type|kind|thread|process|site|stack",
+     .def = "type",
+     .help = "the same as group-by",
      FIELD(group_by)},
     {.name = "confidence",
      .type = RASP_PARAM_REAL,
@@ -247,8 +256,8 @@ static int store(const struct rasp_param *p, void *opts, const struct rasp_param
 		return 0;
 	case RASP_PARAM_KEYS:
 		for (size_t i = 0; i < (v->kind == RASP_VALUE_STRINGS ? v->nstrings : 1); i++) {
-			if (rasp_group_by_parse(v->kind == RASP_VALUE_STRINGS ? v->strings[i] : v->s,
-						&m))
+			if (rasp_group_by_parse(
+				v->kind == RASP_VALUE_STRINGS ? v->strings[i] : v->s, &m))
 				goto bad_keys;
 			mask |= m;
 		}
@@ -318,7 +327,8 @@ int rasp_param_set(const struct rasp_param *table, void *opts, const char *name,
 	case RASP_PARAM_PATH:
 		if (v->kind != RASP_VALUE_STRING || v->s[0] == '\0') {
 			set_err(err, errlen, "bad parameter: name=%s value-kind=%s accepted=%s",
-				p->name, v->kind == RASP_VALUE_STRING ? "empty-string" : kind_name(v),
+				p->name,
+				v->kind == RASP_VALUE_STRING ? "empty-string" : kind_name(v),
 				p->accepted);
 			return -EINVAL;
 		}
@@ -348,8 +358,9 @@ int rasp_param_set(const struct rasp_param *table, void *opts, const char *name,
 					"bad parameter: name=%s value=%" PRIu64 " accepted=%s",
 					p->name, v->u, p->accepted);
 			else
-				set_err(err, errlen, "bad parameter: name=%s value=%.17g accepted=%s",
-					p->name, d, p->accepted);
+				set_err(err, errlen,
+					"bad parameter: name=%s value=%.17g accepted=%s", p->name,
+					d, p->accepted);
 			return -EINVAL;
 		}
 		n.d = d;

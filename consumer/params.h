@@ -22,8 +22,15 @@ enum rasp_param_type {
 
 /* A value as it arrives: from babeltrace2 (typed) or from the command line (text). */
 struct rasp_param_value {
-	enum { RASP_VALUE_STRING, RASP_VALUE_SIGNED, RASP_VALUE_UNSIGNED, RASP_VALUE_REAL,
-	       RASP_VALUE_BOOL, RASP_VALUE_STRINGS, RASP_VALUE_OTHER } kind;
+	enum {
+		RASP_VALUE_STRING,
+		RASP_VALUE_SIGNED,
+		RASP_VALUE_UNSIGNED,
+		RASP_VALUE_REAL,
+		RASP_VALUE_BOOL,
+		RASP_VALUE_STRINGS,
+		RASP_VALUE_OTHER
+	} kind;
 	const char *s;
 	int64_t i;
 	uint64_t u;
@@ -37,24 +44,24 @@ struct rasp_param_value {
  * unsigned group-by mask (KEYS), a double (REAL), a uint64_t (UINT), an owned char * (PATH) or
  * a bool (BOOL). */
 struct rasp_param {
-	const char *name;     /* babeltrace2 parameter; the CLI flag is --name */
-	char short_flag;      /* CLI short flag, or 0 */
+	const char *name; /* babeltrace2 parameter; the CLI flag is --name */
+	char short_flag;  /* CLI short flag, or 0 */
 	enum rasp_param_type type;
 	const char *metavar;  /* CLI: FMT, KEYS, C, BYTES, N, FILE */
 	const char *accepted; /* CHOICE/KEYS: the words; others: how errors describe the range */
 	const char *def;      /* the default, as help shows it */
 	const char *help;
-	double min, max;      /* REAL and UINT, inclusive; REAL excludes min when min_open */
+	double min, max; /* REAL and UINT, inclusive; REAL excludes min when min_open */
 	bool min_open;
-	bool suffixes;	      /* CLI text may end in K, M or G (powers of 1024) */
-	size_t offset, size;  /* of the field in the options struct */
+	bool suffixes;	     /* CLI text may end in K, M or G (powers of 1024) */
+	size_t offset, size; /* of the field in the options struct */
 };
 
 /* The report's options. */
 struct rasp_report_options {
-	char format[16];     /* a writer's name: text, csv, json */
-	unsigned group_by;   /* enum rasp_group_key mask */
-	double confidence;   /* in (0, RASP_EST_MAX_CONFIDENCE] */
+	char format[16];      /* a writer's name: text, csv, json, folded, pprof, html */
+	unsigned group_by;    /* enum rasp_group_key mask */
+	double confidence;    /* in (0, RASP_EST_MAX_CONFIDENCE] */
 	double sampling_mean; /* for processes with no SamplingConfigured, 1..2^48 */
 	uint64_t top;	      /* text: rows shown, 0 = all */
 	char *output;	      /* file (owned), NULL = standard output */

@@ -25,7 +25,7 @@ BT_PLUGIN_SINK_COMPONENT_CLASS_HELP(report, RASP_REPORT_SINK_HELP);
 BT_PLUGIN_SINK_COMPONENT_CLASS_INITIALIZE_METHOD(report, rasp__report_sink_initialize);
 BT_PLUGIN_SINK_COMPONENT_CLASS_FINALIZE_METHOD(report, rasp__report_sink_finalize);
 BT_PLUGIN_SINK_COMPONENT_CLASS_GRAPH_IS_CONFIGURED_METHOD(report,
-							 rasp__report_sink_graph_is_configured);
+							  rasp__report_sink_graph_is_configured);
 
 BT_PLUGIN_SOURCE_COMPONENT_CLASS(nettrace, rasp__nettrace_iter_next);
 BT_PLUGIN_SOURCE_COMPONENT_CLASS_DESCRIPTION(nettrace, RASP_NETTRACE_SOURCE_DESCRIPTION);
@@ -37,7 +37,8 @@ BT_PLUGIN_SOURCE_COMPONENT_CLASS_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD(
 BT_PLUGIN_SOURCE_COMPONENT_CLASS_MESSAGE_ITERATOR_CLASS_FINALIZE_METHOD(
     nettrace, rasp__nettrace_iter_finalize);
 
-BT_PLUGIN_SINK_COMPONENT_CLASS_WITH_ID(auto, nettrace_sink, "nettrace", rasp__nettrace_sink_consume);
+BT_PLUGIN_SINK_COMPONENT_CLASS_WITH_ID(auto, nettrace_sink, "nettrace",
+				       rasp__nettrace_sink_consume);
 BT_PLUGIN_SINK_COMPONENT_CLASS_DESCRIPTION_WITH_ID(auto, nettrace_sink,
 						   RASP_NETTRACE_SINK_DESCRIPTION);
 BT_PLUGIN_SINK_COMPONENT_CLASS_HELP_WITH_ID(auto, nettrace_sink, RASP_NETTRACE_SINK_HELP);

@@ -5,10 +5,17 @@
 #include <string.h>
 
 static const struct rasp_writer *const writers[] = {
-    &rasp_writer_text,
-    &rasp_writer_csv,
-    &rasp_writer_json,
+    &rasp_writer_text,	 &rasp_writer_csv,   &rasp_writer_json,
+    &rasp_writer_folded, &rasp_writer_pprof, &rasp_writer_html,
 };
+
+unsigned rasp_report_keys(const struct rasp_report_options *opt)
+{
+	if (strcmp(opt->format, "folded") == 0 || strcmp(opt->format, "pprof") == 0 ||
+	    strcmp(opt->format, "html") == 0)
+		return opt->group_by | RASP_GROUP_TYPE | RASP_GROUP_STACK;
+	return opt->group_by;
+}
 
 const struct rasp_writer *rasp_writer_find(const char *name)
 {

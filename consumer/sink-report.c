@@ -164,7 +164,7 @@ rasp__report_sink_initialize(bt_self_component_sink *self_sink,
 	if (init && init->tally) {
 		s->tally = init->tally;
 	} else {
-		s->tally = rasp_tally_create(s->opt.group_by, s->opt.sampling_mean);
+		s->tally = rasp_tally_create(rasp_report_keys(&s->opt), s->opt.sampling_mean);
 		s->own_tally = true;
 		if (!s->tally) {
 			status = BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;

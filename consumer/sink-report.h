@@ -29,12 +29,12 @@ rasp__report_sink_consume(bt_self_component_sink *self);
 /* The class, for graphs built in process (what the plugin registers). NULL on error. */
 bt_component_class_sink *rasp_report_sink_class_create(void);
 
-#define RASP_REPORT_SINK_DESCRIPTION                                                         \
-	"Estimate allocated bytes and objects per type, kind, thread or process from "        \
+#define RASP_REPORT_SINK_DESCRIPTION                                                               \
+	"Estimate allocated bytes and objects per type, kind, thread or process from "             \
 	"DotNETRuntime:AllocationSampled events."
-#define RASP_REPORT_SINK_HELP                                                                \
-	"Parameters: format=text|csv|json, group-by=\"type,kind,thread,process\", "            \
-	"confidence=0.95, sampling-mean=102400, top=N (text), output=\"FILE\", "               \
+#define RASP_REPORT_SINK_HELP                                                                      \
+	"Parameters: format=text|csv|json, group-by=\"type,kind,thread,process\", "                \
+	"confidence=0.95, sampling-mean=102400, top=N (text), output=\"FILE\", "                   \
 	"strict=true|false. See docs/consumer.md."
 
 #endif /* RASP_CONSUMER_SINK_REPORT_H */

@@ -39,11 +39,11 @@ struct rasp_nettrace_source_init {
 /* The class, for graphs built in process (what the plugin registers). NULL on error. */
 bt_component_class_source *rasp_nettrace_source_class_create(void);
 
-#define RASP_NETTRACE_SOURCE_DESCRIPTION                                                       \
-	"Read EventPipe .nettrace files (NetTrace V4, V5, V6) as events shaped like CoreCLR's "  \
+#define RASP_NETTRACE_SOURCE_DESCRIPTION                                                           \
+	"Read EventPipe .nettrace files (NetTrace V4, V5, V6) as events shaped like CoreCLR's "    \
 	"LTTng events."
-#define RASP_NETTRACE_SOURCE_HELP                                                              \
-	"Parameters: inputs=[\"FILE.nettrace\", ...]. One output port per file. See "            \
+#define RASP_NETTRACE_SOURCE_HELP                                                                  \
+	"Parameters: inputs=[\"FILE.nettrace\", ...]. One output port per file. See "              \
 	"docs/eventpipe.md."
 
 #endif /* RASP_CONSUMER_SOURCE_NETTRACE_H */

@@ -14,7 +14,8 @@ struct rasp_tally *rasp_tally_create(unsigned group_by, double default_mean)
 {
 	struct rasp_tally *t;
 
-	if (!(default_mean >= 1.0) || !isfinite(default_mean) || (group_by & ~RASP_GROUP_ALL))
+	if (!(default_mean >= 1.0) || !isfinite(default_mean) ||
+	    (group_by & ~(RASP_GROUP_ALL | RASP_GROUP_WHERE)))
 		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -47,6 +48,8 @@ void rasp_tally_destroy(struct rasp_tally *t)
 	rasp_index_free(&t->tmean_index);
 	free(t->cells);
 	rasp_index_free(&t->cell_index);
+	rasp_stacks_free(&t->stacks);
+	rasp_modules_free(&t->modules);
 	free_strings(t->warnings, t->nwarnings);
 	free_strings(t->inputs, t->ninputs);
 	free(t);
@@ -168,8 +171,7 @@ static struct rasp_tally_process *proc_get(struct rasp_tally *t, int64_t pid)
 		return NULL;
 	i = proc_find(t, pid, &slot);
 	if (i == SIZE_MAX) {
-		if (rasp_array_grow((void **)&t->procs, &t->capprocs, t->nprocs,
-				    sizeof(*t->procs)))
+		if (rasp_array_grow((void **)&t->procs, &t->capprocs, t->nprocs, sizeof(*t->procs)))
 			return NULL;
 		i = t->nprocs++;
 		t->procs[i] = (struct rasp_tally_process){.pid = pid, .name = RASP_NO_NAME};
@@ -287,23 +289,20 @@ int rasp_tally_set_mean(struct rasp_tally *t, int64_t pid, int64_t tid, double m
 
 /* ---- Cells ------------------------------------------------------------------------------- */
 
-static uint64_t cell_hash(uint32_t type, uint32_t kind, int64_t process, int64_t thread,
-			  double p)
+static uint64_t cell_hash(const struct rasp_tally_cell *c)
 {
 	uint64_t bits;
 
-	memcpy(&bits, &p, sizeof(bits));
-	return rasp_hash_mix64(rasp_hash_mix64(rasp_hash_mix64(((uint64_t)type << 32 | kind) ^
-							       (uint64_t)process) ^
-					       (uint64_t)thread) ^
+	memcpy(&bits, &c->est.p, sizeof(bits));
+	return rasp_hash_mix64(rasp_hash_mix64(rasp_hash_mix64(((uint64_t)c->type << 32 | c->kind) ^
+							       (uint64_t)c->process) ^
+					       (uint64_t)c->thread ^ ((uint64_t)c->stack << 40)) ^
 			       bits);
 }
 
 static uint64_t cell_hash_of(const void *ctx, size_t i)
 {
-	const struct rasp_tally_cell *c = &((const struct rasp_tally *)ctx)->cells[i];
-
-	return cell_hash(c->type, c->kind, c->process, c->thread, c->est.p);
+	return cell_hash(&((const struct rasp_tally *)ctx)->cells[i]);
 }
 
 static int cell_eq(const void *ctx, size_t i, const void *key)
@@ -312,7 +311,7 @@ static int cell_eq(const void *ctx, size_t i, const void *key)
 	const struct rasp_tally_cell *k = key;
 
 	return c->type == k->type && c->kind == k->kind && c->process == k->process &&
-	       c->thread == k->thread && c->est.p == k->est.p;
+	       c->thread == k->thread && c->stack == k->stack && c->est.p == k->est.p;
 }
 
 /* The mean that weighs a sample of (pid, tid), and whether it was assumed. */
@@ -336,6 +335,13 @@ static double sample_mean(struct rasp_tally *t, const struct rasp_tally_process 
 
 int rasp_tally_add_sample(struct rasp_tally *t, const char *type, uint64_t kind, int64_t pid,
 			  int64_t tid, uint64_t size, uint64_t offset)
+{
+	return rasp_tally_add_sample_stack(t, type, kind, pid, tid, size, offset, NULL, 0);
+}
+
+int rasp_tally_add_sample_stack(struct rasp_tally *t, const char *type, uint64_t kind, int64_t pid,
+				int64_t tid, uint64_t size, uint64_t offset, const uint64_t *frames,
+				size_t nframes)
 {
 	unsigned by = t->group_by;
 	struct rasp_tally_process *p;
@@ -364,6 +370,13 @@ int rasp_tally_add_sample(struct rasp_tally *t, const char *type, uint64_t kind,
 		key.process = pid;
 	if (by & RASP_GROUP_THREAD)
 		key.thread = tid;
+	if (by & RASP_GROUP_WHERE) {
+		int64_t id = rasp_stacks_intern(&t->stacks, pid, frames, nframes);
+
+		if (id < 0)
+			return (int)id;
+		key.stack = (uint32_t)id;
+	}
 	key.est.p = 1.0 / mean;
 
 	if (t->cells_sorted) {
@@ -375,12 +388,10 @@ int rasp_tally_add_sample(struct rasp_tally *t, const char *type, uint64_t kind,
 	ret = rasp_index_reserve(&t->cell_index, t->ncells, cell_hash_of, t);
 	if (ret)
 		return ret;
-	i = rasp_index_find(&t->cell_index, cell_hash(key.type, key.kind, key.process, key.thread,
-						       key.est.p),
-			    cell_eq, t, &key, &slot);
+	i = rasp_index_find(&t->cell_index, cell_hash(&key), cell_eq, t, &key, &slot);
 	if (i == SIZE_MAX) {
-		ret = rasp_array_grow((void **)&t->cells, &t->capcells, t->ncells,
-				      sizeof(*t->cells));
+		ret =
+		    rasp_array_grow((void **)&t->cells, &t->capcells, t->ncells, sizeof(*t->cells));
 		if (ret)
 			return ret;
 		ret = rasp_est_cell_init(&key.est, key.est.p);
@@ -405,7 +416,25 @@ int rasp_tally_add_sample(struct rasp_tally *t, const char *type, uint64_t kind,
 	p->samples++;
 	p->samples_assumed += assumed;
 	t->samples++;
+	t->samples_with_stack += nframes > 0;
 	return 0;
+}
+
+int rasp_tally_pend_stack(struct rasp_tally *t, int64_t pid, int64_t tid, const uint64_t *frames,
+			  size_t n)
+{
+	t->stack_events++;
+	if (!(t->group_by & RASP_GROUP_WHERE))
+		return 0;
+	return rasp_stacks_pend(&t->stacks, pid, tid, frames, n);
+}
+
+size_t rasp_tally_take_stack(struct rasp_tally *t, int64_t pid, int64_t tid,
+			     const uint64_t **frames)
+{
+	if (!(t->group_by & RASP_GROUP_WHERE))
+		return 0;
+	return rasp_stacks_take(&t->stacks, pid, tid, frames);
 }
 
 uint64_t rasp_tally_samples_assumed(const struct rasp_tally *t)
@@ -417,7 +446,8 @@ uint64_t rasp_tally_samples_assumed(const struct rasp_tally *t)
 	return n;
 }
 
-/* ---- Ticks, lost data, the rest --------------------------------------------------------------- */
+/* ---- Ticks, lost data, the rest ---------------------------------------------------------------
+ */
 
 int rasp_tally_add_tick(struct rasp_tally *t, const char *type, uint64_t amount)
 {

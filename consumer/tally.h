@@ -20,6 +20,8 @@
 
 #include "estimate.h"
 #include "index.h"
+#include "modules.h"
+#include "stacks.h"
 
 /* A process or thread id the trace did not carry (no vpid/vtid context). */
 #define RASP_ID_UNKNOWN INT64_MIN
@@ -32,8 +34,14 @@ enum rasp_group_key {
 	RASP_GROUP_KIND = 1u << 1,
 	RASP_GROUP_THREAD = 1u << 2,
 	RASP_GROUP_PROCESS = 1u << 3,
+	/* By where: the allocating function (the innermost frame of the sample's stack,
+	 * symbolized), or the whole stack. Cells then key on the interned stack; rows.c merges
+	 * the stacks of one site. */
+	RASP_GROUP_SITE = 1u << 4,
+	RASP_GROUP_STACK = 1u << 5,
 };
-#define RASP_GROUP_ALL 0xfu
+#define RASP_GROUP_ALL	 0xfu /* type, kind, thread, process */
+#define RASP_GROUP_WHERE (RASP_GROUP_SITE | RASP_GROUP_STACK)
 
 struct rasp_tally_type {
 	uint64_t hash;
@@ -48,11 +56,11 @@ struct rasp_tally_tick {
 
 struct rasp_tally_process {
 	int64_t pid;
-	size_t name;		  /* last procname seen (arena offset), RASP_NO_NAME if none */
-	double mean;		  /* last SamplingConfigured mean of the process, 0 if none */
-	uint64_t configured;	  /* SamplingConfigured events of the process */
-	uint64_t samples;	  /* AllocationSampled events */
-	uint64_t samples_assumed; /* of which weighed with the default mean: no mean known */
+	size_t name;		    /* last procname seen (arena offset), RASP_NO_NAME if none */
+	double mean;		    /* last SamplingConfigured mean of the process, 0 if none */
+	uint64_t configured;	    /* SamplingConfigured events of the process */
+	uint64_t samples;	    /* AllocationSampled events */
+	uint64_t samples_assumed;   /* of which weighed with the default mean: no mean known */
 	double mean_low, mean_high; /* range of the means its samples were weighed with */
 	bool declared; /* its producer's format fixes the mean (an EventPipe file: .NET's) */
 };
@@ -67,8 +75,9 @@ struct rasp_tally_thread_mean {
 /* Samples of one group drawn at one sampling mean (est.p = 1/mean): what rasp_est_sum
  * unbiases as a unit. Keys not grouped by are 0. */
 struct rasp_tally_cell {
-	uint32_t type; /* type index + 1 when grouped by type */
-	uint32_t kind; /* AllocationKind when grouped by kind (clamped to UINT32_MAX) */
+	uint32_t type;	/* type index + 1 when grouped by type */
+	uint32_t kind;	/* AllocationKind when grouped by kind (clamped to UINT32_MAX) */
+	uint32_t stack; /* stack id when grouped by site or stack, 0: the sample had none */
 	int64_t process, thread;
 	struct rasp_est_cell est;
 };
@@ -113,6 +122,11 @@ struct rasp_tally {
 	size_t nwarnings, capwarnings;
 	char **inputs; /* what was read (trace directories, files, URLs) */
 	size_t ninputs, capinputs;
+
+	struct rasp_stacks stacks;   /* the samples' stacks, when grouped by site or stack */
+	struct rasp_modules modules; /* the code of each process, for symbolizing them */
+	uint64_t samples_with_stack;
+	uint64_t stack_events; /* ClrStackWalk events, grouped by where or not */
 };
 
 struct rasp_tally *rasp_tally_create(unsigned group_by, double default_mean);
@@ -134,6 +148,18 @@ int rasp_tally_set_process_name(struct rasp_tally *t, int64_t pid, const char *n
  * -EINVAL when size is 0 or offset >= size (nothing is counted), -ENOMEM. */
 int rasp_tally_add_sample(struct rasp_tally *t, const char *type, uint64_t kind, int64_t pid,
 			  int64_t tid, uint64_t size, uint64_t offset);
+/* The same with the sample's call stack (nframes return addresses, innermost first; 0: none
+ * known), kept when the tally groups by site or stack. */
+int rasp_tally_add_sample_stack(struct rasp_tally *t, const char *type, uint64_t kind, int64_t pid,
+				int64_t tid, uint64_t size, uint64_t offset, const uint64_t *frames,
+				size_t nframes);
+
+/* A stack event (ClrStackWalk) of (pid, tid): the stack of the thread's next sample, kept when
+ * the tally groups by site or stack. Take gives it back (0 frames when none waits). */
+int rasp_tally_pend_stack(struct rasp_tally *t, int64_t pid, int64_t tid, const uint64_t *frames,
+			  size_t n);
+size_t rasp_tally_take_stack(struct rasp_tally *t, int64_t pid, int64_t tid,
+			     const uint64_t **frames);
 
 /* One GCAllocationTick_V2/3/4 event: `amount` bytes charged to `type`. */
 int rasp_tally_add_tick(struct rasp_tally *t, const char *type, uint64_t amount);

@@ -112,19 +112,24 @@ int rasp_diff_write_json(FILE *out, const struct rasp_diff_view *v)
 			const char *key;
 			double v;
 		} nums[] = {
-		    {"bytes_base", c->base.bytes},	     {"bytes_new", c->new_.bytes},
+		    {"bytes_base", c->base.bytes},
+		    {"bytes_new", c->new_.bytes},
 		    {"bytes_change", c->new_.bytes - c->base.bytes},
-		    {"bytes_base_low", c->base.bytes_low}, {"bytes_base_high", c->base.bytes_high},
-		    {"bytes_new_low", c->new_.bytes_low},   {"bytes_new_high", c->new_.bytes_high},
-		    {"objects_base", c->base.objects},	     {"objects_new", c->new_.objects},
+		    {"bytes_base_low", c->base.bytes_low},
+		    {"bytes_base_high", c->base.bytes_high},
+		    {"bytes_new_low", c->new_.bytes_low},
+		    {"bytes_new_high", c->new_.bytes_high},
+		    {"objects_base", c->base.objects},
+		    {"objects_new", c->new_.objects},
 		};
 
 		for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
 			fprintf(out, ", \"%s\": ", nums[k].key);
 			rasp_json_number(out, nums[k].v, "%.17g"); /* null, never NaN */
 		}
-		fprintf(out, ", \"samples_base\": %" PRIu64 ", \"samples_new\": %" PRIu64
-			     ", \"p_value\": ",
+		fprintf(out,
+			", \"samples_base\": %" PRIu64 ", \"samples_new\": %" PRIu64
+			", \"p_value\": ",
 			c->base.samples, c->new_.samples);
 		rasp_json_number(out, c->p_value, "%.6g");
 		fprintf(out, ", \"significant\": %s}", c->significant ? "true" : "false");

@@ -21,6 +21,7 @@ enum {
 	C_KIND,
 	C_PROCESS,
 	C_THREAD,
+	C_WHERE,
 	C_BYTES,
 	C_BYTES_CI,
 	C_SHARE,
@@ -35,7 +36,11 @@ struct line {
 	const char *cell[NCOLS];
 	char buf[NCOLS][112];
 	char process[160];
+	char where[1024];
 };
+
+/* Frames shown of a stack in the table (JSON and CSV have them all). */
+#define TEXT_FRAMES 4
 
 /* Display width in columns: UTF-8 code points. */
 static size_t width_of(const char *s)
@@ -99,6 +104,31 @@ static void process_text(const struct rasp_tally *t, int64_t pid, char *buf, siz
 		snprintf(buf, len, "%" PRId64, pid);
 }
 
+/* The site, or the innermost frames of the stack ("f < caller < ... (+n)"). */
+static void where_text(const struct rasp_report_view *v, const struct rasp_row *row, char *buf,
+		       size_t len)
+{
+	size_t depth = rasp_row_depth(v->tally, row), used = 0;
+
+	if (v->rows->group_by & RASP_GROUP_STACK) {
+		buf[0] = '\0';
+		for (size_t k = 0; k < depth && k < TEXT_FRAMES && used < len; k++) {
+			struct rasp_frame f;
+
+			if (rasp_row_frame(v->rows, v->tally, row, k, &f))
+				break;
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", k ? " < " : "",
+						 f.name);
+		}
+		if (depth > TEXT_FRAMES && used < len)
+			snprintf(buf + used, len - used, " < ... (+%zu)", depth - TEXT_FRAMES);
+		if (!depth)
+			snprintf(buf, len, "(no stack)");
+		return;
+	}
+	snprintf(buf, len, "%s", rasp_row_site(v->rows, row));
+}
+
 static void fill(struct line *l, const struct rasp_report_view *v, const struct rasp_row *row,
 		 const struct rasp_est_total *e, double share)
 {
@@ -115,6 +145,10 @@ static void fill(struct line *l, const struct rasp_report_view *v, const struct 
 		else
 			snprintf(l->buf[C_THREAD], sizeof(l->buf[0]), "%" PRId64, row->thread);
 		l->cell[C_THREAD] = l->buf[C_THREAD];
+		if (v->rows->group_by & RASP_GROUP_WHERE) {
+			where_text(v, row, l->where, sizeof(l->where));
+			l->cell[C_WHERE] = l->where;
+		}
 	}
 	rasp_format_bytes(e->bytes, l->buf[C_BYTES], sizeof(l->buf[0]));
 	rasp_format_count(e->objects, l->buf[C_OBJ], sizeof(l->buf[0]));
@@ -300,8 +334,9 @@ static void spread(double confidence, uint64_t n, double *below, double *above)
 
 static int write_text(const struct rasp_report_view *v, FILE *out)
 {
-	static const char *const heads[NCOLS] = {"TYPE", "KIND",  "PROCESS", "THREAD", "BYTES",
-						 "",	 "SHARE", "OBJECTS", "",       "SAMPLES"};
+	static const char *const heads[NCOLS] = {"TYPE",    "KIND",  "PROCESS", "THREAD",
+						 "SITE",    "BYTES", "",	"SHARE",
+						 "OBJECTS", "",	     "SAMPLES"};
 	const struct rasp_rows *rows = v->rows;
 	unsigned by = rows->group_by;
 	size_t shown_rows = v->opt->top && v->opt->top < rows->n ? v->opt->top : rows->n;
@@ -309,6 +344,7 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 			     by & RASP_GROUP_KIND,
 			     by & RASP_GROUP_PROCESS,
 			     by & RASP_GROUP_THREAD,
+			     by & RASP_GROUP_WHERE,
 			     true,
 			     true,
 			     true,
@@ -327,6 +363,8 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 	}
 	memset(&head, 0, sizeof(head));
 	memcpy(head.cell, heads, sizeof(heads));
+	if (by & RASP_GROUP_STACK)
+		head.cell[C_WHERE] = "STACK";
 	snprintf(ci, sizeof(ci), "%s INTERVAL", percent(v->opt->confidence, pct, sizeof(pct)));
 	head.cell[C_BYTES_CI] = head.cell[C_OBJ_CI] = ci;
 	while (!shown[first])

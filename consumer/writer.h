@@ -26,9 +26,17 @@ struct rasp_writer {
 };
 
 extern const struct rasp_writer rasp_writer_text, rasp_writer_csv, rasp_writer_json;
+/* Formats of stacks (the rows are grouped by type and stack at least: rasp_report_keys):
+ * folded stacks (flamegraph.pl, speedscope), pprof's profile.proto, gzipped (go tool pprof,
+ * Pyroscope), and one self-contained HTML page with a flame graph and the type table. */
+extern const struct rasp_writer rasp_writer_folded, rasp_writer_pprof, rasp_writer_html;
 
 /* The writer called name, NULL if none. */
 const struct rasp_writer *rasp_writer_find(const char *name);
+
+/* The keys a report's tally must group by: the options' group-by, and type and stack for the
+ * formats of stacks. */
+unsigned rasp_report_keys(const struct rasp_report_options *opt);
 
 /* Builds the rows and notes of t and writes them with the writer opt->format names.
  * mean_flag: how the user overrides the assumed mean, for the notes. 0 or a negative errno

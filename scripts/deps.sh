@@ -12,6 +12,9 @@ packages=(
   babeltrace2 libbabeltrace2-dev                  # trace reader and plugin API
   libcmocka-dev                                   # unit-test framework
   libjson-c-dev                                   # rasp diff reads JSON reports
+  libdw-dev                                       # elfutils: symbolizing stacks
+  libprotobuf-c-dev protobuf-c-compiler           # pprof output (profile.proto)
+  golang-go chromium                              # tests: go tool pprof, the HTML report
   python3-scipy                                   # reference values for the estimator tests
 )
 
