@@ -4,6 +4,8 @@
  * row's samples contradict the sampling model: the text report's "!"), and process_name when
  * grouped by process. The notes go to standard error: csv has no place for them. */
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "writer.h"
@@ -29,6 +31,36 @@ static void id(FILE *out, int64_t v)
 		fprintf(out, "%" PRId64, v);
 }
 
+/* The frames innermost first, joined by " < " (one quoted field). */
+static void stack_field(FILE *out, const struct rasp_report_view *v, const struct rasp_row *row)
+{
+	size_t depth = rasp_row_depth(v->tally, row), len = 0, cap = 256;
+	char *s = malloc(cap);
+
+	if (!s)
+		return;
+	s[0] = '\0';
+	for (size_t k = 0; k < depth; k++) {
+		struct rasp_frame f;
+		size_t need;
+
+		if (rasp_row_frame(v->rows, v->tally, row, k, &f))
+			break;
+		need = len + strlen(f.name) + 4;
+		if (need > cap) {
+			char *t = realloc(s, 2 * need);
+
+			if (!t)
+				break;
+			s = t;
+			cap = 2 * need;
+		}
+		len += (size_t)sprintf(s + len, "%s%s", k ? " < " : "", f.name);
+	}
+	field(out, depth ? s : "(no stack)");
+	free(s);
+}
+
 static void row_out(FILE *out, const struct rasp_report_view *v, const char *scope,
 		    const struct rasp_row *row, const struct rasp_est_total *e, double share)
 {
@@ -51,6 +83,15 @@ static void row_out(FILE *out, const struct rasp_report_view *v, const char *sco
 		fputc(',', out);
 		if (row)
 			id(out, row->process);
+	}
+	if (by & RASP_GROUP_SITE) {
+		fputc(',', out);
+		field(out, row ? rasp_row_site(v->rows, row) : "");
+	}
+	if (by & RASP_GROUP_STACK) {
+		fputc(',', out);
+		if (row)
+			stack_field(out, v, row);
 	}
 	fprintf(out, ",%" PRIu64 ",%.0f,%.0f,%.0f,%.1f,%.1f,%.1f,%.6f,%d", e->samples, e->bytes,
 		e->bytes_low, e->bytes_high, e->objects, e->objects_low, e->objects_high, share,
@@ -84,6 +125,10 @@ static int write_csv(const struct rasp_report_view *v, FILE *out)
 		fputs(",thread", out);
 	if (by & RASP_GROUP_PROCESS)
 		fputs(",process", out);
+	if (by & RASP_GROUP_SITE)
+		fputs(",site", out);
+	if (by & RASP_GROUP_STACK)
+		fputs(",stack", out);
 	fputs(",samples,bytes,bytes_low,bytes_high,objects,objects_low,objects_high,share,"
 	      "model_mismatch",
 	      out);

@@ -47,6 +47,39 @@ static void est(FILE *out, const struct rasp_est_total *e)
 	fprintf(out, ", \"model_mismatch\": %s", e->contradicts ? "true" : "false");
 }
 
+/* "stack": the frames, innermost first, each with what is known of it. */
+static void stack(FILE *out, const struct rasp_report_view *v, const struct rasp_row *row)
+{
+	size_t depth = rasp_row_depth(v->tally, row);
+
+	fputs("\"stack\": [", out);
+	for (size_t k = 0; k < depth; k++) {
+		struct rasp_frame f;
+
+		if (rasp_row_frame(v->rows, v->tally, row, k, &f))
+			break;
+		fputs(k ? ", {\"name\": " : "{\"name\": ", out);
+		rasp_json_string(out, f.name);
+		fputs(", \"function\": ", out);
+		if (f.function)
+			rasp_json_string(out, f.function);
+		else
+			fputs("null", out);
+		fputs(", \"file\": ", out);
+		if (f.file)
+			rasp_json_string(out, f.file);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"line\": %u, \"object\": ", f.line);
+		if (f.module)
+			rasp_json_string(out, f.module->path);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"offset\": %" PRIu64 "}", f.offset);
+	}
+	fputs("], ", out);
+}
+
 static void processes(FILE *out, const struct rasp_tally *t)
 {
 	bool first = true;
@@ -158,6 +191,13 @@ static int write_json(const struct rasp_report_view *v, FILE *out)
 			process_fields(out, t, row->process, "process", "process_name");
 			fputs(", ", out);
 		}
+		if (by & RASP_GROUP_SITE) {
+			fputs("\"site\": ", out);
+			rasp_json_string(out, rasp_row_site(rows, row));
+			fputs(", ", out);
+		}
+		if (by & RASP_GROUP_STACK)
+			stack(out, v, row);
 		est(out, &row->est);
 		fprintf(out, ", \"share\": %.6f}", row->share);
 	}
