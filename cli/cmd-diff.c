@@ -29,8 +29,9 @@ struct side {
 	json_object *json; /* a JSON side: the items' type names point into it */
 };
 
-/* The report's own entries, with format narrowed to what diff writes. */
-static struct rasp_param diff_params[5];
+/* The report's own entries, with format narrowed to what diff writes and the grouping to one
+ * key: types or sites. */
+static struct rasp_param diff_params[6];
 
 static void make_params(void)
 {
@@ -40,7 +41,11 @@ static void make_params(void)
 	diff_params[0].accepted = "text|json";
 	for (size_t i = 0; i < 3; i++)
 		diff_params[i + 1] = *rasp_param_find(rasp_report_params, shared[i]);
-	diff_params[4] = (struct rasp_param){.name = NULL};
+	diff_params[4] = *rasp_param_find(rasp_report_params, "by");
+	diff_params[4].accepted = "type|site";
+	diff_params[4].help = "compare per type (default) or per allocating function (traces "
+			      "recorded with stacks)";
+	diff_params[5] = (struct rasp_param){.name = NULL};
 }
 
 static void usage(void)
@@ -70,7 +75,7 @@ static int load_trace(const char *cmd, struct side *s, const struct rasp_report_
 	char *ops[] = {(char *)s->path};
 	int rc;
 
-	s->tally = rasp_tally_create(RASP_GROUP_TYPE, opt->sampling_mean);
+	s->tally = rasp_tally_create(opt->group_by, opt->sampling_mean);
 	if (!s->tally)
 		return -ENOMEM;
 	rc = rasp_cli_tally_operands(cmd, ops, 1, opt->strict, s->tally);
@@ -85,8 +90,10 @@ static int load_trace(const char *cmd, struct side *s, const struct rasp_report_
 	if (!s->items)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->rows.n; i++)
-		s->items[s->n++] = (struct rasp_diff_item){rasp_row_type(s->tally, &s->rows.v[i]),
-							   s->rows.v[i].est};
+		s->items[s->n++] = (struct rasp_diff_item){
+		    opt->group_by == RASP_GROUP_SITE ? rasp_row_site(&s->rows, &s->rows.v[i])
+						     : rasp_row_type(s->tally, &s->rows.v[i]),
+		    s->rows.v[i].est};
 	s->samples = s->tally->samples;
 	s->mean = opt->sampling_mean;
 	for (size_t i = 0; i < s->tally->nprocs; i++)
@@ -137,7 +144,7 @@ static int json_notes(json_object *root, struct rasp_notes *n)
 	return 0;
 }
 
-static int load_json(const char *cmd, struct side *s, double confidence)
+static int load_json(const char *cmd, struct side *s, double confidence, bool by_site)
 {
 	json_object *rows, *conf, *means;
 	int ok = 1;
@@ -185,15 +192,18 @@ static int load_json(const char *cmd, struct side *s, double confidence)
 		struct rasp_diff_item *it = &s->items[s->n];
 
 		ok = 1;
-		if (!json_object_object_get_ex(r, "type", &t) ||
+		if (!json_object_object_get_ex(r, by_site ? "site" : "type", &t) ||
 		    !json_object_is_type(t, json_type_string) ||
+		    json_object_object_get_ex(r, by_site ? "type" : "site", NULL) ||
+		    json_object_object_get_ex(r, "stack", NULL) ||
 		    json_object_object_get_ex(r, "kind", NULL) ||
 		    json_object_object_get_ex(r, "thread", NULL) ||
 		    json_object_object_get_ex(r, "process", NULL)) {
 			rasp_cli_error(cmd,
-				       "'%s': row %zu is not a per-type row (make the report with "
-				       "--group-by type)",
-				       s->path, i);
+				       "'%s': row %zu is not a per-%s row (make the report with "
+				       "--group-by %s)",
+				       s->path, i, by_site ? "site" : "type",
+				       by_site ? "site" : "type");
 			return -EINVAL;
 		}
 		it->type = json_object_get_string(t);
@@ -261,6 +271,11 @@ int rasp_cli_diff(int argc, char **argv)
 		rasp_report_options_fini(&opt);
 		return 2;
 	}
+	if (opt.group_by != RASP_GROUP_TYPE && opt.group_by != RASP_GROUP_SITE) {
+		rasp_cli_error(cmd, "--by takes one key: type or site");
+		rasp_report_options_fini(&opt);
+		return 2;
+	}
 	for (int i = 0; i < 2; i++) {
 		static const char *const which[] = {"BASE", "NEW"};
 
@@ -268,7 +283,8 @@ int rasp_cli_diff(int argc, char **argv)
 		if (is_trace(side[i].path))
 			rc = load_trace(cmd, &side[i], &opt);
 		else
-			rc = load_json(cmd, &side[i], opt.confidence);
+			rc = load_json(cmd, &side[i], opt.confidence,
+				       opt.group_by == RASP_GROUP_SITE);
 		if (rc) {
 			if (rc == -ENOMEM)
 				rasp_cli_error(cmd, "out of memory");
@@ -293,8 +309,10 @@ int rasp_cli_diff(int argc, char **argv)
 		goto out;
 	}
 	{
-		struct rasp_diff_view v = {side[0].path,   side[1].path,   changes,	  n,
-					   opt.confidence, &side[0].notes, &side[1].notes};
+		struct rasp_diff_view v = {side[0].path,   side[1].path,
+					   changes,	   n,
+					   opt.confidence, &side[0].notes,
+					   &side[1].notes, opt.group_by == RASP_GROUP_SITE};
 
 		rc = strcmp(opt.format, "json") == 0 ? rasp_diff_write_json(stdout, &v)
 						     : rasp_diff_write_text(stdout, &v);

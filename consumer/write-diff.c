@@ -42,21 +42,22 @@ static void notes_text(FILE *out, const char *side, const struct rasp_notes *n)
 
 int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v)
 {
-	size_t w = strlen("TYPE");
+	const char *key = v->by_site ? "SITE" : "TYPE";
+	size_t w = strlen(key);
 	char a[48], b[48], ch[64], oa[48], ob[48];
 
 	for (size_t i = 0; i < v->n; i++)
 		if (width_of(v->changes[i].type) > w)
 			w = width_of(v->changes[i].type);
 	fprintf(out,
-		"rasp diff: %s -> %s, estimated bytes per type; '*' marks a significant change "
+		"rasp diff: %s -> %s, estimated bytes per %s; '*' marks a significant change "
 		"(false discovery rate %g%%)\n",
-		v->base_name, v->new_name, (1 - v->confidence) * 100);
+		v->base_name, v->new_name, v->by_site ? "site" : "type", (1 - v->confidence) * 100);
 	notes_text(out, "base", v->base_notes);
 	notes_text(out, "new", v->new_notes);
 	fputc('\n', out);
-	fputs("TYPE", out);
-	for (size_t i = 4; i < w; i++)
+	fputs(key, out);
+	for (size_t i = strlen(key); i < w; i++)
 		fputc(' ', out);
 	fprintf(out, "  %11s  %11s  %8s  %12s  %12s  %8s  %s\n", "BASE BYTES", "NEW BYTES",
 		"CHANGE", "BASE OBJECTS", "NEW OBJECTS", "P-VALUE", "SIG");
@@ -106,7 +107,7 @@ int rasp_diff_write_json(FILE *out, const struct rasp_diff_view *v)
 	for (size_t i = 0; i < v->n; i++) {
 		const struct rasp_diff_change *c = &v->changes[i];
 
-		fprintf(out, "%s\n  {\"type\": ", i ? "," : "");
+		fprintf(out, "%s\n  {\"%s\": ", i ? "," : "", v->by_site ? "site" : "type");
 		rasp_json_string(out, c->type);
 		const struct {
 			const char *key;

@@ -14,6 +14,7 @@ struct rasp_diff_view {
 	size_t n;
 	double confidence;
 	const struct rasp_notes *base_notes, *new_notes;
+	bool by_site; /* the items are sites ("function (file:line)"), not types */
 };
 
 int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v);

@@ -87,7 +87,7 @@ static void diff_init(struct diff *d, double confidence)
 		confidence, &d->c, &d->n),
 	    0);
 	d->v = (struct rasp_diff_view){"runs/base \"A\"", "runs/new",	  d->c,		 d->n,
-				       confidence,	  &d->base.notes, &d->new_.notes};
+				       confidence,	  &d->base.notes, &d->new_.notes, false};
 }
 
 static void diff_fini(struct diff *d)

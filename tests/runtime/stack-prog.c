@@ -4,11 +4,13 @@
  *   Path.Plugin      inside a library loaded with dlopen after start (plugin_alloc)
  *   Path.Twice       from two sites of one type, three times more from site_a than site_b
  * Single-threaded, so a fixed RASP_SEED gives the same samples every run.
- *   stack-prog PLUGIN.so ROUNDS   prints {"site": {"type": ..., "bytes": N, "objects": N}...} */
+ *   stack-prog PLUGIN.so ROUNDS [more-b]   prints {"site": {"type": ..., "bytes": N, ...}...}
+ * more-b: site_b runs three times a round instead of once (a change for rasp diff to find). */
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rasp/rasp.h"
 
@@ -55,11 +57,12 @@ int main(int argc, char **argv)
 	void *(*plugin_alloc)(rasp_heap_t *, const rasp_type_t *);
 	const rasp_type_t *plugin_t;
 	long rounds = argc > 2 ? atol(argv[2]) : 0;
+	int b_calls = argc > 3 && !strcmp(argv[3], "more-b") ? 3 : 1;
 	void *lib;
 	int err;
 
-	if (argc != 3 || rounds < 1) {
-		fprintf(stderr, "usage: stack-prog PLUGIN.so ROUNDS\n");
+	if (argc < 3 || argc > 4 || rounds < 1) {
+		fprintf(stderr, "usage: stack-prog PLUGIN.so ROUNDS [more-b]\n");
 		return 2;
 	}
 	if ((err = rasp_heap_create(&heap, NULL)) != 0) {
@@ -80,7 +83,8 @@ int main(int argc, char **argv)
 		site_a();
 		site_a();
 		site_a();
-		site_b();
+		for (int b = 0; b < b_calls; b++)
+			site_b();
 		count(3, plugin_alloc(heap, plugin_t));
 	}
 	printf("{\"descend\": {\"type\": \"Path.Recursive\", \"bytes\": %" PRIu64

@@ -192,6 +192,48 @@ static void stacks_show_the_whole_path(void **state)
 	json_object_put(rep);
 }
 
+/* rasp diff --by site between a run and one where site_b runs three times as often: site_b's
+ * change is significant, near +200%; no other site's is. */
+static void diff_by_site(void **state)
+{
+	static char out[1 << 18];
+	char base[4096], changed[4096];
+	const char *rec[] = {rasp, "record", "-o", changed, "--mean", "4096",	"--seed",
+			     "4",  "--",     prog, plugin,  "1500",   "more-b", NULL};
+	const char *diff[] = {rasp,   "diff", "--by",  "site", "--format",
+			      "json", base,   changed, NULL};
+	json_object *d, *rows;
+	size_t significant = 0;
+
+	(void)state;
+	snprintf(base, sizeof(base), "%s/stacks-1", work);
+	snprintf(changed, sizeof(changed), "%s/more-b", work);
+	if (run(rec, out, sizeof(out)) != 0)
+		fail_msg("rasp record (more-b) failed:\n%s", out);
+	if (run(diff, out, sizeof(out)) != 0)
+		fail_msg("rasp diff --by site failed:\n%s", out);
+	d = json_tokener_parse(out);
+	assert_non_null(d);
+	json_object_object_get_ex(d, "rows", &rows);
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *r = json_object_array_get_idx(rows, i), *sig;
+		const char *site = str(r, "site");
+
+		json_object_object_get_ex(r, "significant", &sig);
+		print_message("%-36s %10.0f -> %10.0f %s\n", site, num(r, "bytes_base"),
+			      num(r, "bytes_new"), json_object_get_boolean(sig) ? "*" : "");
+		if (!strncmp(site, "site_b ", 7)) {
+			double ratio = num(r, "bytes_new") / num(r, "bytes_base");
+
+			assert_true(json_object_get_boolean(sig));
+			assert_true(ratio > 2.0 && ratio < 4.5);
+		}
+		significant += json_object_get_boolean(sig);
+	}
+	assert_int_equal(significant, 1);
+	json_object_put(d);
+}
+
 /* --no-stacks: samples without stacks, one "(no stack)" site. */
 static void no_stacks(void **state)
 {
@@ -214,6 +256,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(sites_hold_their_truth),
 	    cmocka_unit_test(stacks_show_the_whole_path),
+	    cmocka_unit_test(diff_by_site),
 	    cmocka_unit_test(no_stacks),
 	};
 	static char stack_dir[4200];
