@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nettrace-read.h"
 #include "rasp/event-meta.h"
 
 #define NO_INDEX UINT64_MAX
@@ -51,6 +52,16 @@ static const struct {
     [RASP_F_PIC] = {"is_pic", F_INT, true, ROLE(RASP_ROLE_MODULE)},
     [RASP_F_BUILD_ID] = {"build_id", F_ARRAY, false, ROLE(RASP_ROLE_BUILD_ID)},
     [RASP_F_LINK] = {"filename", F_STRING, false, ROLE(RASP_ROLE_DEBUG_LINK)},
+    [RASP_F_M_START] = {RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V1_FIELD_METHODSTARTADDRESS,
+			F_INT, false, ROLE(RASP_ROLE_METHOD)},
+    [RASP_F_M_SIZE] = {RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V1_FIELD_METHODSIZE, F_INT, false,
+		       ROLE(RASP_ROLE_METHOD)},
+    [RASP_F_M_NAMESPACE] = {RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V1_FIELD_METHODNAMESPACE,
+			    F_STRING, false, ROLE(RASP_ROLE_METHOD)},
+    [RASP_F_M_NAME] = {RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V1_FIELD_METHODNAME, F_STRING,
+		       false, ROLE(RASP_ROLE_METHOD)},
+    [RASP_F_M_SIGNATURE] = {RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V1_FIELD_METHODSIGNATURE,
+			    F_STRING, true, ROLE(RASP_ROLE_METHOD)},
 };
 
 const char *rasp_bt_field_name(int f)
@@ -109,12 +120,33 @@ static bool kind_fits(enum kind k, const bt_field_class *fc, bt_field_class_type
 	}
 }
 
+/* CoreCLR's LTTng form of an event: a __data__ sequence of bytes holding the EventPipe
+ * payload, decoded by the manifest's descriptor of the same LTTng name. */
+static void learn_blob(struct rasp_bt_class *info, const bt_field_class *payload, const char *name)
+{
+	uint64_t i = member_index(payload, "__data__");
+
+	if (i == NO_INDEX || !kind_fits(F_ARRAY, member_class(payload, i),
+					bt_field_class_get_type(member_class(payload, i))))
+		return;
+	for (size_t d = 0; d < rasp_event_ndescs; d++)
+		if (strcmp(rasp_event_descs[d].lttng, name) == 0)
+			info->blob_desc = &rasp_event_descs[d];
+	if (!info->blob_desc)
+		return;
+	for (int f = 0; f < RASP_NFIELDS; f++)
+		info->index[f] = NO_INDEX;
+	info->blob_index = i;
+	info->bad_field = -1;
+}
+
 static void learn(struct rasp_bt_class *info, const bt_event_class *cls)
 {
 	const bt_field_class *payload = bt_event_class_borrow_payload_field_class_const(cls);
 	const bt_field_class *ctx = bt_stream_class_borrow_event_common_context_field_class_const(
 	    bt_event_class_borrow_stream_class_const(cls));
 
+	memset(info, 0, sizeof(*info));
 	info->cls = cls;
 	info->role = rasp_role_of(bt_event_class_get_name(cls));
 	info->bad_field = -1;
@@ -148,6 +180,8 @@ static void learn(struct rasp_bt_class *info, const bt_event_class *cls)
 			info->index[f] = NO_INDEX;
 		}
 	}
+	if (info->role == RASP_ROLE_METHOD && info->bad_field == RASP_F_M_START)
+		learn_blob(info, payload, bt_event_class_get_name(cls));
 }
 
 static uint64_t ptr_hash(const void *p)
@@ -188,8 +222,10 @@ struct rasp_bt_class *rasp_bt_class_get(struct rasp_bt_classes *cs, const bt_eve
 
 void rasp_bt_classes_fini(struct rasp_bt_classes *cs)
 {
-	for (size_t i = 0; i < cs->n; i++)
+	for (size_t i = 0; i < cs->n; i++) {
 		bt_event_class_put_ref(cs->v[i].cls);
+		free(cs->v[i].blob);
+	}
 	free(cs->v);
 	rasp_index_free(&cs->ix);
 	*cs = (struct rasp_bt_classes){0};
@@ -244,6 +280,50 @@ static int field_array(const bt_field *f, uint64_t *out, size_t cap, size_t *n)
 	return 0;
 }
 
+/* A method event packed in __data__ (learn_blob): fields by the descriptor's order, which
+ * every MethodLoadVerbose and MethodDCEndVerbose version shares. */
+static int decode_blob(struct rasp_bt_class *c, const bt_field *payload, struct rasp_event *e,
+		       const char **field, const char **reason)
+{
+	enum { ID, MODULE, START, SIZE, TOKEN, FLAGS, NAMESPACE, NAME, SIGNATURE, NVALS };
+	const bt_field *data =
+	    bt_field_structure_borrow_member_field_by_index_const(payload, c->blob_index);
+	uint64_t len = bt_field_array_get_length(data);
+	union rasp_nt_value vals[16];
+
+	*field = "__data__";
+	if (c->blob_desc->nfields < NVALS || c->blob_desc->nfields > 16) {
+		*reason = "unexpected layout";
+		return -EINVAL;
+	}
+	if (len > RASP_BT_BLOB_MAX) {
+		*reason = "longer than 65536 bytes";
+		return -EINVAL;
+	}
+	if (!c->blob && !(c->blob = malloc(2 * RASP_BT_BLOB_MAX)))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < len; i++) {
+		const bt_field *b = bt_field_array_borrow_element_field_by_index_const(data, i);
+
+		c->blob[i] = bt_field_class_type_is(bt_field_get_class_type(b),
+						    BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)
+				 ? (uint8_t)bt_field_integer_signed_get_value(b)
+				 : (uint8_t)bt_field_integer_unsigned_get_value(b);
+	}
+	if (rasp_nt_decode(c->blob_desc, c->blob, (size_t)len, 8, vals,
+			   (char *)c->blob + RASP_BT_BLOB_MAX, RASP_BT_BLOB_MAX)) {
+		*reason = "shorter than its fields";
+		return -EINVAL;
+	}
+	*field = NULL;
+	e->base = vals[START].u;
+	e->memsz = vals[SIZE].u;
+	e->method_namespace = vals[NAMESPACE].s;
+	e->method_name = vals[NAME].s;
+	e->method_signature = vals[SIGNATURE].s;
+	return 0;
+}
+
 int rasp_bt_event_decode(struct rasp_bt_class *c, const bt_message *msg, struct rasp_event *e,
 			 const char **field, const char **reason)
 {
@@ -284,6 +364,8 @@ int rasp_bt_event_decode(struct rasp_bt_class *c, const bt_message *msg, struct 
 	if (ctx && c->procname != NO_INDEX)
 		e->procname = bt_field_string_get_value(
 		    bt_field_structure_borrow_member_field_by_index_const(ctx, c->procname));
+	if (c->blob_desc)
+		return decode_blob(c, payload, e, field, reason);
 	if (f[RASP_F_TYPE])
 		e->type = bt_field_string_get_value(f[RASP_F_TYPE]);
 	e->kind = v[RASP_F_KIND];
@@ -307,6 +389,14 @@ int rasp_bt_event_decode(struct rasp_bt_class *c, const bt_message *msg, struct 
 		e->path = bt_field_string_get_value(f[RASP_F_PATH]);
 	if (f[RASP_F_LINK])
 		e->path = bt_field_string_get_value(f[RASP_F_LINK]);
+	if (c->role == RASP_ROLE_METHOD) {
+		e->base = v[RASP_F_M_START];
+		e->memsz = v[RASP_F_M_SIZE];
+		e->method_namespace = bt_field_string_get_value(f[RASP_F_M_NAMESPACE]);
+		e->method_name = bt_field_string_get_value(f[RASP_F_M_NAME]);
+		if (f[RASP_F_M_SIGNATURE])
+			e->method_signature = bt_field_string_get_value(f[RASP_F_M_SIGNATURE]);
+	}
 	if (f[RASP_F_BUILD_ID]) {
 		uint64_t b[RASP_BUILD_ID_MAX];
 

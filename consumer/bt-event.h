@@ -26,6 +26,11 @@ enum {
 	RASP_F_PIC,
 	RASP_F_BUILD_ID,
 	RASP_F_LINK,
+	RASP_F_M_START,
+	RASP_F_M_SIZE,
+	RASP_F_M_NAMESPACE,
+	RASP_F_M_NAME,
+	RASP_F_M_SIGNATURE,
 	RASP_NFIELDS
 };
 
@@ -39,7 +44,15 @@ struct rasp_bt_class {
 	/* Where an event's array fields are decoded (stack frames, build id bytes). */
 	uint64_t frames[RASP_STACK_MAX_FRAMES];
 	uint8_t bytes[RASP_BUILD_ID_MAX];
+	/* .NET's own LTTng provider packs events of many fields into one byte sequence,
+	 * __data__, laid out as the EventPipe payload: blob_desc decodes it (METHOD only). */
+	const struct rasp_event_desc *blob_desc;
+	uint64_t blob_index;
+	uint8_t *blob; /* RASP_BT_BLOB_MAX bytes, then as many for the UTF-8 strings */
 };
+
+/* The longest packed payload read; a method's names rarely pass a few hundred bytes. */
+#define RASP_BT_BLOB_MAX 65536
 
 struct rasp_bt_classes {
 	struct rasp_bt_class *v;
@@ -52,8 +65,8 @@ struct rasp_bt_classes {
 struct rasp_bt_class *rasp_bt_class_get(struct rasp_bt_classes *cs, const bt_event_class *cls);
 void rasp_bt_classes_fini(struct rasp_bt_classes *cs);
 
-/* Decodes an event message of class c. 0, or -EINVAL for a malformed event with the field
- * name and reason in *field and *reason. */
+/* Decodes an event message of class c. 0, -EINVAL for a malformed event with the field
+ * name and reason in *field and *reason, or -ENOMEM. */
 int rasp_bt_event_decode(struct rasp_bt_class *c, const bt_message *msg, struct rasp_event *e,
 			 const char **field, const char **reason);
 

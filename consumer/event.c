@@ -22,6 +22,11 @@ enum rasp_role rasp_role_of(const char *name)
 		return RASP_ROLE_TICK;
 	if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_CLRSTACKWALK_LTTNG) == 0)
 		return RASP_ROLE_STACK;
+	if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V1_LTTNG) == 0 ||
+	    strcmp(name, RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V2_LTTNG) == 0 ||
+	    strcmp(name, RASP_EVENT_DOTNETRUNTIMERUNDOWN_METHODDCENDVERBOSE_V1_LTTNG) == 0 ||
+	    strcmp(name, RASP_EVENT_DOTNETRUNTIMERUNDOWN_METHODDCENDVERBOSE_V2_LTTNG) == 0)
+		return RASP_ROLE_METHOD;
 	/* LTTng-UST's own events (lttng-ust(3)): the state dump of the objects loaded when a
 	 * session starts, and the dlopen wrapper's (liblttng-ust-dl.so). */
 	if (strcmp(name, "lttng_ust_statedump:bin_info") == 0 ||
@@ -34,6 +39,22 @@ enum rasp_role rasp_role_of(const char *name)
 	    strcmp(name, "lttng_ust_dl:debug_link") == 0)
 		return RASP_ROLE_DEBUG_LINK;
 	return RASP_ROLE_OTHER;
+}
+
+/* A .NET method's code range, named as .NET tools name it: Namespace.Name, the signature
+ * left out (it makes names long and sites per overload). Only when grouping by where. */
+static int method(struct rasp_tally *t, const struct rasp_event *e)
+{
+	char name[1024];
+	const char *ns = e->method_namespace ? e->method_namespace : "";
+	int ret;
+
+	if (!(t->group_by & RASP_GROUP_WHERE) || !e->memsz)
+		return 0;
+	snprintf(name, sizeof(name), "%s%s%s", ns, *ns ? "." : "",
+		 e->method_name ? e->method_name : "?");
+	ret = rasp_modules_add_method(&t->modules, e->pid, e->base, e->memsz, name);
+	return ret == -EINVAL ? 0 : ret;
 }
 
 int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const char **field,
@@ -80,6 +101,10 @@ int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const cha
 		break;
 	case RASP_ROLE_DEBUG_LINK:
 		rasp_modules_set_debug_link(&t->modules, e->pid, e->base, e->path);
+		rasp_tally_add_other_event(t);
+		break;
+	case RASP_ROLE_METHOD:
+		ret = method(t, e);
 		rasp_tally_add_other_event(t);
 		break;
 	case RASP_ROLE_CONFIGURED:

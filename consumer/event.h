@@ -22,6 +22,9 @@ enum rasp_role {
 	RASP_ROLE_MODULE,
 	RASP_ROLE_BUILD_ID,
 	RASP_ROLE_DEBUG_LINK,
+	/* Where .NET put a method's code (MethodLoadVerbose, the rundown's MethodDCEndVerbose):
+	 * what names managed frames. */
+	RASP_ROLE_METHOD,
 };
 
 /* The role of an event class by its name (names from the generated rasp/event-meta.h). */
@@ -46,6 +49,7 @@ struct rasp_event {
 	bool pic;		 /* MODULE: position-independent */
 	const uint8_t *build_id; /* BUILD_ID */
 	size_t build_id_len;
+	const char *method_namespace, *method_name, *method_signature; /* METHOD */
 };
 
 /* Applies one decoded event to t. A malformed event returns -EINVAL with the field and the

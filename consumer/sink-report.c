@@ -323,9 +323,11 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 		    s->self, "Cannot grow the event-class table: classes=%zu", s->classes.n);
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
 	}
-	if (rasp_bt_event_decode(c, msg, &e, &field, &reason))
+	ret = rasp_bt_event_decode(c, msg, &e, &field, &reason);
+	if (ret == -EINVAL)
 		return malformed(s, ev, field, reason);
-	ret = rasp_event_apply(s->tally, &e, &field, why, sizeof(why));
+	if (!ret)
+		ret = rasp_event_apply(s->tally, &e, &field, why, sizeof(why));
 	if (ret == -EINVAL)
 		return malformed(s, ev, field, why);
 	if (ret) {

@@ -1,13 +1,933 @@
-/* PLACEHOLDER until the html writer lands: refuses to write. */
+/* The html writer: one self-contained page. The report goes in as JSON (a script element of
+ * type application/json, its '<', '>' and '&' escaped so that no name can end the element);
+ * the page's style and scripts (consumer/html/, embedded at build time) draw the header and
+ * every note, a flame graph of estimated bytes and the per-type table. A flame graph node is a
+ * stack prefix (root, frames outermost first, then the type allocated); its estimate is that
+ * of the set of rows under it (rasp_rows_sum), so its interval is the set's, not a sum of
+ * intervals. The page's Content-Security-Policy allows its own scripts by hash and nothing
+ * else: no other script runs and nothing is fetched. */
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "index.h"
+#include "rasp/event-meta.h"
 #include "writer.h"
+
+/* consumer/html/, embedded by embed.py: NUL-terminated, with the base64 SHA-256 of each. */
+extern const char rasp__html_css[], rasp__html_css_sha256[];
+extern const char rasp__html_guard_js[], rasp__html_guard_js_sha256[];
+extern const char rasp__html_js[], rasp__html_js_sha256[];
+
+/* Estimates of fewer samples are marked "~" (wide intervals), as in the text report. */
+#define FEW_SAMPLES 10
+/* Processes listed one per line in the header; more are summarised. */
+#define MAX_HEADER_PROCESSES 5
+/* Call lines listed for a function node (its frames may be calls from several lines). */
+#define MAX_LINES 4
+
+/* What a node stands for; the page names them by these numbers (report.js: KINDS). */
+enum node_kind { K_ROOT, K_PROCESS, K_THREAD, K_FRAME, K_NO_STACK, K_TYPE, K_KIND };
+
+struct node {
+	uint32_t parent; /* UINT32_MAX for the root */
+	uint8_t kind;	 /* enum node_kind */
+	/* Frames: where the merged frames were (a function's frames merge whatever their
+	 * call lines). */
+	bool several_files, more_lines;
+	uint8_t nlines;
+	unsigned lines[MAX_LINES];
+	const char *file, *object;
+	const char *name; /* the tally's, the resolver's or the graph's own (owned) */
+	uint64_t hash;
+	uint32_t first_kid, nkids; /* kids[first_kid .. first_kid + nkids) */
+	uint32_t pos, size;	   /* pre-order position and subtree size (row ranges) */
+	uint32_t out;		   /* index in the page's nodes (pre-order, kids sorted) */
+	uint32_t name_id, detail_id;
+	struct rasp_est_total est;
+};
+
+/* Distinct strings of the page, each written once and named by index. */
+struct strtab {
+	const char **v;
+	size_t n, cap;
+	struct rasp_index index;
+};
+
+struct graph {
+	struct node *v;
+	size_t n, cap;
+	struct rasp_index index; /* (parent, kind, name) */
+	struct node **kids;	 /* the children of each node, grouped by parent */
+	uint32_t *leaf;		 /* the node each row ends at */
+	char **owned;		 /* names and details made here */
+	size_t nowned, capowned;
+	struct strtab str;
+};
+
+struct key {
+	uint32_t parent;
+	uint8_t kind;
+	const char *name;
+};
+
+static uint64_t key_hash(uint32_t parent, uint8_t kind, const char *name)
+{
+	return rasp_hash_mix64((uint64_t)parent << 3 | kind) ^ rasp_hash_string(name);
+}
+
+static uint64_t node_hash_of(const void *ctx, size_t i)
+{
+	return ((const struct graph *)ctx)->v[i].hash;
+}
+
+static int node_eq(const void *ctx, size_t i, const void *key)
+{
+	const struct node *n = &((const struct graph *)ctx)->v[i];
+	const struct key *k = key;
+
+	return n->parent == k->parent && n->kind == k->kind && strcmp(n->name, k->name) == 0;
+}
+
+static uint64_t str_hash_of(const void *ctx, size_t i)
+{
+	return rasp_hash_string(((const struct strtab *)ctx)->v[i]);
+}
+
+static int str_eq(const void *ctx, size_t i, const void *key)
+{
+	return strcmp(((const struct strtab *)ctx)->v[i], key) == 0;
+}
+
+/* The index of s in the table, added when new. 0 or -ENOMEM. */
+static int intern(struct strtab *t, const char *s, uint32_t *id)
+{
+	size_t slot, i;
+
+	if (rasp_index_reserve(&t->index, t->n, str_hash_of, t))
+		return -ENOMEM;
+	i = rasp_index_find(&t->index, rasp_hash_string(s), str_eq, t, s, &slot);
+	if (i == SIZE_MAX) {
+		if (rasp_array_grow((void **)&t->v, &t->cap, t->n, sizeof(*t->v)))
+			return -ENOMEM;
+		t->v[t->n] = s;
+		rasp_index_put(&t->index, slot, t->n);
+		i = t->n++;
+	}
+	*id = (uint32_t)i;
+	return 0;
+}
+
+/* A string printed into memory the graph frees; NULL without memory. */
+__attribute__((format(printf, 2, 3))) static char *own(struct graph *g, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	if (rasp_array_grow((void **)&g->owned, &g->capowned, g->nowned, sizeof(*g->owned)))
+		return NULL;
+	va_start(ap, fmt);
+	s = rasp_vstrdupf(fmt, ap);
+	va_end(ap);
+	if (s)
+		g->owned[g->nowned++] = s;
+	return s;
+}
+
+/* The child of `parent` of this kind and name (a string that outlives the graph), added when
+ * new. 0 or -ENOMEM. */
+static int child(struct graph *g, uint32_t parent, uint8_t kind, const char *name, uint32_t *out)
+{
+	struct key k = {parent, kind, name};
+	uint64_t h = key_hash(parent, kind, name);
+	size_t slot, i;
+
+	if (rasp_index_reserve(&g->index, g->n, node_hash_of, g))
+		return -ENOMEM;
+	i = rasp_index_find(&g->index, h, node_eq, g, &k, &slot);
+	if (i == SIZE_MAX) {
+		if (rasp_array_grow((void **)&g->v, &g->cap, g->n, sizeof(*g->v)))
+			return -ENOMEM;
+		g->v[g->n] = (struct node){.parent = parent, .kind = kind, .name = name, .hash = h};
+		rasp_index_put(&g->index, slot, g->n);
+		i = g->n++;
+	}
+	*out = (uint32_t)i;
+	return 0;
+}
+
+/* child() named by a label made here (NULL: no memory): a new node keeps it, else it is
+ * freed. */
+static int child_made(struct graph *g, uint32_t parent, uint8_t kind, char *label, uint32_t *out)
+{
+	size_t before = g->n;
+	int ret;
+
+	if (!label ||
+	    rasp_array_grow((void **)&g->owned, &g->capowned, g->nowned, sizeof(*g->owned))) {
+		free(label);
+		return -ENOMEM;
+	}
+	ret = child(g, parent, kind, label, out);
+	if (!ret && g->n > before)
+		g->owned[g->nowned++] = label;
+	else
+		free(label);
+	return ret;
+}
+
+__attribute__((format(printf, 1, 2))) static char *dupf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = rasp_vstrdupf(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* Where a frame merged into node x was: its file, call line and object. */
+static void note_frame(struct node *x, const struct rasp_frame *f)
+{
+	if (f->module && !x->object)
+		x->object =
+		    f->module->method ? ".NET method (named by the trace)" : f->module->path;
+	if (!f->file)
+		return;
+	if (!x->file)
+		x->file = f->file;
+	else if (strcmp(x->file, f->file) != 0)
+		x->several_files = true;
+	for (uint8_t i = 0; i < x->nlines; i++)
+		if (x->lines[i] == f->line)
+			return;
+	if (x->nlines < MAX_LINES)
+		x->lines[x->nlines++] = f->line;
+	else
+		x->more_lines = true;
+}
+
+/* The path of row r from the root: process and thread when the rows are grouped by them,
+ * the frames outermost first ("(no stack)" for samples without one), the type, the kind. */
+static int add_row(const struct rasp_report_view *v, struct graph *g, size_t r)
+{
+	const struct rasp_row *row = &v->rows->v[r];
+	unsigned by = v->rows->group_by;
+	uint32_t cur = 0;
+	char buf[32];
+	int ret = 0;
+
+	if (by & RASP_GROUP_PROCESS) {
+		const struct rasp_tally_process *p =
+		    rasp_tally_find_process(v->tally, row->process);
+		const char *name = p ? rasp_tally_process_name(v->tally, p) : NULL;
+
+		if (row->process == RASP_ID_UNKNOWN)
+			ret = child(g, cur, K_PROCESS, "unknown process", &cur);
+		else
+			ret = child_made(g, cur, K_PROCESS,
+					 dupf("process %" PRId64 "%s%s", row->process,
+					      name ? " " : "", name ? name : ""),
+					 &cur);
+	}
+	if (!ret && (by & RASP_GROUP_THREAD)) {
+		if (row->thread == RASP_ID_UNKNOWN)
+			ret = child(g, cur, K_THREAD, "unknown thread", &cur);
+		else
+			ret = child_made(g, cur, K_THREAD, dupf("thread %" PRId64, row->thread),
+					 &cur);
+	}
+	if (!ret && (by & RASP_GROUP_STACK)) {
+		size_t depth = rasp_row_depth(v->tally, row);
+
+		if (!depth)
+			ret = child(g, cur, K_NO_STACK, "(no stack)", &cur);
+		for (size_t k = depth; k-- > 0 && !ret;) {
+			struct rasp_frame f;
+
+			ret = rasp_row_frame(v->rows, v->tally, row, k, &f);
+			/* A function's frames merge: one node per function, whatever the
+			 * call line (kept for the tooltip); unresolved ones by object+offset. */
+			if (!ret)
+				ret =
+				    child(g, cur, K_FRAME, f.function ? f.function : f.name, &cur);
+			if (!ret)
+				note_frame(&g->v[cur], &f);
+		}
+	} else if (!ret && (by & RASP_GROUP_SITE)) {
+		/* Grouped by site only (not what rasp_report_keys asks of this format): the
+		 * allocating frame is all that is known of the stack. */
+		ret = child(g, cur, row->site ? K_FRAME : K_NO_STACK,
+			    row->site ? rasp_row_site(v->rows, row) : "(no stack)", &cur);
+	}
+	if (!ret && (by & RASP_GROUP_TYPE))
+		ret = child(g, cur, K_TYPE, rasp_row_type(v->tally, row), &cur);
+	if (!ret && (by & RASP_GROUP_KIND))
+		ret = child_made(g, cur, K_KIND,
+				 dupf("%s", rasp_kind_name(row->kind, buf, sizeof(buf))), &cur);
+	g->leaf[r] = cur;
+	return ret;
+}
+
+static void graph_free(struct graph *g)
+{
+	for (size_t i = 0; i < g->nowned; i++)
+		free(g->owned[i]);
+	free(g->owned);
+	free(g->v);
+	free(g->kids);
+	free(g->leaf);
+	rasp_index_free(&g->index);
+	free(g->str.v);
+	rasp_index_free(&g->str.index);
+	*g = (struct graph){0};
+}
+
+/* The tree of every row's path, with each node's children grouped (insertion order). Cost:
+ * one lookup per frame of every row. 0 or -ENOMEM. */
+static int graph_build(const struct rasp_report_view *v, struct graph *g)
+{
+	uint32_t root;
+	size_t *at = NULL;
+	int ret;
+
+	g->leaf = malloc((v->rows->n ? v->rows->n : 1) * sizeof(*g->leaf));
+	if (!g->leaf)
+		return -ENOMEM;
+	ret = child(g, UINT32_MAX, K_ROOT, "all", &root);
+	if (ret)
+		return ret;
+	/* The root is every row: the report's total, as the table's TOTAL line says it. */
+	g->v[root].est = v->rows->total;
+	for (size_t r = 0; r < v->rows->n && !ret; r++)
+		ret = add_row(v, g, r);
+	if (ret)
+		return ret;
+	g->kids = malloc(g->n * sizeof(*g->kids));
+	at = calloc(g->n + 1, sizeof(*at));
+	if (!g->kids || !at) {
+		free(at);
+		return -ENOMEM;
+	}
+	for (size_t i = 1; i < g->n; i++)
+		g->v[g->v[i].parent].nkids++;
+	for (size_t i = 0, first = 0; i < g->n; i++) {
+		g->v[i].first_kid = (uint32_t)first;
+		at[i] = first;
+		first += g->v[i].nkids;
+	}
+	for (size_t i = 1; i < g->n; i++)
+		g->kids[at[g->v[i].parent]++] = &g->v[i];
+	free(at);
+	return 0;
+}
+
+/* Each node's estimate: the set of rows whose path goes through it, which a pre-order makes
+ * one run of the rows ordered by their leaf (a counting sort). Cost: rasp_rows_sum of every
+ * node, so cells times the tree's depth. 0, -ENOMEM or -ERANGE. */
+static int graph_estimate(const struct rasp_report_view *v, struct graph *g)
+{
+	size_t n = g->n, nrows = v->rows->n, npos = 0;
+	uint32_t *stack = malloc(n * sizeof(*stack)), *order = malloc(n * sizeof(*order));
+	size_t *start = calloc(n + 1, sizeof(*start)), *rows = malloc((nrows + 1) * sizeof(*rows));
+	size_t depth = 1;
+	int ret = 0;
+
+	if (!stack || !order || !start || !rows) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	stack[0] = 0;
+	while (depth) {
+		struct node *x = &g->v[stack[--depth]];
+
+		x->pos = (uint32_t)npos;
+		x->size = 1;
+		order[npos++] = (uint32_t)(x - g->v);
+		for (uint32_t k = 0; k < x->nkids; k++)
+			stack[depth++] = (uint32_t)(g->kids[x->first_kid + k] - g->v);
+	}
+	/* Children follow their parent in the pre-order: sizes add up from the end. */
+	for (size_t p = n; p-- > 1;)
+		g->v[g->v[order[p]].parent].size += g->v[order[p]].size;
+	for (size_t r = 0; r < nrows; r++)
+		start[g->v[g->leaf[r]].pos + 1]++;
+	for (size_t p = 0; p < n; p++)
+		start[p + 1] += start[p];
+	for (size_t r = 0; r < nrows; r++)
+		rows[start[g->v[g->leaf[r]].pos]++] = r;
+	/* start[p] is now the end of position p's rows: shift back to their beginnings. */
+	memmove(start + 1, start, n * sizeof(*start));
+	start[0] = 0;
+	for (size_t i = 1; i < n && !ret; i++) {
+		struct node *x = &g->v[i];
+		size_t lo = start[x->pos], hi = start[x->pos + x->size];
+
+		ret = rasp_rows_sum(v->rows, v->tally, rows + lo, hi - lo, &x->est);
+	}
+out:
+	free(stack);
+	free(order);
+	free(start);
+	free(rows);
+	return ret;
+}
+
+/* Largest first; equal bytes in kind then name order, so pages are reproducible. */
+static int cmp_kid(const void *pa, const void *pb)
+{
+	const struct node *a = *(struct node *const *)pa, *b = *(struct node *const *)pb;
+
+	if (a->est.bytes != b->est.bytes)
+		return a->est.bytes > b->est.bytes ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* "demo.c:12, 17 in /usr/bin/demo": where a function node's frames were. NULL (and 0) when
+ * nothing is known; -ENOMEM. */
+static int detail_of(struct graph *g, const struct node *x, const char **out)
+{
+	char lines[MAX_LINES * 12 + 8] = "";
+	size_t used = 0;
+
+	*out = NULL;
+	if (x->kind == K_NO_STACK) {
+		*out = "samples recorded without a call stack";
+		return 0;
+	}
+	if (x->kind != K_FRAME || (!x->file && !x->object))
+		return 0;
+	for (uint8_t i = 0; i < x->nlines; i++)
+		used += (size_t)snprintf(lines + used, sizeof(lines) - used, "%s%u", i ? ", " : ":",
+					 x->lines[i]);
+	if (x->more_lines)
+		snprintf(lines + used, sizeof(lines) - used, ", ...");
+	if (x->file && x->several_files)
+		*out = own(g, "several source files (%s%s, ...)%s%s", x->file, lines,
+			   x->object ? " in " : "", x->object ? x->object : "");
+	else if (x->file)
+		*out = own(g, "%s%s%s%s", x->file, lines, x->object ? " in " : "",
+			   x->object ? x->object : "");
+	else
+		*out = own(g, "in %s", x->object);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* Sorts every node's children and numbers the nodes in the page's pre-order (parents first,
+ * children largest first), interning names and details. 0 or -ENOMEM. */
+static int graph_order(struct graph *g, struct node ***order_out)
+{
+	struct node **stack = malloc(g->n * sizeof(*stack));
+	struct node **order = malloc(g->n * sizeof(*order));
+	size_t depth = 1, n = 0;
+	int ret = 0;
+
+	if (!stack || !order) {
+		free(stack);
+		free(order);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < g->n; i++)
+		qsort(g->kids + g->v[i].first_kid, g->v[i].nkids, sizeof(*g->kids), cmp_kid);
+	stack[0] = &g->v[0];
+	while (depth && !ret) {
+		struct node *x = stack[--depth];
+		const char *detail;
+
+		x->out = (uint32_t)n;
+		order[n++] = x;
+		ret = intern(&g->str, x->name, &x->name_id);
+		if (!ret)
+			ret = detail_of(g, x, &detail);
+		x->detail_id = UINT32_MAX;
+		if (!ret && detail)
+			ret = intern(&g->str, detail, &x->detail_id);
+		/* Pushed last to first: the largest child pops first. */
+		for (uint32_t k = x->nkids; k-- > 0;)
+			stack[depth++] = g->kids[x->first_kid + k];
+	}
+	free(stack);
+	if (ret) {
+		free(order);
+		return ret;
+	}
+	*order_out = order;
+	return 0;
+}
+
+/* ---- the report as JSON (written into memory, then into the page escaped) ---- */
+
+/* A JSON string of printf's making; -ENOMEM. */
+__attribute__((format(printf, 2, 3))) static int json_printf(FILE *js, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = rasp_vstrdupf(fmt, ap);
+	va_end(ap);
+	if (!s)
+		return -ENOMEM;
+	rasp_json_string(js, s);
+	free(s);
+	return 0;
+}
+
+/* The shortest text that reads back as v (15 to 17 digits), null when not finite: the page
+ * formats the very doubles the text report formats, so both print the same figures. */
+static void number(FILE *js, double v)
+{
+	char buf[40];
+
+	if (!isfinite(v)) {
+		fputs("null", js);
+		return;
+	}
+	for (int digits = 15; digits <= 17; digits++) {
+		snprintf(buf, sizeof(buf), "%.*g", digits, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	fputs(buf, js);
+}
+
+/* [samples, bytes, bytes_low, bytes_high, objects, objects_low, objects_high, contradicts] */
+static void est_fields(FILE *js, const struct rasp_est_total *e)
+{
+	const double v[] = {e->bytes,	e->bytes_low,	e->bytes_high,
+			    e->objects, e->objects_low, e->objects_high};
+
+	fprintf(js, "%" PRIu64, e->samples);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		fputs(", ", js);
+		number(js, v[i]);
+	}
+	fprintf(js, ", %d", e->contradicts ? 1 : 0);
+}
+
+/* 0.95 -> "95%", 0.999999999 -> "99.9999999%": as many digits as the confidence has, never
+ * rounded up to 100% (the text report's rule). */
+static const char *percent(double c, char *buf, size_t len)
+{
+	for (int digits = 3; digits < 17; digits++) {
+		snprintf(buf, len, "%.*g%%", digits, 100.0 * c);
+		if (strtod(buf, NULL) == 100.0 * c || (digits > 9 && strtod(buf, NULL) < 100.0))
+			break;
+	}
+	return buf;
+}
+
+static const char *duration(uint64_t ns, char *buf, size_t len)
+{
+	double s = (double)ns * 1e-9;
+
+	if (s < 1e-3)
+		snprintf(buf, len, "%.3g us", s * 1e6);
+	else if (s < 1)
+		snprintf(buf, len, "%.3g ms", s * 1e3);
+	else if (s < 600)
+		snprintf(buf, len, "%.3g s", s);
+	else
+		snprintf(buf, len, "%.0f min", s / 60);
+	return buf;
+}
+
+/* How far the interval of n samples of small objects reaches below and above its estimate,
+ * in percent: the estimator's own figures for the legend of "~". */
+static void spread(double confidence, uint64_t n, double *below, double *above)
+{
+	struct rasp_est_cell c;
+	struct rasp_est_total t;
+
+	*below = *above = 0;
+	if (rasp_est_cell_init(&c, 1.0 / RASP_EST_DEFAULT_MEAN) != 0)
+		return;
+	for (uint64_t i = 0; i < n; i++)
+		rasp_est_cell_add(&c, 8, 0);
+	if (rasp_est_sum(&c, 1, confidence, &t) != 0 || !(t.bytes > 0))
+		return;
+	*below = 100 * (1 - t.bytes_low / t.bytes);
+	*above = 100 * (t.bytes_high / t.bytes - 1);
+}
+
+/* ["label", "value"], the header's lines as the text report writes them. */
+__attribute__((format(printf, 4, 5))) static int pair(FILE *js, bool *first, const char *label,
+						      const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = rasp_vstrdupf(fmt, ap);
+	va_end(ap);
+	if (!s)
+		return -ENOMEM;
+	fputs(*first ? "\n  [" : ",\n  [", js);
+	rasp_json_string(js, label);
+	fputs(", ", js);
+	rasp_json_string(js, s);
+	fputc(']', js);
+	free(s);
+	*first = false;
+	return 0;
+}
+
+static int process_line(FILE *js, bool *first, const struct rasp_tally *t,
+			const struct rasp_tally_process *p)
+{
+	const char *name = rasp_tally_process_name(t, p);
+	char who[48], means[96];
+	const char *how = "";
+
+	if (p->pid == RASP_ID_UNKNOWN)
+		snprintf(who, sizeof(who), "unknown (no vpid context)");
+	else
+		snprintf(who, sizeof(who), "%" PRId64, p->pid);
+	if (p->mean_low == p->mean_high)
+		snprintf(means, sizeof(means), "sampling mean %.0f bytes", p->mean_low);
+	else
+		snprintf(means, sizeof(means), "sampling means %.0f to %.0f bytes", p->mean_low,
+			 p->mean_high);
+	if (p->samples_assumed)
+		how = p->samples_assumed == p->samples ? " (ASSUMED)" : " (partly ASSUMED)";
+	else if (p->declared && !p->configured)
+		how = " (.NET's, fixed: an EventPipe file)";
+	return pair(js, first, "process", "%s%s%s, %" PRIu64 " sample%s, %s%s", who,
+		    name && p->pid != RASP_ID_UNKNOWN ? " " : "",
+		    name && p->pid != RASP_ID_UNKNOWN ? name : "", p->samples,
+		    p->samples == 1 ? "" : "s", means, how);
+}
+
+static int header(const struct rasp_report_view *v, FILE *js)
+{
+	static const char *const keys[] = {"type", "kind", "thread", "process", "site", "stack"};
+	const struct rasp_tally *t = v->tally;
+	uint64_t sampled = 0;
+	double low = 0, high = 0;
+	char buf[64], by[64] = "";
+	bool first = true;
+	int ret;
+
+	fputs("  \"title\": ", js);
+	ret = json_printf(
+	    js, "rasp report: %" PRIu64 " %s sample%s%s%s", t->samples,
+	    RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG, t->samples == 1 ? "" : "s",
+	    rasp_tally_duration_ns(t) ? " over " : "",
+	    rasp_tally_duration_ns(t) ? duration(rasp_tally_duration_ns(t), buf, sizeof(buf)) : "");
+	fputs(",\n  \"header\": [", js);
+	for (size_t i = 0; i < t->ninputs && !ret; i++)
+		ret = pair(js, &first, "input", "%s", t->inputs[i]);
+	for (size_t i = 0; i < t->nprocs; i++) {
+		const struct rasp_tally_process *p = &t->procs[i];
+
+		if (!p->samples)
+			continue;
+		if (!sampled || p->mean_low < low)
+			low = p->mean_low;
+		if (!sampled || p->mean_high > high)
+			high = p->mean_high;
+		sampled++;
+	}
+	for (size_t i = 0; i < t->nprocs && !ret && sampled <= MAX_HEADER_PROCESSES; i++)
+		if (t->procs[i].samples)
+			ret = process_line(js, &first, t, &t->procs[i]);
+	if (!ret && sampled > MAX_HEADER_PROCESSES)
+		ret = pair(js, &first, "processes",
+			   "%" PRIu64 " with samples, sampling mean%s %.0f%s%.0f bytes%s", sampled,
+			   low == high ? "" : "s", low, low == high ? "" : " to ",
+			   low == high ? low : high,
+			   rasp_tally_samples_assumed(t) ? " (some ASSUMED: see the notes)" : "");
+	if (!ret && rasp_tally_lost_data(t))
+		ret = pair(js, &first, "lost", "%" PRIu64 "%s events, %" PRIu64 "%s packets",
+			   t->discarded_events, t->discarded_events_unknown ? "+ (unknown)" : "",
+			   t->discarded_packets, t->discarded_packets_unknown ? "+ (unknown)" : "");
+	else if (!ret && v->notes->incomplete)
+		ret = pair(js, &first, "lost",
+			   "none reported by the tracer, but the input is INCOMPLETE");
+	else if (!ret)
+		ret = pair(js, &first, "lost", "none reported");
+	if (!ret)
+		ret = pair(js, &first, "intervals", "%s confidence",
+			   percent(v->opt->confidence, buf, sizeof(buf)));
+	for (size_t k = 0, used = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		if (v->rows->group_by & (1u << k))
+			used += (size_t)snprintf(by + used, sizeof(by) - used, "%s%s",
+						 used ? ", " : "", keys[k]);
+	if (!ret)
+		ret = pair(js, &first, "grouped by", "%s", by);
+	if (!ret && (v->rows->group_by & RASP_GROUP_WHERE))
+		ret = pair(js, &first, "stacks", "%" PRIu64 " of %" PRIu64 " sample%s had one",
+			   t->samples_with_stack, t->samples, t->samples == 1 ? "" : "s");
+	fputs("],\n", js);
+	return ret;
+}
+
+static int notes(const struct rasp_report_view *v, FILE *js)
+{
+	double lo10, hi10, lo1, hi1;
+	int ret;
+
+	fputs("  \"lost_warning\": ", js);
+	/* The json report's sentence: above everything else on the page. */
+	if (v->notes->lost_data)
+		rasp_json_string(js,
+				 "events were lost (discarded by the tracer, or missing from an "
+				 "incomplete input): every estimate is too low by an unknown "
+				 "amount.");
+	else
+		fputs("null", js);
+	fputs(",\n  \"notes\": [", js);
+	for (size_t i = 0; i < v->notes->n; i++) {
+		const struct rasp_note *note = &v->notes->v[i];
+
+		fprintf(js, "%s{\"code\": ", i ? ",\n    " : "\n    ");
+		rasp_json_string(js, rasp_note_code(note->code));
+		fprintf(js, ", \"level\": \"%s\", \"text\": ",
+			strcmp(note->code, "no-samples") == 0 ? "NOTE" : "WARNING");
+		rasp_json_string(js, note->text);
+		fputc('}', js);
+	}
+	spread(v->opt->confidence, FEW_SAMPLES, &lo10, &hi10);
+	spread(v->opt->confidence, 1, &lo1, &hi1);
+	fprintf(js, "],\n  \"few\": %d,\n  \"few_legend\": ", FEW_SAMPLES);
+	ret = json_printf(js,
+			  "~ fewer than %d samples: a wide interval (-%.0f%%/+%.0f%% at %d "
+			  "samples, -%.0f%%/+%.0f%% at 1)",
+			  FEW_SAMPLES, lo10, hi10, FEW_SAMPLES, lo1, hi1);
+	fputs(",\n  \"bad_legend\": ", js);
+	rasp_json_string(js, "! the samples contradict the sampling model: the estimate lies "
+			     "outside even a one-in-a-million interval (see the WARNING above)");
+	return ret;
+}
+
+struct type_row {
+	const char *name;
+	struct rasp_est_total est;
+};
+
+static int cmp_type(const void *pa, const void *pb)
+{
+	const struct type_row *a = pa, *b = pb;
+
+	if (a->est.bytes != b->est.bytes)
+		return a->est.bytes > b->est.bytes ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* The rows of each type summed (rasp_rows_sum: one interval for the type's set of rows),
+ * largest first. 0, -ENOMEM or -ERANGE. */
+static int type_rows(const struct rasp_report_view *v, struct type_row **out, size_t *nout)
+{
+	const struct rasp_rows *r = v->rows;
+	size_t nt = v->tally->ntypes + 1, n = 0; /* bucket 0: rows not grouped by type */
+	size_t *start = calloc(nt + 1, sizeof(*start)), *idx = malloc((r->n + 1) * sizeof(*idx));
+	struct type_row *rows = malloc(nt * sizeof(*rows));
+	int ret = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (!start || !idx || !rows) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < r->n; i++)
+		start[r->v[i].type + 1]++;
+	for (size_t k = 0; k < nt; k++)
+		start[k + 1] += start[k];
+	for (size_t i = 0; i < r->n; i++)
+		idx[start[r->v[i].type]++] = i;
+	memmove(start + 1, start, nt * sizeof(*start));
+	start[0] = 0;
+	for (size_t k = 0; k < nt && !ret; k++) {
+		if (start[k + 1] == start[k])
+			continue;
+		rows[n].name = k ? rasp_tally_type_name(v->tally, k - 1) : "(any type)";
+		ret = rasp_rows_sum(r, v->tally, idx + start[k], start[k + 1] - start[k],
+				    &rows[n].est);
+		n++;
+	}
+	if (!ret)
+		qsort(rows, n, sizeof(*rows), cmp_type);
+out:
+	free(start);
+	free(idx);
+	if (ret) {
+		free(rows);
+		return ret;
+	}
+	*out = rows;
+	*nout = n;
+	return 0;
+}
+
+static int estimates(const struct rasp_report_view *v, struct graph *g, FILE *js)
+{
+	struct node **order = NULL;
+	struct type_row *types = NULL;
+	size_t ntypes = 0;
+	double total = v->rows->total.bytes;
+	int ret = graph_order(g, &order);
+
+	if (!ret)
+		ret = type_rows(v, &types, &ntypes);
+	if (ret)
+		goto out;
+	fprintf(js, ",\n  \"confidence\": %.15g,\n  \"confidence_text\": ", v->opt->confidence);
+	{
+		char buf[32];
+
+		rasp_json_string(js, percent(v->opt->confidence, buf, sizeof(buf)));
+	}
+	fputs(",\n  \"strings\": [", js);
+	for (size_t i = 0; i < g->str.n; i++) {
+		fputs(i ? (i % 8 ? ", " : ",\n    ") : "\n    ", js);
+		rasp_json_string(js, g->str.v[i]);
+	}
+	/* [parent, kind, name, detail (-1: none), samples, bytes, ..., contradicts] */
+	fputs("],\n  \"nodes\": [", js);
+	for (size_t i = 0; i < g->n; i++) {
+		const struct node *x = order[i];
+
+		fprintf(js, "%s[%" PRId64 ", %u, %" PRIu32 ", %" PRId64 ", ",
+			i ? ",\n    " : "\n    ",
+			x->parent == UINT32_MAX ? -1 : (int64_t)g->v[x->parent].out, x->kind,
+			x->name_id, x->detail_id == UINT32_MAX ? -1 : (int64_t)x->detail_id);
+		est_fields(js, &x->est);
+		fputc(']', js);
+	}
+	/* [type, samples, bytes, ..., contradicts, share] */
+	fputs("],\n  \"types\": [", js);
+	for (size_t i = 0; i < ntypes; i++) {
+		fputs(i ? ",\n    [" : "\n    [", js);
+		rasp_json_string(js, types[i].name);
+		fputs(", ", js);
+		est_fields(js, &types[i].est);
+		fputs(", ", js);
+		number(js, total > 0 ? types[i].est.bytes / total : 0.0);
+		fputc(']', js);
+	}
+	fputs("],\n  \"total\": [", js);
+	est_fields(js, &v->rows->total);
+	fputc(']', js);
+out:
+	free(order);
+	free(types);
+	return ret;
+}
+
+/* GCAllocationTick events (older .NET): biased, never estimates, apart from everything else. */
+static void ticks(const struct rasp_report_view *v, FILE *js)
+{
+	const struct rasp_rows *r = v->rows;
+
+	fputs(",\n  \"ticks\": {\"note\": \"GCAllocationTick events (older .NET: one tick per ~100 "
+	      "KB allocated, fixed stride). BIASED: each tick charges the whole stride to the type "
+	      "that happened to cross it; these are not estimates and are not part of the figures "
+	      "above.\", \"rows\": [",
+	      js);
+	for (size_t i = 0; i < r->nticks; i++) {
+		size_t k = r->ticks[i];
+
+		fputs(i ? ", [" : "[", js);
+		rasp_json_string(js, rasp_tally_type_name(v->tally, k));
+		fprintf(js, ", %" PRIu64 ", %" PRIu64 "]", v->tally->ticks[k].ticks,
+			v->tally->ticks[k].amount);
+	}
+	fprintf(js, "], \"ticks\": %" PRIu64 ", \"allocation_amount\": %" PRIu64 "}", r->tick_count,
+		r->tick_amount);
+}
+
+/* ---- the page ---- */
+
+/* The JSON inside a script element: '<', '>' and '&' only ever occur in its strings, where
+ * \u escapes mean the same, so "</script>" or "<!--" in a name cannot end the element or
+ * change how the HTML parser reads it. */
+static void put_json(FILE *out, const char *json, size_t len)
+{
+	size_t run = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		const char *esc = json[i] == '<'   ? "\\u003c"
+				  : json[i] == '>' ? "\\u003e"
+				  : json[i] == '&' ? "\\u0026"
+						   : NULL;
+
+		if (!esc)
+			continue;
+		fwrite(json + run, 1, i - run, out);
+		fputs(esc, out);
+		run = i + 1;
+	}
+	fwrite(json + run, 1, len - run, out);
+}
+
+static void page(FILE *out, const char *json, size_t len)
+{
+	/* default-src 'none': nothing is fetched, whatever the page's text says; scripts and
+	 * style run only when their bytes are the embedded ones. */
+	fprintf(out,
+		"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		"script-src 'sha256-%s' 'sha256-%s'; style-src 'sha256-%s'; base-uri 'none'; "
+		"form-action 'none'\">\n"
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+		"<meta name=\"generator\" content=\"rasp\">\n<title>rasp report</title>\n<style>",
+		rasp__html_guard_js_sha256, rasp__html_js_sha256, rasp__html_css_sha256);
+	fputs(rasp__html_css, out);
+	fputs("</style>\n<script>", out);
+	fputs(rasp__html_guard_js, out);
+	fputs("</script>\n</head>\n<body>\n"
+	      "<div id=\"rasp-status\">loading: this report is drawn by its script</div>\n"
+	      "<div id=\"rasp-errors\"></div>\n"
+	      "<noscript><p>This report is drawn by its script, which is not running here. The "
+	      "same figures are in rasp's json format.</p></noscript>\n"
+	      "<main id=\"rasp-report\"></main>\n"
+	      "<script type=\"application/json\" id=\"rasp-data\">",
+	      out);
+	put_json(out, json, len);
+	fputs("</script>\n<script>", out);
+	fputs(rasp__html_js, out);
+	fputs("</script>\n</body>\n</html>\n", out);
+}
 
 static int write_html(const struct rasp_report_view *v, FILE *out)
 {
-	(void)v;
-	(void)out;
-	return -ENOSYS;
+	struct graph g = {0};
+	char *json = NULL;
+	size_t len = 0;
+	FILE *js = open_memstream(&json, &len);
+	int ret;
+
+	if (!js)
+		return -ENOMEM;
+	fputs("{\n  \"version\": 1,\n", js);
+	ret = header(v, js);
+	if (!ret)
+		ret = notes(v, js);
+	if (!ret)
+		ret = graph_build(v, &g);
+	if (!ret)
+		ret = graph_estimate(v, &g);
+	if (!ret)
+		ret = estimates(v, &g, js);
+	if (!ret) {
+		ticks(v, js);
+		fputs("\n}\n", js);
+	}
+	/* The memory stream's only failure is memory. */
+	if ((ferror(js) | fclose(js)) && !ret)
+		ret = -ENOMEM;
+	if (!ret)
+		page(out, json, len);
+	free(json);
+	graph_free(&g);
+	return ret;
 }
 
 const struct rasp_writer rasp_writer_html = {"html", write_html};

@@ -71,7 +71,8 @@ static void stack(FILE *out, const struct rasp_report_view *v, const struct rasp
 		else
 			fputs("null", out);
 		fprintf(out, ", \"line\": %u, \"object\": ", f.line);
-		if (f.module)
+		/* A .NET method is not an object file: offset is then from the method's start. */
+		if (f.module && !f.module->method)
 			rasp_json_string(out, f.module->path);
 		else
 			fputs("null", out);
@@ -119,7 +120,7 @@ static void processes(FILE *out, const struct rasp_tally *t)
 
 static int write_json(const struct rasp_report_view *v, FILE *out)
 {
-	static const char *const keys[] = {"type", "kind", "thread", "process"};
+	static const char *const keys[] = {"type", "kind", "thread", "process", "site", "stack"};
 	const struct rasp_tally *t = v->tally;
 	const struct rasp_rows *rows = v->rows;
 	unsigned by = rows->group_by;
@@ -130,7 +131,7 @@ static int write_json(const struct rasp_report_view *v, FILE *out)
 	rasp_json_number(out, v->opt->sampling_mean, "%.15g");
 	processes(out, t);
 	fprintf(out, ",\n  \"confidence\": %.15g,\n  \"group_by\": [", v->opt->confidence);
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 6; k++) {
 		if (by & (1u << k)) {
 			fprintf(out, "%s\"%s\"", sep, keys[k]);
 			sep = ", ";

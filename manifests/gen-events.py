@@ -125,8 +125,9 @@ def parse_int(text):
 
 
 class Manifest:
-    def __init__(self, path):
+    def __init__(self, path, read_only=False):
         self.path = path
+        self.read_only = read_only  # events rasp reads, never emits: no tracepoints
         self.providers = []
         self._load(parse_xml(path))
         with open(path, "rb") as f:
@@ -276,7 +277,8 @@ class Manifest:
             fields.append({"name": fname, "in": in_type, "out": d.attrs.get("outType", ""),
                            "map": mapname, "doc": self.strings.get(f"Doc.{tid}.{fname}", ""),
                            "count": count, "node": d})
-        if len(fields) > MAX_FIELDS:
+        # Tracepoints (emitted events only) take a bounded number of arguments.
+        if len(fields) > MAX_FIELDS and not self.read_only:
             raise self.err(node, f"template '{tid}' has {len(fields)} fields; LTTng-UST takes at most {MAX_FIELDS}")
         return {"tid": tid, "fields": fields, "node": node}
 
@@ -691,7 +693,7 @@ def main(argv):
     rel = args.name or args.manifest
     try:
         m = Manifest(args.manifest)
-        reads = [Manifest(r) for r in args.read]
+        reads = [Manifest(r, read_only=True) for r in args.read]
         merged_providers(m, reads)
     except ManifestError as e:
         print(e, file=sys.stderr)

@@ -215,7 +215,7 @@ static void test_params_format(void **state)
 		assert_int_equal(rasp_param_set(TABLE, &opt, "format", &v, err, sizeof(err)),
 				 -EINVAL);
 		assert_string_equal(err, "bad parameter: name=format value=\"xml\" "
-					 "accepted=text|csv|json");
+					 "accepted=text|csv|json|folded|pprof|html");
 	}
 	rasp_report_options_fini(&opt);
 }
@@ -248,6 +248,14 @@ static void test_params_group_by(void **state)
 	assert_int_equal(opt.group_by, RASP_GROUP_TYPE);
 	check_good("group-by", v_strings(listed, 2), &opt);
 	assert_int_equal(opt.group_by, RASP_GROUP_TYPE | RASP_GROUP_KIND | RASP_GROUP_THREAD);
+	check_good("group-by", v_str("site"), &opt);
+	assert_int_equal(opt.group_by, RASP_GROUP_SITE);
+	check_good("group-by", v_str("type,stack"), &opt);
+	assert_int_equal(opt.group_by, RASP_GROUP_TYPE | RASP_GROUP_STACK);
+	/* by is group-by's short name (rasp report --by site). */
+	check_good("by", v_str("process,site"), &opt);
+	assert_int_equal(opt.group_by, RASP_GROUP_PROCESS | RASP_GROUP_SITE);
+	check_bad("by", v_str("sites"), "sites");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		check_bad("group-by", v_str(bad[i]), bad[i]);
 	check_bad("group-by", v_strings(NULL, 0), "value=\"(array)\"");
@@ -430,8 +438,8 @@ static void test_params_table_bounds(void **state)
 static void test_params_table(void **state)
 {
 	(void)state;
-	static const char *const names[] = {"format", "group-by", "confidence", "sampling-mean",
-					    "top",    "output",	  "strict"};
+	static const char *const names[] = {"format",	     "group-by", "by",	   "confidence",
+					    "sampling-mean", "top",	 "output", "strict"};
 	struct rasp_report_options init, parsed;
 	char err[256];
 	size_t n = 0;
@@ -439,7 +447,7 @@ static void test_params_table(void **state)
 	rasp_report_options_init(&init);
 	memset(&parsed, 0, sizeof(parsed));
 	for (const struct rasp_param *p = TABLE; p->name; p++, n++) {
-		assert_true(n < 7);
+		assert_true(n < 8);
 		assert_string_equal(p->name, names[n]);
 		assert_ptr_equal(rasp_param_find(TABLE, p->name), p);
 		assert_non_null(p->accepted);
@@ -457,7 +465,7 @@ static void test_params_table(void **state)
 			fail();
 		}
 	}
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 8);
 	assert_true(same_options(&parsed, &init));
 	assert_null(rasp_param_find(TABLE, "colour"));
 	assert_null(rasp_param_find(TABLE, "Format"));
@@ -475,10 +483,10 @@ static void test_params_unknown(void **state)
 
 	rasp_report_options_init(&opt);
 	assert_int_equal(rasp_param_set(TABLE, &opt, "colour", &v, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "unknown parameter: name=colour accepted=format|group-by|"
+	assert_string_equal(err, "unknown parameter: name=colour accepted=format|group-by|by|"
 				 "confidence|sampling-mean|top|output|strict");
 	assert_int_equal(rasp_param_set_text(TABLE, &opt, "Top", "5", err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "unknown parameter: name=Top accepted=format|group-by|"
+	assert_string_equal(err, "unknown parameter: name=Top accepted=format|group-by|by|"
 				 "confidence|sampling-mean|top|output|strict");
 	assert_int_equal(opt.top, 0);
 	rasp_report_options_fini(&opt);
@@ -516,7 +524,7 @@ static void test_params_message_buffer(void **state)
 		char all[128];
 
 		rasp_param_names(TABLE, all, sizeof(all));
-		assert_string_equal(all, "format|group-by|confidence|sampling-mean|top|output|"
+		assert_string_equal(all, "format|group-by|by|confidence|sampling-mean|top|output|"
 					 "strict");
 	}
 	rasp_report_options_fini(&opt);

@@ -400,7 +400,11 @@ static void test_source_nettrace_babeltrace2(void **state)
 			expect_in(out, classes[i], forms[f]);
 		expect_in(out, event, forms[f]);
 		assert_int_equal(count(out, "\nEvent `DotNETRuntime:AllocationSampled`"), 14);
-		assert_int_equal(count(out, "\nEvent `"), 18);
+		/* Each known event with a non-empty stack is preceded by its ClrStackWalk: the
+		 * SamplingConfigured and 10 of the samples (one sample's stack is empty, three have
+		 * none). */
+		assert_int_equal(count(out, "\nEvent `DotNETRuntime:ClrStackWalk`"), 11);
+		assert_int_equal(count(out, "\nEvent `"), 18 + 11);
 		assert_int_equal(count(out, "\nDiscarded events"), 0);
 		/* Timestamp order through babeltrace2's muxer: one wrong order fails the graph. */
 		rc = bt2(forms[f], "sink.text.pretty");
@@ -414,7 +418,7 @@ static void test_source_nettrace_babeltrace2(void **state)
 	expect_in(out, "Discarded events (5 events)", "v6-gap");
 	assert_int_equal(bt2("v4-truncated", "sink.text.details"), 0);
 	expect_in(out, "}\nDiscarded events\n\n", "v4-truncated"); /* no count: unknown */
-	assert_int_equal(count(out, "\nEvent `"), 18);
+	assert_int_equal(count(out, "\nEvent `"), 18 + 11);
 }
 
 /* A corrupt file fails the babeltrace2 graph with the file and the offset in the message. */

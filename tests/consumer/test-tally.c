@@ -113,8 +113,12 @@ static void test_tally_create_bad(void **state)
 	assert_null(rasp_tally_create(RASP_GROUP_TYPE, 0));
 	assert_null(rasp_tally_create(RASP_GROUP_TYPE, NAN));
 	assert_null(rasp_tally_create(RASP_GROUP_TYPE, INFINITY));
-	assert_null(rasp_tally_create(RASP_GROUP_ALL + 1, 4096));
-	assert_null(rasp_tally_create(1u << 4, 4096));
+	assert_null(rasp_tally_create((RASP_GROUP_ALL | RASP_GROUP_WHERE) + 1, 4096));
+	assert_null(rasp_tally_create(1u << 6, 4096));
+	t = rasp_tally_create(RASP_GROUP_TYPE | RASP_GROUP_STACK, 4096);
+	assert_non_null(t);
+	assert_int_equal(t->group_by, RASP_GROUP_TYPE | RASP_GROUP_STACK);
+	rasp_tally_destroy(t);
 	t = rasp_tally_create(0, 1.0);
 	assert_non_null(t);
 	assert_int_equal(t->group_by, 0);

@@ -20,6 +20,7 @@ sum s^2 (1-q(s))/q(s).
 import argparse
 import json
 import math
+import re
 import sys
 from collections import Counter, defaultdict
 
@@ -36,6 +37,9 @@ def main():
     ap.add_argument("--mean", type=float, default=102400.0)
     ap.add_argument("--sigmas", type=float, default=4.0)
     ap.add_argument("--report")
+    ap.add_argument("--sites", help="NetTraceDump --sites output (TraceEvent's TraceLog)")
+    ap.add_argument("--site-report", help="rasp report --format json --group-by type,site")
+    ap.add_argument("--stack-report", help="rasp report --format json --group-by type,stack")
     a = ap.parse_args()
 
     failures = []
@@ -133,6 +137,8 @@ def main():
           f" workers, not the main thread {a.pid}): {dict(sorted(worker_tids.items()))}")
     if a.report:
         check_report(a, types, by, check)
+    if a.sites and a.site_report and a.stack_report:
+        check_sites(a, types, check)
     rest = Counter((e[5], e[2]) for e in events if e[5] not in types)
     print(f"other types (the runtime's and the Oracle's own, outside the loops): "
           f"{sum(rest.values())} samples in {len(rest)} (type, kind)")
@@ -163,6 +169,77 @@ def check_report(a, types, by, check):
         check(r["objects_low"] <= t["objects"] <= r["objects_high"],
               f"{name}: true objects {t['objects']} in rasp's interval [{r['objects_low']},"
               f" {r['objects_high']}] (estimate {r['objects']})")
+
+
+# The Oracle's allocating code: one lambda per truth type in Program.Work (the C# compiler
+# names them). GC.AllocateArray<long> allocates in the runtime's method until tiered JIT
+# inlines it into its lambda, part way through: its loop has two sites, in proportions no
+# truth gives, so only where its samples are is checked, not an interval.
+LAMBDA = re.compile(r"^Oracle\.Program\+<>c(__DisplayClass\d+_\d+)?\.<Work>b__\w+$")
+SPLIT = {"System.Int64[]": re.compile(r"^System\.GC\.AllocateArray$")}
+
+
+def check_sites(a, types, check):
+    """rasp's sites against TraceEvent's (same samples per type and innermost frame, names
+    without the signature), then against the Oracle's code: each truth type's site is the
+    lambda that allocates it, with the truth inside its interval, called from Measure and
+    Work."""
+    with open(a.site_report) as f:
+        sites = json.load(f)
+    with open(a.stack_report) as f:
+        stacks = json.load(f)
+    check(sites["group_by"] == ["type", "site"] and stacks["group_by"] == ["type", "stack"],
+          f"rasp report group_by {sites['group_by']} and {stacks['group_by']}")
+    theirs = Counter()
+    with open(a.sites, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("events="):
+                continue
+            typ, site, n, _ = line.rstrip("\n").split("\t")
+            # TraceEvent names a method with its signature; rasp without (one site per name).
+            site = "(no stack)" if site == "?" else site.split("(", 1)[0]
+            theirs[(typ, site)] += int(n)
+    ours = Counter()
+    for r in sites["rows"]:
+        ours[(r["type"], r["site"])] += r["samples"]
+    differ = sorted(k for k in set(theirs) | set(ours) if theirs[k] != ours[k])
+    check(not differ, f"samples per (type, site): rasp and TraceEvent agree on {len(ours)} pairs"
+          + (f"; differ on {[(k, ours[k], theirs[k]) for k in differ[:5]]}" if differ else ""))
+    named = sum(n for (t, s), n in ours.items() if not s.startswith("0x") and s != "(no stack)")
+    total = sum(ours.values())
+    check(named == total, f"rasp names the site of {named} of {total} samples")
+    lambdas = set()
+    for name, t in types.items():
+        rows = sorted((r for r in sites["rows"] if r["type"] == name), key=lambda r: -r["bytes"])
+        if not rows:
+            check(False, f"{name}: rasp report has a site row")
+            continue
+        if name in SPLIT:
+            at = sum(r["samples"] for r in rows
+                     if LAMBDA.match(r["site"]) or SPLIT[name].match(r["site"]))
+            n = sum(r["samples"] for r in rows)
+            check(at >= 0.99 * n, f"{name}: {at} of {n} samples at its lambda or at"
+                  f" {SPLIT[name].pattern} (want 99%)")
+            lambdas.update(r["site"] for r in rows if LAMBDA.match(r["site"]))
+            continue
+        r = rows[0]
+        check(LAMBDA.match(r["site"]) is not None,
+              f"{name}: allocated at {r['site']} (want {LAMBDA.pattern})")
+        lambdas.add(r["site"])
+        check(r["bytes_low"] <= t["bytes"] <= r["bytes_high"],
+              f"{name} at {r['site']}: true bytes {t['bytes']} in [{r['bytes_low']},"
+              f" {r['bytes_high']}] (estimate {r['bytes']})")
+        check(r["objects_low"] <= t["objects"] <= r["objects_high"],
+              f"{name} at {r['site']}: true objects {t['objects']} in [{r['objects_low']},"
+              f" {r['objects_high']}] (estimate {r['objects']})")
+        top = max((s for s in stacks["rows"] if s["type"] == name), key=lambda s: s["bytes"],
+                  default=None)
+        frames = [fr["function"] for fr in top["stack"]] if top else []
+        check(frames[:1] == [r["site"]] and "Oracle.Program.Measure" in frames
+              and "Oracle.Program.Work" in frames,
+              f"{name}: its heaviest stack starts at its site and passes Measure and Work: {frames}")
+    check(len(lambdas) in (len(types) - 1, len(types)),
+          f"{len(types)} truth types at {len(lambdas)} distinct lambdas: {sorted(lambdas)}")
 
 
 def finish(failures):

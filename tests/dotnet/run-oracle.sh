@@ -6,7 +6,8 @@
 #   run-oracle.sh DOTNET PYTHON3 OUT WORK [--threads N] [--scale K] [--rasp RASP]
 # With --rasp, rasp report reads the same file and its intervals must hold the truth.
 # OUT is where build.sh put the programs; WORK (emptied first) receives the trace, the truth
-# and the dumps.
+# and the dumps. With --rasp, also where: rasp report by site and by stack against TraceEvent's
+# TraceLog (the innermost frame of each sample) and against the Oracle's code (check_sites).
 set -euo pipefail
 [ $# -ge 4 ] || { echo "usage: run-oracle.sh DOTNET PYTHON3 OUT WORK [--threads N] [--scale K]" >&2; exit 2; }
 dotnet=$1 python=$2 out=$3 work=$4
@@ -61,6 +62,19 @@ if [ -n "$rasp" ]; then
     || { echo "FAIL: rasp report could not read $trace"; exit 1; }
   "$rasp" report "$trace"
   report=(--report "$work/report.json")
+  # Where: .NET's stacks in the file, its managed frames named from the rundown at the
+  # session's end. TraceEvent's TraceLog names them too (the innermost frame per sample).
+  for by in site stack; do
+    echo "+ $rasp report --format json --group-by type,$by --confidence 0.9999 $trace > $work/report-$by.json"
+    "$rasp" report --format json --group-by "type,$by" --confidence 0.9999 "$trace" > "$work/report-$by.json" \
+      || { echo "FAIL: rasp report --group-by type,$by could not read $trace"; exit 1; }
+  done
+  "$rasp" report --by site --top 8 "$trace"
+  echo "+ $dotnet $out/NetTraceDump/NetTraceDump.dll --sites $trace $work/trace.etlx > $work/sites.tsv"
+  "$dotnet" "$out/NetTraceDump/NetTraceDump.dll" --sites "$trace" "$work/trace.etlx" > "$work/sites.tsv" \
+    || { echo "FAIL: NetTraceDump --sites could not read $trace"; exit 1; }
+  report+=(--sites "$work/sites.tsv" --site-report "$work/report-site.json"
+           --stack-report "$work/report-stack.json")
 fi
 
 echo "+ $python $here/check-oracle.py --trace $trace --truth $work/truth.json --events $work/events.tsv --pid $pid --threads $threads ${report[*]}"

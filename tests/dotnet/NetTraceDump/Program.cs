@@ -8,7 +8,11 @@
 //     TAB objectSize TAB sampledByteOffset
 //   dotnet NetTraceDump.dll --summary FILE.nettrace   one line per (typeName, kind):
 //     typeName TAB kind TAB samples TAB sum of objectSize
-// Both end with "events=N lost=M pointer_size=P". Exit 1 with a message on stderr when
+//   dotnet NetTraceDump.dll --sites FILE.nettrace ETLX  one line per (typeName, site) where
+//     site is the innermost frame of the sample's stack as TraceEvent's TraceLog resolves it
+//     (converting the file to ETLX, with the method load and rundown events):
+//     typeName TAB site TAB samples TAB sum of objectSize; "?" when the stack is missing.
+// All end with "events=N lost=M pointer_size=P". Exit 1 with a message on stderr when
 // TraceEvent cannot read the file, 2 on a usage error.
 using System;
 using System.Collections.Generic;
@@ -16,6 +20,7 @@ using System.Globalization;
 using System.IO;
 using System.Text;
 using Microsoft.Diagnostics.Tracing;
+using Microsoft.Diagnostics.Tracing.Etlx;
 using Microsoft.Diagnostics.Tracing.Parsers.Clr;
 
 namespace NetTraceDump;
@@ -24,6 +29,9 @@ static class Program
 {
     static int Main(string[] args)
     {
+        const string usage = "usage: NetTraceDump [--summary] FILE.nettrace | --sites FILE.nettrace ETLX";
+        if (args.Length == 3 && args[0] == "--sites")
+            return Sites(args[1], args[2]);
         bool summary = false;
         string? path = null;
         foreach (string a in args)
@@ -32,7 +40,7 @@ static class Program
                 summary = true;
             else if (a.StartsWith('-') || path != null)
             {
-                Console.Error.WriteLine("usage: NetTraceDump [--summary] FILE.nettrace");
+                Console.Error.WriteLine(usage);
                 return 2;
             }
             else
@@ -40,7 +48,7 @@ static class Program
         }
         if (path == null)
         {
-            Console.Error.WriteLine("usage: NetTraceDump [--summary] FILE.nettrace");
+            Console.Error.WriteLine(usage);
             return 2;
         }
 
@@ -75,6 +83,60 @@ static class Program
             foreach (var kv in perType)
                 stdout.WriteLine(string.Create(CultureInfo.InvariantCulture,
                     $"{kv.Key.type}\t{kv.Key.kind}\t{kv.Value.samples}\t{kv.Value.bytes}"));
+            stdout.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"events={events} lost={lost} pointer_size={pointerSize}"));
+            stdout.Flush();
+            return 0;
+        }
+        catch (Exception e)
+        {
+            stdout.Flush();
+            Console.Error.WriteLine($"NetTraceDump: {path}: {e.GetType().Name}: {e.Message}");
+            return 1;
+        }
+    }
+
+    // --sites: each sample's innermost resolved frame, the way PerfView names it (the method's
+    // full name; TraceLog resolves managed code from MethodLoadVerbose / MethodDCEndVerbose).
+    static int Sites(string path, string etlx)
+    {
+        var stdout = new StreamWriter(Console.OpenStandardOutput(), new UTF8Encoding(false), 1 << 16);
+        stdout.NewLine = "\n";
+        try
+        {
+            long events = 0;
+            var perSite = new SortedDictionary<(string type, string site), (long samples, long bytes)>(
+                Comparer<(string, string)>.Create((a, b) =>
+                {
+                    int c = string.CompareOrdinal(a.Item1, b.Item1);
+                    return c != 0 ? c : string.CompareOrdinal(a.Item2, b.Item2);
+                }));
+            TraceLog.CreateFromEventPipeDataFile(path, etlx);
+            int pointerSize, lost;
+            using (var log = new TraceLog(etlx))
+            {
+                foreach (TraceEvent ev in log.Events)
+                {
+                    if (ev is not AllocationSampledTraceData d)
+                        continue;
+                    events++;
+                    TraceCallStack? stack = ev.CallStack();
+                    string site = "?";
+                    if (stack != null)
+                    {
+                        string name = stack.CodeAddress.FullMethodName;
+                        site = string.IsNullOrEmpty(name) ? $"0x{stack.CodeAddress.Address:x}" : name;
+                    }
+                    var key = (d.TypeName, site);
+                    perSite.TryGetValue(key, out var v);
+                    perSite[key] = (v.samples + 1, v.bytes + d.ObjectSize);
+                }
+                pointerSize = log.PointerSize;
+                lost = log.EventsLost;
+            }
+            foreach (var kv in perSite)
+                stdout.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                    $"{kv.Key.type}\t{kv.Key.site}\t{kv.Value.samples}\t{kv.Value.bytes}"));
             stdout.WriteLine(string.Create(CultureInfo.InvariantCulture,
                 $"events={events} lost={lost} pointer_size={pointerSize}"));
             stdout.Flush();

@@ -1,0 +1,10 @@
+# Tests of the writers of stacks (included from tests/consumer/CMakeLists.txt): folded and
+# pprof, on stacks of the test programs' own return addresses, symbolized from their own debug
+# information: hence -g whatever the build type, and no sibling calls (a tail call leaves no
+# frame to find). test-write-pprof also reads its output with `go tool pprof` when Go is on
+# PATH, and says it skipped that part when not.
+foreach(unit write-folded write-pprof)
+  rasp_add_test(${unit} SOURCES test-${unit}.c LIBS rasp-report)
+  target_compile_options(test-${unit} PRIVATE -g -fno-optimize-sibling-calls)
+  set_tests_properties(${unit} PROPERTIES LABELS writers)
+endforeach()
