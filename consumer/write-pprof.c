@@ -47,6 +47,7 @@ struct fn {
 struct map {
 	const struct rasp_module *mod;
 	bool functions, files, lines; /* every frame of it resolved to these */
+	bool program;		      /* its process's executable (order_mappings) */
 	size_t id;		      /* its id while collecting (order_mappings renumbers) */
 };
 
@@ -196,7 +197,8 @@ static uint64_t map_id(struct pprof *p, const struct rasp_frame *f, int *rc)
 		if (rasp_array_grow((void **)&p->map, &p->capmap, p->nmap, sizeof(*p->map)))
 			return 0;
 		i = p->nmap++;
-		p->map[i] = (struct map){mod, true, true, true, i + 1};
+		p->map[i] = (struct map){
+		    .mod = mod, .functions = true, .files = true, .lines = true, .id = i + 1};
 		rasp_index_put(&p->map_index, slot, i);
 	}
 	*rc = 0;
@@ -384,18 +386,35 @@ static int cmp_map(const void *pa, const void *pb)
 {
 	const struct map *a = pa, *b = pb;
 
+	if (a->program != b->program)
+		return a->program ? -1 : 1;
 	return a->mod->order < b->mod->order ? -1 : a->mod->order > b->mod->order;
 }
 
-/* Mappings in the order the trace recorded their objects, not the order frames met them:
- * pprof takes the first for the program ("File:"), and a process's state dump lists its
- * executable first. Renumbers the locations' mapping ids. 0 or -ENOMEM. */
+/* Whether mod is its process's executable: its file name starts with the process's name (a
+ * procname is the first 15 bytes of it). */
+static bool is_program(const struct rasp_tally *t, const struct rasp_module *mod)
+{
+	const struct rasp_tally_process *proc = rasp_tally_find_process(t, mod->pid);
+	const char *name = proc ? rasp_tally_process_name(t, proc) : NULL;
+	const char *base = strrchr(mod->path, '/');
+
+	base = base ? base + 1 : mod->path;
+	return !mod->method && name && *name && strncmp(base, name, strlen(name)) == 0;
+}
+
+/* Mappings with the programs' executables first, then in the order the trace recorded their
+ * objects: pprof takes the first mapping for the program ("File:", and where it looks for
+ * symbols), and a state dump lists objects in no particular order. Renumbers the locations'
+ * mapping ids. 0 or -ENOMEM. */
 static int order_mappings(struct pprof *p)
 {
 	size_t *id = calloc(p->nmap ? p->nmap : 1, sizeof(*id));
 
 	if (!id)
 		return -ENOMEM;
+	for (size_t i = 0; i < p->nmap; i++)
+		p->map[i].program = is_program(p->v->tally, p->map[i].mod);
 	if (p->nmap) /* p->map is NULL when there are none, which qsort must not get */
 		qsort(p->map, p->nmap, sizeof(*p->map), cmp_map);
 	for (size_t i = 0; i < p->nmap; i++)
