@@ -293,10 +293,13 @@ static int summarize(const char *cmd, const struct rasp_session *s, const char *
 			s->output, (uint64_t)fs.f_bavail * fs.f_frsize >> 10);
 		incomplete = true;
 	}
-	if (empty || (!incomplete && events == 0))
+	/* The state dump of loaded objects (stacks on) is there whatever the program does: only
+	 * the runtime's own events say it allocates through librasp or .NET. */
+	if (empty || (!incomplete && t->samples + t->configured + t->ticks_total == 0))
 		fprintf(
 		    stderr,
-		    "rasp record: %s emitted no events: does it allocate through librasp "
+		    "rasp record: %s emitted no allocation events: does it allocate through "
+		    "librasp "
 		    "(rasp_alloc), or is it a .NET program started with DOTNET_EnableEventLog=1 "
 		    "(docs/usage.md)?\n",
 		    program);

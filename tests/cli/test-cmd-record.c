@@ -257,7 +257,7 @@ static void test_program_without_events_explained(void **state)
 	char *out = malloc(OUT);
 
 	(void)state;
-	expect(argv, 0, "emitted no events: does it allocate through librasp", out);
+	expect(argv, 0, "emitted no allocation events: does it allocate through librasp", out);
 	free(out);
 }
 
