@@ -150,6 +150,16 @@ int rasp_notes_build(const struct rasp_tally *t, const struct rasp_rows *rows,
 			"to be trusted.",
 			rows->contradictions, rows->contradictions == 1 ? " lies" : "s lie",
 			rows->contradictions == 1 ? "its" : "their");
+	if (!ret && rows && rows->unplaced_samples)
+		ret =
+		    add(out, "unplaced-frames",
+			"%" PRIu64 " of the %" PRIu64 " samples with a stack were allocated in "
+			"code that lies in no object the trace recorded (shown as [no object] "
+			"0x...): the trace lacks the state dump of those processes' loaded objects "
+			"(lttng_ust_statedump:* and lttng_ust_dl:*, which rasp record enables; a "
+			"session filtering on $ctx.procname drops the state dump, which LTTng-UST "
+			"emits from its own thread), so their sites cannot be named.",
+			rows->unplaced_samples, rows->stacked_samples);
 	if (!ret && t->samples == 0) {
 		if (out->incomplete)
 			ret =

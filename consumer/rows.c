@@ -112,6 +112,28 @@ static int sites_of(struct rasp_tally *t, struct rasp_rows *out, uint32_t **site
 	return 0;
 }
 
+/* How many samples have a stack, and how many of those an allocating frame in no recorded
+ * object (for the report's note). One lookup per cell; the resolver caches by address. */
+static int count_unplaced(struct rasp_tally *t, struct rasp_rows *out)
+{
+	for (size_t i = 0; i < t->ncells; i++) {
+		const struct rasp_stack *s = rasp_stacks_get(&t->stacks, t->cells[i].stack);
+		struct rasp_frame f;
+		int ret;
+
+		if (!s || !s->n)
+			continue;
+		ret = rasp_symbols_resolve(out->sym, s->pid, rasp_stacks_frames(&t->stacks, s)[0],
+					   &f);
+		if (ret)
+			return ret;
+		out->stacked_samples += t->cells[i].est.samples;
+		if (!f.module)
+			out->unplaced_samples += t->cells[i].est.samples;
+	}
+	return 0;
+}
+
 /* Sorting rows needs the type names: qsort has no context argument in C11. */
 static const struct rasp_tally *sort_tally;
 
@@ -196,6 +218,8 @@ int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *o
 		qsort(t->cells, t->ncells, sizeof(*t->cells), cmp_cell);
 		t->cells_sorted = true;
 	}
+	if (out->sym && (ret = count_unplaced(t, out)) != 0)
+		goto out;
 	for (size_t i = 0; i < t->ncells;) {
 		struct rasp_row *row = &rows[nrows++];
 		size_t n = 0;

@@ -39,6 +39,9 @@ struct rasp_rows {
 	struct rasp_symbols *sym;
 	const char **sites;
 	size_t nsites;
+	/* Samples whose allocating frame lies in no object the trace recorded (no state dump
+	 * or dlopen event covers it): their site cannot be named. */
+	uint64_t unplaced_samples, stacked_samples;
 };
 
 /* Builds the rows of t at `confidence`. Sorts the tally's cells (its index is rebuilt if more

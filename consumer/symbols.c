@@ -145,7 +145,9 @@ static int resolve(struct rasp_symbols *s, int64_t pid, uint64_t ip, struct rasp
 
 	*f = (struct rasp_frame){.module = mod};
 	if (!mod) {
-		f->name = keep(s, "0x%" PRIx64, ip);
+		/* Never a bare address: say why it has no name (the trace recorded no object
+		 * there: its state dump or dlopen events are missing). */
+		f->name = keep(s, "[no object] 0x%" PRIx64, ip);
 		return f->name ? 0 : -ENOMEM;
 	}
 	f->offset = at - mod->base;

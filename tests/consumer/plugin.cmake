@@ -49,7 +49,7 @@ set_tests_properties(plugin-malformed PROPERTIES TIMEOUT 300)
 
 # A live session through lttng-relayd on loopback ports derived from the test's pid.
 rasp_add_test(plugin-live SOURCES test-plugin-live.c LIBS rasp-test-plugin-cli LTTNG)
-add_dependencies(test-plugin-live rasp-emit rasp-cli)
+add_dependencies(test-plugin-live rasp-emit rasp-cli rasp-stack-prog rasp-stack-plugin)
 set_tests_properties(plugin-live PROPERTIES TIMEOUT 180)
 
 # The sink in a graph built with libbabeltrace2 in the test process (no CLI in between).

@@ -1,7 +1,8 @@
 /* Unit tests of consumer/notes.c: the sentences every writer prints before its figures, from
  * hand-built tallies: lost data (counts, unknown counts, singular and plural), skipped events,
  * the assumed sampling mean per process and the summary past 5 processes (also at 10^5),
- * input warnings, the three no-samples variants, their order and the flags. */
+ * input warnings, the three no-samples variants, their order and the flags; by site, the
+ * samples allocated in no recorded object. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 
 #include "notes.h"
 #include "rasp/event-meta.h"
+#include "rows.h"
 
 #define UNK	   RASP_ID_UNKNOWN
 #define SAMPLED	   RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG
@@ -344,6 +346,46 @@ static void test_notes_inputs_and_order(void **state)
 	rasp_tally_destroy(t);
 }
 
+/* By site: samples whose allocating frame lies in no recorded object are counted and named
+ * "[no object] 0x...", never a bare address; one in a recorded object is not counted. */
+static void test_notes_unplaced_frames(void **state)
+{
+	(void)state;
+	struct rasp_tally *t = rasp_tally_create(RASP_GROUP_SITE, 102400);
+	static const uint64_t lost[] = {0x5000123, 0x5000456}, placed[] = {0x7000010, 0x5000456};
+	struct rasp_rows rows;
+	struct rasp_notes n;
+
+	assert_non_null(t);
+	assert_int_equal(rasp_tally_set_mean(t, 1, UNK, 4096), 0);
+	assert_int_equal(rasp_modules_add(&t->modules, 1, 0x7000000, 0x1000, "/opt/app", true), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rasp_tally_add_sample_stack(t, "T", 0, 1, 1, 64, 0, lost, 2), 0);
+	assert_int_equal(rasp_tally_add_sample_stack(t, "T", 0, 1, 1, 64, 0, placed, 2), 0);
+	assert_int_equal(rasp_tally_add_sample(t, "T", 0, 1, 1, 64, 0), 0); /* no stack */
+	assert_int_equal(rasp_rows_build(t, 0.95, &rows), 0);
+	assert_int_equal(rows.unplaced_samples, 3);
+	assert_int_equal(rows.stacked_samples, 4);
+	{
+		int named = 0;
+
+		for (size_t i = 0; i < rows.nsites; i++) {
+			assert_true(strncmp(rows.sites[i], "0x", 2) != 0);
+			named += strcmp(rows.sites[i], "[no object] 0x5000123") == 0;
+		}
+		assert_int_equal(named, 1);
+	}
+	assert_int_equal(rasp_notes_build(t, &rows, "--sampling-mean", &n), 0);
+	check_codes(&n, "unplaced-frames");
+	check_has(&n, 0,
+		  "3 of the 4 samples with a stack were allocated in code that lies in "
+		  "no object the trace recorded");
+	check_has(&n, 0, "lttng_ust_statedump:*");
+	rasp_notes_free(&n);
+	rasp_rows_free(&rows);
+	rasp_tally_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +396,7 @@ int main(void)
 	    cmocka_unit_test(test_notes_assumed_mean),
 	    cmocka_unit_test(test_notes_assumed_summary),
 	    cmocka_unit_test(test_notes_inputs_and_order),
+	    cmocka_unit_test(test_notes_unplaced_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

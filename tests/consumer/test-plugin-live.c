@@ -1,7 +1,10 @@
 /* sink.rasp.report on a live session: lttng-relayd on loopback ports of its own, a session
  * created with --live, babeltrace2 -i lttng-live attached before rasp-emit runs; the sink
- * must pass AGAIN through until the session is destroyed, then report every event. Every
- * child runs under a timeout and is killed by pid on the way out, so the test cannot hang. */
+ * must pass AGAIN through until the session is destroyed, then report every event. With
+ * stacks, the state dump, dlopen events and ClrStackWalk events flow live too: rasp report
+ * --by site on the live session names the sites of stack-prog, the one in a dlopened library
+ * included. Every child runs under a timeout and is killed by pid on the way out, so the test
+ * cannot hang. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,6 +16,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +109,7 @@ static int lttng(const char *const *args)
  * the same graph in process from a net:// URL). */
 enum reader_kind { READER_BABELTRACE2, READER_RASP };
 
-static void run_live(enum reader_kind kind)
+static void run_live(enum reader_kind kind, bool stacks)
 {
 	static char out[65536];
 	char dir[PATH_MAX - 64], log[PATH_MAX], relay_log[PATH_MAX], report[PATH_MAX];
@@ -115,13 +119,16 @@ static void run_live(enum reader_kind kind)
 	FILE *f;
 	size_t n;
 
-	snprintf(dir, sizeof(dir), "%s/live-%ld-%d", RASP_TEST_OUT, (long)getpid(), (int)kind);
+	snprintf(dir, sizeof(dir), "%s/live-%ld-%d%s", RASP_TEST_OUT, (long)getpid(), (int)kind,
+		 stacks ? "-stacks" : "");
 	assert_int_equal(plugin_mkdirs(dir), 0);
 	snprintf(log, sizeof(log), "%s/reader.log", dir);
 	snprintf(relay_log, sizeof(relay_log), "%s/relayd.log", dir);
 	snprintf(report, sizeof(report), "%s/report.json", dir);
-	snprintf(session, sizeof(session), "rasp-live-%ld-%d", (long)getpid(), (int)kind);
-	base += 600 * (int)kind; /* the first run's relay daemon may still hold its ports */
+	snprintf(session, sizeof(session), "rasp-live-%ld-%d%s", (long)getpid(), (int)kind,
+		 stacks ? "-stacks" : "");
+	/* an earlier run's relay daemon may still hold its ports */
+	base += 600 * (int)kind + 1200 * stacks;
 	assert_int_equal(gethostname(host, sizeof(host)), 0);
 
 	/* A port already taken makes the relay daemon exit at once: move on to the next
@@ -160,7 +167,11 @@ static void run_live(enum reader_kind kind)
 		const char *create[] = {"create", session, "--live=100000", url, NULL};
 		const char *channel[] = {"enable-channel", "-u",  "-s", session, "--subbuf-size=1M",
 					 "--num-subbuf=4", "ch0", NULL};
-		/* Only rasp-emit: other programs of this user may fire the same events now. */
+		/* Only the test's program: other programs of this user may fire the same events
+		 * now. With stacks, also the objects programs load (state dump, dlopen), as rasp
+		 * record enables them, unfiltered: LTTng-UST emits the state dump from its own
+		 * thread, whose procname is not the program's (other programs' objects are kept
+		 * apart by vpid). */
 		const char *enable[] = {"enable-event",
 					"-u",
 					"-s",
@@ -169,8 +180,17 @@ static void run_live(enum reader_kind kind)
 					"ch0",
 					"DotNETRuntime:*,Rasp_Runtime:*",
 					"--filter",
-					"$ctx.procname == \"rasp-emit\"",
+					stacks ? "$ctx.procname == \"rasp-stack-prog\""
+					       : "$ctx.procname == \"rasp-emit\"",
 					NULL};
+		const char *enable_objects[] = {"enable-event",
+						"-u",
+						"-s",
+						session,
+						"-c",
+						"ch0",
+						"lttng_ust_statedump:*,lttng_ust_dl:*",
+						NULL};
 		const char *context[] = {"add-context", "-u",	"-s", session, "-c", "ch0",
 					 "-t",		"vpid", "-t", "vtid",  NULL};
 		const char *start[] = {"start", session, NULL};
@@ -183,6 +203,8 @@ static void run_live(enum reader_kind kind)
 		assert_int_equal(rc, 0);
 		assert_int_equal(lttng(channel), 0);
 		assert_int_equal(lttng(enable), 0);
+		if (stacks)
+			assert_int_equal(lttng(enable_objects), 0);
 		assert_int_equal(lttng(context), 0);
 		assert_int_equal(lttng(start), 0);
 	}
@@ -212,6 +234,8 @@ static void run_live(enum reader_kind kind)
 					     "report",
 					     "--format",
 					     "json",
+					     "--by",
+					     stacks ? "site" : "type",
 					     "-o",
 					     report,
 					     live_url,
@@ -246,7 +270,7 @@ attached:
 	/* Let the reader attach and receive the metadata before anything can end the session
 	 * (babeltrace2 2.0.4 races on a session closed before its first metadata). */
 	sleep_ms(1500);
-	{
+	if (!stacks) {
 		const char *emit[] = {rasp_test_build_path("bin/rasp-emit"), "-n", "50", NULL};
 		const char *env[] = {"LTTNG_UST_REGISTER_TIMEOUT=-1", NULL};
 		char prog[PATH_MAX];
@@ -256,6 +280,22 @@ attached:
 		rc = rasp_test_run(out, sizeof(out), emit, env);
 		if (rc)
 			fprintf(stderr, "rasp-emit: %s\n", out);
+		assert_int_equal(rc, 0);
+	} else {
+		/* stack-prog as rasp record runs it: the dlopen wrapper preloaded, stacks on (the
+		 * runtime's default). */
+		char prog[PATH_MAX], plugin[PATH_MAX];
+		const char *run[] = {prog, plugin, "300", NULL};
+		const char *env[] = {"LTTNG_UST_REGISTER_TIMEOUT=-1",
+				     "LD_PRELOAD=liblttng-ust-dl.so.1", "RASP_SAMPLING_MEAN=4096",
+				     "RASP_SEED=1", NULL};
+
+		snprintf(prog, sizeof(prog), "%s", rasp_test_build_path("bin/rasp-stack-prog"));
+		snprintf(plugin, sizeof(plugin), "%s",
+			 rasp_test_build_path("lib/librasp-stack-plugin.so"));
+		rc = rasp_test_run(out, sizeof(out), run, env);
+		if (rc)
+			fprintf(stderr, "rasp-stack-prog: %s\n", out);
 		assert_int_equal(rc, 0);
 	}
 	/* The reader keeps running (AGAIN) while the session lives: it must not have ended. */
@@ -285,21 +325,45 @@ attached:
 	n = fread(out, 1, sizeof(out) - 1, f);
 	out[n] = '\0';
 	fclose(f);
-	assert_non_null(strstr(out, "\"total\": {\"samples\": 50,"));
-	assert_non_null(strstr(out, "\"discarded_events\": 0,"));
+	if (!strstr(out, "\"discarded_events\": 0,"))
+		fail_msg("events were lost: %s", out);
+	if (!stacks) {
+		assert_non_null(strstr(out, "\"total\": {\"samples\": 50,"));
+		return;
+	}
+	/* Every site of stack-prog named from the live trace's state dump and dlopen events:
+	 * the recursion's bottom, the two sites of one type, the dlopened library's. */
+	{
+		static const char *const sites[] = {"\"site\": \"descend (", "\"site\": \"site_a (",
+						    "\"site\": \"site_b (",
+						    "\"site\": \"plugin_alloc ("};
+
+		for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
+			if (!strstr(out, sites[i]))
+				fail_msg("no site %s in the live report: %s", sites[i], out);
+		if (strstr(out, "[no object]") || strstr(out, "unplaced-frames"))
+			fail_msg("a site in no recorded object: %s", out);
+	}
 }
 
 static void test_plugin_live(void **state)
 {
 	(void)state;
-	run_live(READER_BABELTRACE2);
+	run_live(READER_BABELTRACE2, false);
 }
 
 /* `rasp report net://...`: the same live session through the rasp command. */
 static void test_rasp_report_live(void **state)
 {
 	(void)state;
-	run_live(READER_RASP);
+	run_live(READER_RASP, false);
+}
+
+/* Stacks over lttng-live: rasp report --by site on the live session. */
+static void test_rasp_report_live_stacks(void **state)
+{
+	(void)state;
+	run_live(READER_RASP, true);
 }
 
 int main(void)
@@ -307,6 +371,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(test_plugin_live, teardown),
 	    cmocka_unit_test_teardown(test_rasp_report_live, teardown),
+	    cmocka_unit_test_teardown(test_rasp_report_live_stacks, teardown),
 	};
 
 	return cmocka_run_group_tests_name("plugin-live", tests, NULL, NULL);
