@@ -1,16 +1,18 @@
 /* Call stacks of sampled allocations, on the slow path only (the fast path never sees them).
  *
- * The unwinder is glibc's backtrace() (libgcc's DWARF unwinder, which reads .eh_frame), chosen
- * by measurement (docs/performance.md, bench/runtime/unwind.c): 0.34 us for 34 frames, the same
- * as libunwind's unw_backtrace, with no new dependency for librasp; walking frame pointers costs
- * 0.09 us but stops at the first function built without them (Debian's default -O2 omits them),
- * so it would cut most stacks short. libgcc is loaded at startup (the first backtrace() dlopens
- * it), never on an allocation path.
+ * The unwinder is libunwind's unw_backtrace() (Debian libunwind-dev, MIT), chosen by
+ * measurement (docs/performance.md, bench/runtime/unwind.c, 36 frames): 0.31 us, against
+ * 4.8 us for glibc's backtrace() (libgcc's DWARF unwinder interprets .eh_frame at every frame,
+ * about 1,800 instructions each) and 0.05 us for walking frame pointers, which stops at the
+ * first function built without them (Debian's default -O2 omits them) and so would cut most
+ * stacks short. libunwind reads .eh_frame too, but keeps a per-thread cache of each return
+ * address's frame layout, so a site met before costs a few instructions per frame.
  *
  * The runtime's own frames (this function, the sample's emission, the slow path, rasp_alloc)
  * are dropped by address: the first frame kept is in the code that called the allocator. */
 #define _GNU_SOURCE
-#include <execinfo.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -62,13 +64,10 @@ static bool own(uintptr_t ip)
 	return false;
 }
 
-/* At load: librasp's text, and libgcc's unwinder loaded by one throwaway walk. */
+/* At load: librasp's text. */
 __attribute__((constructor)) static void stack_init(void)
 {
-	void *warm[4];
-
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)rasp__stack_capture);
-	backtrace(warm, 4);
 }
 
 RASP__NOINLINE size_t rasp__stack_capture(uintptr_t *frames, size_t max)
@@ -79,7 +78,7 @@ RASP__NOINLINE size_t rasp__stack_capture(uintptr_t *frames, size_t max)
 
 	if (max > RASP_MAX_STACK_DEPTH)
 		max = RASP_MAX_STACK_DEPTH;
-	got = backtrace(buf, (int)(max + OWN_FRAMES));
+	got = unw_backtrace(buf, (int)(max + OWN_FRAMES));
 	if (got <= 0)
 		return 0;
 	while (skip < (size_t)got && own((uintptr_t)buf[skip]))

@@ -13,6 +13,7 @@ packages=(
   libcmocka-dev                                   # unit-test framework
   libjson-c-dev                                   # rasp diff reads JSON reports
   libdw-dev                                       # elfutils: symbolizing stacks
+  libunwind-dev                                   # the runtime's stacks of samples
   libprotobuf-c-dev protobuf-c-compiler           # pprof output (profile.proto)
   golang-go chromium                              # tests: go tool pprof, the HTML report
   python3-scipy                                   # reference values for the estimator tests

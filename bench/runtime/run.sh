@@ -4,9 +4,12 @@
 # on and off and the peers, (2) mixed allocate/free throughput with ratios to glibc malloc,
 # (3) the overhead of sampling at the default mean under a recording LTTng session, (4) the
 # instructions one AllocationSampled costs the allocating thread with EventPipe on, LTTng on,
-# or neither, and the EventPipe writer thread's share per event (callgrind).
-# Usage: bench/runtime/run.sh BUILD_DIR [callgrind|mixed|lttng|emit|all]   (Debian packages:
-# valgrind, libjemalloc-dev, libmimalloc-dev; lttng-tools with a running session daemon)
+# or neither, and the EventPipe writer thread's share per event (callgrind), (5) the unwinders
+# at depth D (default 30), (6) the cost of a sample with and without its stack in rasp
+# record's session, and what each context adds.
+# Usage: bench/runtime/run.sh BUILD_DIR [callgrind|mixed|lttng|emit|unwind|stacks|all]
+# (Debian packages: valgrind, libjemalloc-dev, libmimalloc-dev, libunwind-dev; lttng-tools
+# with a running session daemon)
 set -eu
 BUILD=$(cd "${1:?usage: run.sh BUILD_DIR [what]}" && pwd)
 WHAT=${2:-all}
@@ -131,4 +134,67 @@ if [ "$WHAT" = all ] || [ "$WHAT" = emit ]; then
 	lttng stop $S >/dev/null
 	lttng destroy $S >/dev/null
 	rm -rf "$OUT/trace-$S" "$OUT/emit.nettrace"
+fi
+
+# Unwinders (runtime/stack.c says which one and why): ns per walk of a stack DEPTH calls deep.
+if [ "$WHAT" = all ] || [ "$WHAT" = unwind ]; then
+	D=${D:-30}
+	$CC $CFLAGS -fno-omit-frame-pointer -fno-optimize-sibling-calls "$SRC/bench/runtime/unwind.c" \
+		-o "$OUT/unwind-glibc"
+	$CC $CFLAGS -fno-omit-frame-pointer -fno-optimize-sibling-calls -DWITH_LIBUNWIND \
+		"$SRC/bench/runtime/unwind.c" -lunwind -o "$OUT/unwind-libunwind"
+	echo "== unwinders, a stack $D calls deep (+ main and libc's frames), 20000 walks each"
+	"$OUT/unwind-glibc" "$D"
+	"$OUT/unwind-libunwind" "$D" | grep libunwind
+fi
+
+# The cost of a sample with and without its stack, in the session rasp record sets up
+# (contexts vpid, vtid, procname), and what each context adds: callgrind, instructions per
+# sample on the allocating thread (rasp__emit_sample inclusive: capture, ClrStackWalk,
+# AllocationSampled), mean 1 KiB; then ns per sample from timed runs (median of 5 each).
+if [ "$WHAT" = all ] || [ "$WHAT" = stacks ]; then
+	N=${N:-200000}
+	S=rasp-stacks-$$
+	session() { # events context...
+		lttng create $S --output="$OUT/trace-$S" >/dev/null
+		lttng enable-channel -u -s $S --subbuf-size=4M --num-subbuf=8 ch0 >/dev/null
+		lttng enable-event -u -s $S -c ch0 "$1" >/dev/null
+		shift
+		for c in "$@"; do lttng add-context -u -s $S -c ch0 -t "$c" >/dev/null; done
+		lttng start $S >/dev/null
+	}
+	end_session() { lttng destroy $S >/dev/null; rm -rf "$OUT/trace-$S"; }
+	run_sample() { # label env...
+		label=$1; shift
+		f=$OUT/callgrind.stacks-$label.out
+		samples=$(env "$@" LTTNG_UST_REGISTER_TIMEOUT=-1 RASP_SAMPLING=on RASP_SAMPLING_MEAN=1024 \
+			valgrind --tool=callgrind --callgrind-out-file="$f" "$OUT/bench-alloc-rasp" \
+			fastpath $N 2>/dev/null | awk '/samples=/{sub("samples=","",$2); print $2}')
+		printf "%-34s %6s instructions/sample (capture %s, ClrStackWalk %s, AllocationSampled %s)\n" \
+			"$label" "$(per_sample "$f" rasp__emit_sample "$samples")" \
+			"$(per_sample "$f" rasp__stack_capture "$samples")" \
+			"$(per_sample "$f" rasp_event_clr_stack_walk "$samples")" \
+			"$(per_sample "$f" rasp_event_allocation_sampled "$samples")"
+	}
+	EV=DotNETRuntime:AllocationSampled,Rasp_Runtime:SamplingConfigured
+	echo "== callgrind: instructions per sample (mean 1 KiB, $N allocations of 32 bytes)"
+	session $EV; run_sample "no contexts, no stacks" RASP_STACKS=0; end_session
+	session $EV vtid; run_sample "vtid, no stacks" RASP_STACKS=0; end_session
+	session $EV vpid vtid procname; run_sample "vpid vtid procname, no stacks" RASP_STACKS=0; end_session
+	session $EV,DotNETRuntime:ClrStackWalk vtid; run_sample "vtid, stacks" RASP_STACKS=1; end_session
+	session $EV,DotNETRuntime:ClrStackWalk vpid vtid procname
+	run_sample "vpid vtid procname, stacks" RASP_STACKS=1
+	T=$((N * 10))
+	echo "== ns per sample, stacks on against off ($T allocations of 32 bytes, mean 1 KiB, median of 5)"
+	offs=; ons=
+	for _ in 1 2 3 4 5; do
+		offs="$offs $(RASP_STACKS=0 RASP_SAMPLING=on RASP_SAMPLING_MEAN=1024 "$OUT/bench-alloc-rasp" fastpath $T | awk -F'ns/op=' '/ns\/op/{split($2,a," "); print a[1]}')"
+		ons="$ons $(RASP_STACKS=1 RASP_SAMPLING=on RASP_SAMPLING_MEAN=1024 "$OUT/bench-alloc-rasp" fastpath $T | awk -F'ns/op=' '/ns\/op/{split($2,a," "); print a[1]}')"
+	done
+	samples=$(RASP_SAMPLING=on RASP_SAMPLING_MEAN=1024 "$OUT/bench-alloc-rasp" fastpath $T | awk '/samples=/{sub("samples=","",$2); print $2}')
+	end_session
+	med() { echo "$@" | tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+	awk -v o="$(med $offs)" -v n="$(med $ons)" -v s="$samples" -v t="$T" 'BEGIN{
+		printf "stacks off %.2f ns/allocation, on %.2f: %.0f ns more per sample (%d samples)\n",
+			o, n, (n - o) * t / s, s }'
 fi

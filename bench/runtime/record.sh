@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# End-to-end cost of recording (docs/performance.md): each workload run alone with sampling
+# off, under `rasp record --no-stacks`, and under `rasp record` (stacks on, the default), at
+# the default sampling mean. Instructions of the whole program under callgrind (stable on a
+# shared machine: the events' serialization into LTTng's ring buffer is counted, the consumer
+# daemon is another process), and the ratios; then bytes of trace per sample.
+# Usage: bench/runtime/record.sh BUILD_DIR   (needs valgrind, lttng-tools, a built bench-alloc:
+# bench/runtime/run.sh BUILD_DIR callgrind builds it)
+set -euo pipefail
+build=$(cd "${1:?usage: record.sh BUILD_DIR}" && pwd)
+out=$build/bench-runtime/record
+rasp=$build/bin/rasp
+rm -rf "$out" && mkdir -p "$out"
+[ -x "$build/bench-runtime/bench-alloc-rasp" ] ||
+  { echo "record.sh: run bench/runtime/run.sh $1 callgrind first (builds bench-alloc)" >&2; exit 2; }
+
+instructions() { # the callgrind total in a callgrind log
+  awk '/Collected :/ { print $NF }' "$1"
+}
+cg() { echo valgrind --tool=callgrind --callgrind-out-file=/dev/null --log-file="$1"; }
+
+printf "%-10s %14s %14s %14s %9s %9s %7s %10s\n" workload "off" "record" "record+stacks" \
+  "record" "+stacks" samples "B/sample"
+for w in small mixed docstore; do
+  case $w in
+    docstore) cmd=("$build/bin/rasp-docstore" --threads 1 --docs 5000) ;;
+    *) cmd=("$build/bench-runtime/bench-alloc-rasp" "$w" 2000000) ;;
+  esac
+  RASP_SEED=1 RASP_SAMPLING=off $(cg "$out/$w-off.log") "${cmd[@]}" >/dev/null 2>&1
+  "$rasp" record --seed 1 --no-stacks -o "$out/$w-nostacks.trace" -- \
+    $(cg "$out/$w-nostacks.log") "${cmd[@]}" >/dev/null 2>"$out/$w-nostacks.rec"
+  "$rasp" record --seed 1 -o "$out/$w-stacks.trace" -- \
+    $(cg "$out/$w-stacks.log") "${cmd[@]}" >/dev/null 2>"$out/$w-stacks.rec"
+  off=$(instructions "$out/$w-off.log")
+  ns=$(instructions "$out/$w-nostacks.log")
+  st=$(instructions "$out/$w-stacks.log")
+  samples=$(sed -n 's/.*(\([0-9]*\) AllocationSampled samples).*/\1/p' "$out/$w-stacks.rec")
+  bytes_ns=$(du -sb "$out/$w-nostacks.trace" | cut -f1)
+  bytes_st=$(du -sb "$out/$w-stacks.trace" | cut -f1)
+  awk -v w="$w" -v o="$off" -v n="$ns" -v s="$st" -v k="$samples" -v bn="$bytes_ns" -v bs="$bytes_st" \
+    'BEGIN { printf "%-10s %14d %14d %14d %+8.2f%% %+8.2f%% %7d %4.0f/%4.0f\n", w, o, n, s,
+             (n / o - 1) * 100, (s / o - 1) * 100, k, bn / (k ? k : 1), bs / (k ? k : 1) }'
+done
+echo "(record, +stacks: instructions against sampling off; B/sample: trace bytes per sample"
+echo " without/with stacks, the state dump and metadata included)"
