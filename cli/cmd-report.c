@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "output.h"
 #include "writer.h"
@@ -42,6 +43,14 @@ int rasp_cli_report(int argc, char **argv)
 	}
 	if (first >= argc) {
 		rasp_cli_error(cmd, "no TRACE given (usage: rasp report [options] TRACE...)");
+		rasp_report_options_fini(&opt);
+		return 2;
+	}
+	/* gzip's rule: compressed bytes are not for a terminal. */
+	if (strcmp(opt.format, "pprof") == 0 && !opt.output && isatty(STDOUT_FILENO)) {
+		rasp_cli_error(cmd,
+			       "--format pprof writes gzipped binary data, not for a terminal: "
+			       "give -o FILE.pb.gz or redirect the output");
 		rasp_report_options_fini(&opt);
 		return 2;
 	}

@@ -235,10 +235,12 @@ static void fixture_init(struct fixture *f, unsigned group_by)
 	add_self(f->t, &f->self, PID2);
 	{
 		const char *base = strrchr(f->self.path, '/');
+		const char *name = base ? base + 1 : f->self.path;
 		char comm[16];
+		size_t len = strlen(name) < sizeof(comm) - 1 ? strlen(name) : sizeof(comm) - 1;
 
-		strncpy(comm, base ? base + 1 : f->self.path, sizeof(comm) - 1);
-		comm[sizeof(comm) - 1] = '\0';
+		memcpy(comm, name, len);
+		comm[len] = '\0';
 		assert_int_equal(rasp_tally_set_process_name(f->t, PID, comm), 0);
 	}
 	assert_int_equal(rasp_tally_set_mean(f->t, PID, RASP_ID_UNKNOWN, MEAN), 0);
