@@ -344,7 +344,7 @@ int rasp_cli_record(int argc, char **argv)
 {
 	const char *cmd = "record";
 	struct rasp_record_args a;
-	char *extra[8], preload[PATH_MAX + 64];
+	char *extra[8], preload[PATH_MAX + 64], asan_env[4096];
 	size_t n_extra = 0;
 	struct rasp_child child;
 	char **env = NULL;
@@ -377,11 +377,19 @@ int rasp_cli_record(int argc, char **argv)
 	/* Stacks name their functions through the objects loaded: LTTng-UST's state dump gives
 	 * those loaded at start, its dlopen wrapper those loaded later. */
 	if (a.s.stacks) {
-		const char *pre = getenv("LD_PRELOAD");
+		const char *pre = getenv("LD_PRELOAD"), *asan = getenv("ASAN_OPTIONS");
 
 		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s", DL_WRAPPER,
 			 pre && *pre ? ":" : "", pre && *pre ? pre : "");
 		extra[n_extra++] = preload;
+		/* A program built with AddressSanitizer refuses to start when a preloaded library
+		 * comes before its runtime; the wrapper replaces only dlopen and dlclose, which
+		 * ASan does not, so its order does not matter. No effect on other programs. */
+		if ((!asan || !strstr(asan, "verify_asan_link_order")) &&
+		    snprintf(asan_env, sizeof(asan_env),
+			     "ASAN_OPTIONS=%s%sverify_asan_link_order=0", asan ? asan : "",
+			     asan && *asan ? ":" : "") < (int)sizeof(asan_env))
+			extra[n_extra++] = asan_env;
 	}
 	env = child_env(extra, n_extra);
 	if (!env) {

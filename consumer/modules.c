@@ -112,7 +112,7 @@ const struct rasp_module *rasp_modules_find(struct rasp_modules *m, int64_t pid,
 	const struct rasp_module *best = NULL;
 	size_t lo = 0, hi;
 
-	if (!m->sorted) {
+	if (!m->sorted && m->n) { /* qsort must not get v NULL, even for 0 entries */
 		qsort(m->v, m->n, sizeof(*m->v), cmp);
 		m->sorted = true;
 	}

@@ -284,11 +284,19 @@ attached:
 	} else {
 		/* stack-prog as rasp record runs it: the dlopen wrapper preloaded, stacks on (the
 		 * runtime's default). */
-		char prog[PATH_MAX], plugin[PATH_MAX];
+		char prog[PATH_MAX], plugin[PATH_MAX], asan[4096];
 		const char *run[] = {prog, plugin, "300", NULL};
+		/* As rasp record, let a sanitized build start with the wrapper preloaded first. */
 		const char *env[] = {"LTTNG_UST_REGISTER_TIMEOUT=-1",
-				     "LD_PRELOAD=liblttng-ust-dl.so.1", "RASP_SAMPLING_MEAN=4096",
-				     "RASP_SEED=1", NULL};
+				     "LD_PRELOAD=liblttng-ust-dl.so.1",
+				     "RASP_SAMPLING_MEAN=4096",
+				     "RASP_SEED=1",
+				     asan,
+				     NULL};
+		const char *asan_now = getenv("ASAN_OPTIONS");
+
+		snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s%sverify_asan_link_order=0",
+			 asan_now ? asan_now : "", asan_now && *asan_now ? ":" : "");
 
 		snprintf(prog, sizeof(prog), "%s", rasp_test_build_path("bin/rasp-stack-prog"));
 		snprintf(plugin, sizeof(plugin), "%s",
