@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* v scaled by `base` until below it, with three or four significant digits and a unit. */
 static void human(double v, double base, const char *const *units, size_t nunits, int exact_max,
@@ -120,4 +121,31 @@ void rasp_json_number(FILE *out, double v, const char *fmt)
 		fprintf(out, fmt, v);
 	else
 		fputs("null", out);
+}
+
+/* 0.95 -> "95%", 0.999999999 -> "99.9999999%": as many digits as the confidence has, never
+ * rounded up to 100%. */
+const char *rasp_format_percent(double c, char *buf, size_t len)
+{
+	for (int digits = 3; digits < 17; digits++) {
+		snprintf(buf, len, "%.*g%%", digits, 100.0 * c);
+		if (strtod(buf, NULL) == 100.0 * c || (digits > 9 && strtod(buf, NULL) < 100.0))
+			break;
+	}
+	return buf;
+}
+
+const char *rasp_format_duration(uint64_t ns, char *buf, size_t len)
+{
+	double s = (double)ns * 1e-9;
+
+	if (s < 1e-3)
+		snprintf(buf, len, "%.3g us", s * 1e6);
+	else if (s < 1)
+		snprintf(buf, len, "%.3g ms", s * 1e3);
+	else if (s < 600)
+		snprintf(buf, len, "%.3g s", s);
+	else
+		snprintf(buf, len, "%.0f min", s / 60);
+	return buf;
 }

@@ -511,33 +511,6 @@ static void est_fields(FILE *js, const struct rasp_est_total *e)
 	fprintf(js, ", %d", e->contradicts ? 1 : 0);
 }
 
-/* 0.95 -> "95%", 0.999999999 -> "99.9999999%": as many digits as the confidence has, never
- * rounded up to 100% (the text report's rule). */
-static const char *percent(double c, char *buf, size_t len)
-{
-	for (int digits = 3; digits < 17; digits++) {
-		snprintf(buf, len, "%.*g%%", digits, 100.0 * c);
-		if (strtod(buf, NULL) == 100.0 * c || (digits > 9 && strtod(buf, NULL) < 100.0))
-			break;
-	}
-	return buf;
-}
-
-static const char *duration(uint64_t ns, char *buf, size_t len)
-{
-	double s = (double)ns * 1e-9;
-
-	if (s < 1e-3)
-		snprintf(buf, len, "%.3g us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, len, "%.3g ms", s * 1e3);
-	else if (s < 600)
-		snprintf(buf, len, "%.3g s", s);
-	else
-		snprintf(buf, len, "%.0f min", s / 60);
-	return buf;
-}
-
 /* How far the interval of n samples of small objects reaches below and above its estimate,
  * in percent: the estimator's own figures for the legend of "~". */
 static void spread(double confidence, uint64_t n, double *below, double *above)
@@ -615,11 +588,12 @@ static int header(const struct rasp_report_view *v, FILE *js)
 	int ret;
 
 	fputs("  \"title\": ", js);
-	ret = json_printf(
-	    js, "rasp report: %" PRIu64 " %s sample%s%s%s", t->samples,
-	    RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG, t->samples == 1 ? "" : "s",
-	    rasp_tally_duration_ns(t) ? " over " : "",
-	    rasp_tally_duration_ns(t) ? duration(rasp_tally_duration_ns(t), buf, sizeof(buf)) : "");
+	ret = json_printf(js, "rasp report: %" PRIu64 " %s sample%s%s%s", t->samples,
+			  RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+			  t->samples == 1 ? "" : "s", rasp_tally_duration_ns(t) ? " over " : "",
+			  rasp_tally_duration_ns(t)
+			      ? rasp_format_duration(rasp_tally_duration_ns(t), buf, sizeof(buf))
+			      : "");
 	fputs(",\n  \"header\": [", js);
 	for (size_t i = 0; i < t->ninputs && !ret; i++)
 		ret = pair(js, &first, "input", "%s", t->inputs[i]);
@@ -654,7 +628,7 @@ static int header(const struct rasp_report_view *v, FILE *js)
 		ret = pair(js, &first, "lost", "none reported");
 	if (!ret)
 		ret = pair(js, &first, "intervals", "%s confidence",
-			   percent(v->opt->confidence, buf, sizeof(buf)));
+			   rasp_format_percent(v->opt->confidence, buf, sizeof(buf)));
 	for (size_t k = 0, used = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 		if (v->rows->group_by & (1u << k))
 			used += (size_t)snprintf(by + used, sizeof(by) - used, "%s%s",
@@ -782,7 +756,7 @@ static int estimates(const struct rasp_report_view *v, struct graph *g, FILE *js
 	{
 		char buf[32];
 
-		rasp_json_string(js, percent(v->opt->confidence, buf, sizeof(buf)));
+		rasp_json_string(js, rasp_format_percent(v->opt->confidence, buf, sizeof(buf)));
 	}
 	fputs(",\n  \"strings\": [", js);
 	for (size_t i = 0; i < g->str.n; i++) {

@@ -183,33 +183,6 @@ static void print_line(FILE *out, const struct line *l, const size_t *width, con
 	fputc('\n', out);
 }
 
-/* 0.95 -> "95%", 0.999999999 -> "99.9999999%": as many digits as the confidence has, never
- * rounded up to 100%. */
-static const char *percent(double c, char *buf, size_t len)
-{
-	for (int digits = 3; digits < 17; digits++) {
-		snprintf(buf, len, "%.*g%%", digits, 100.0 * c);
-		if (strtod(buf, NULL) == 100.0 * c || (digits > 9 && strtod(buf, NULL) < 100.0))
-			break;
-	}
-	return buf;
-}
-
-static const char *duration(uint64_t ns, char *buf, size_t len)
-{
-	double s = (double)ns * 1e-9;
-
-	if (s < 1e-3)
-		snprintf(buf, len, "%.3g us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, len, "%.3g ms", s * 1e3);
-	else if (s < 600)
-		snprintf(buf, len, "%.3g s", s);
-	else
-		snprintf(buf, len, "%.0f min", s / 60);
-	return buf;
-}
-
 /* A process's sampling mean(s), exact, and whether they were assumed. Processes with samples
  * only. */
 static void print_means(FILE *out, const struct rasp_tally_process *p)
@@ -234,7 +207,8 @@ static void header(const struct rasp_report_view *v, FILE *out)
 	fprintf(out, "rasp report: %" PRIu64 " %s sample%s", t->samples,
 		RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG, t->samples == 1 ? "" : "s");
 	if (rasp_tally_duration_ns(t))
-		fprintf(out, " over %s", duration(rasp_tally_duration_ns(t), buf, sizeof(buf)));
+		fprintf(out, " over %s",
+			rasp_format_duration(rasp_tally_duration_ns(t), buf, sizeof(buf)));
 	fputc('\n', out);
 	for (size_t i = 0; i < t->ninputs; i++)
 		fprintf(out, "  input:     %s\n", t->inputs[i]);
@@ -278,7 +252,8 @@ static void header(const struct rasp_report_view *v, FILE *out)
 		      out);
 	else
 		fputs("  lost:      none reported\n", out);
-	fprintf(out, "  intervals: %s confidence\n", percent(v->opt->confidence, buf, sizeof(buf)));
+	fprintf(out, "  intervals: %s confidence\n",
+		rasp_format_percent(v->opt->confidence, buf, sizeof(buf)));
 	for (size_t i = 0; i < v->notes->n; i++)
 		fprintf(out, "%s: %s\n",
 			strcmp(v->notes->v[i].code, "no-samples") == 0 ? "NOTE" : "WARNING",
@@ -365,7 +340,8 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 	memcpy(head.cell, heads, sizeof(heads));
 	if (by & RASP_GROUP_STACK)
 		head.cell[C_WHERE] = "STACK";
-	snprintf(ci, sizeof(ci), "%s INTERVAL", percent(v->opt->confidence, pct, sizeof(pct)));
+	snprintf(ci, sizeof(ci), "%s INTERVAL",
+		 rasp_format_percent(v->opt->confidence, pct, sizeof(pct)));
 	head.cell[C_BYTES_CI] = head.cell[C_OBJ_CI] = ci;
 	while (!shown[first])
 		first++;

@@ -48,6 +48,10 @@ int rasp_report_render(struct rasp_tally *t, const struct rasp_report_options *o
  * and counts with k, M, G..., three or four significant digits. */
 void rasp_format_bytes(double v, char *buf, size_t len);
 void rasp_format_count(double v, char *buf, size_t len);
+/* A confidence as a percentage with as many digits as it has (0.95 -> "95%"), never rounded
+ * up to 100%; a duration in us, ms, s or min. Both return buf. */
+const char *rasp_format_percent(double c, char *buf, size_t len);
+const char *rasp_format_duration(uint64_t ns, char *buf, size_t len);
 
 /* JSON helpers shared by every JSON writer: a string literal with its quotes (RFC 8259
  * escapes; invalid UTF-8 bytes become U+FFFD so the output always parses), and a number

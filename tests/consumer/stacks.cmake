@@ -4,7 +4,7 @@
 # frame to find). test-write-pprof also reads its output with `go tool pprof` when Go is on
 # PATH, and says it skipped that part when not.
 foreach(unit write-folded write-pprof)
-  rasp_add_test(${unit} SOURCES test-${unit}.c LIBS rasp-report)
+  rasp_add_test(${unit} SOURCES test-${unit}.c self-object.c LIBS rasp-report)
   target_compile_options(test-${unit} PRIVATE -g -fno-optimize-sibling-calls)
   set_tests_properties(${unit} PROPERTIES LABELS writers)
 endforeach()

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "self-object.h"
 #include "writer.h"
 
 #define PID  4242
@@ -75,86 +76,11 @@ FIXTURE void fixture_root(struct stack *a, struct stack *b1, struct stack *b2)
 	__asm__ volatile("" ::: "memory");
 }
 
-struct module {
-	uint64_t base, size;
-	uint8_t build_id[RASP_BUILD_ID_MAX];
-	size_t build_id_len;
-	char path[4096];
-};
-
-/* The object holding fixture_root (this executable): its address range and build id. */
-static int find_module(struct dl_phdr_info *info, size_t size, void *data)
+/* The stack's first three frames in this executable (fixture_alloc, its caller,
+ * fixture_root). */
+static void own_frames(struct stack *s, const struct rasp_test_object *m)
 {
-	struct module *m = data;
-	uint64_t want = (uint64_t)(uintptr_t)fixture_root, lo = UINT64_MAX, hi = 0;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		lo = ph->p_vaddr < lo ? ph->p_vaddr : lo;
-		hi = ph->p_vaddr + ph->p_memsz > hi ? ph->p_vaddr + ph->p_memsz : hi;
-	}
-	if (lo >= hi || want < info->dlpi_addr + lo || want >= info->dlpi_addr + hi)
-		return 0;
-	m->base = info->dlpi_addr + lo;
-	m->size = hi - lo;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr),
-			   *end = p + ph->p_memsz;
-
-		while (ph->p_type == PT_NOTE && p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
-			const char *name = p + sizeof(*n);
-			const char *desc = name + ((n->n_namesz + 3) & ~3u);
-
-			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-			    memcmp(name, "GNU", 4) == 0 && n->n_descsz <= RASP_BUILD_ID_MAX) {
-				memcpy(m->build_id, desc, n->n_descsz);
-				m->build_id_len = n->n_descsz;
-			}
-			p = desc + ((n->n_descsz + 3) & ~3u);
-		}
-	}
-	return 1;
-}
-
-static struct module self_module(void)
-{
-	struct module m = {0};
-	ssize_t n = readlink("/proc/self/exe", m.path, sizeof(m.path) - 1);
-
-	assert_true(n > 0);
-	assert_int_equal(dl_iterate_phdr(find_module, &m), 1);
-	return m;
-}
-
-/* The stack's first three frames in this executable (fixture_alloc, its caller, fixture_root):
- * frames elsewhere go (under ASan, backtrace's interceptor adds its own). */
-static void own_frames(struct stack *s, const struct module *m)
-{
-	size_t n = 0;
-
-	for (int i = 0; i < s->nraw && n < 3; i++) {
-		uint64_t pc = (uint64_t)(uintptr_t)s->raw[i];
-
-		if (pc >= m->base && pc < m->base + m->size)
-			s->pc[n++] = pc;
-	}
-	assert_int_equal(n, 3);
-}
-
-/* This executable as process pid's module, with its build id (checked by the resolver). */
-static void add_self(struct rasp_tally *t, const struct module *m, int64_t pid)
-{
-	assert_int_equal(rasp_modules_add(&t->modules, pid, m->base, m->size, m->path, true), 0);
-	if (m->build_id_len)
-		assert_int_equal(rasp_modules_set_build_id(&t->modules, pid, m->base, m->build_id,
-							   m->build_id_len),
-				 0);
+	rasp_test_own_frames(m, s->raw, s->nraw, s->pc, 3);
 }
 
 /* Where no object was recorded for the address: a file that does not exist, named with a
@@ -206,7 +132,7 @@ static void frames_of(const struct fixture *f, int which, const uint64_t **frame
 
 static void fixture_init(struct fixture *f, unsigned group_by)
 {
-	struct module m = self_module();
+	struct rasp_test_object m = rasp_test_object_of((const void *)fixture_root);
 
 	fixture_root(&f->a, &f->b1, &f->b2);
 	own_frames(&f->a, &m);
@@ -223,8 +149,8 @@ static void fixture_init(struct fixture *f, unsigned group_by)
 	f->t = rasp_tally_create(rasp_report_keys(&f->opt), RASP_EST_DEFAULT_MEAN);
 	assert_non_null(f->t);
 	assert_int_equal(f->t->group_by, group_by | RASP_GROUP_TYPE | RASP_GROUP_STACK);
-	add_self(f->t, &m, PID);
-	add_self(f->t, &m, PID2);
+	rasp_test_add_object(f->t, &m, PID);
+	rasp_test_add_object(f->t, &m, PID2);
 	assert_int_equal(rasp_modules_add(&f->t->modules, PID, ODD_BASE, 0x1000, ODD_PATH, true),
 			 0);
 	assert_int_equal(rasp_tally_set_mean(f->t, PID, RASP_ID_UNKNOWN, MEAN), 0);
