@@ -3,8 +3,9 @@
 # information: hence -g whatever the build type, and no sibling calls (a tail call leaves no
 # frame to find). test-write-pprof also reads its output with `go tool pprof` when Go is on
 # PATH, and says it skipped that part when not.
+# stack-fixture.c holds the call tree both tests capture stacks along.
 foreach(unit write-folded write-pprof)
-  rasp_add_test(${unit} SOURCES test-${unit}.c self-object.c LIBS rasp-report)
+  rasp_add_test(${unit} SOURCES test-${unit}.c stack-fixture.c LIBS rasp-report)
   target_compile_options(test-${unit} PRIVATE -g -fno-optimize-sibling-calls)
   set_tests_properties(${unit} PROPERTIES LABELS writers)
 endforeach()

@@ -1,9 +1,9 @@
 /* Tests of consumer/write-folded.c on real stacks: the frames are return addresses of this
- * program's own functions (glibc's backtrace from fixture_alloc), this executable is the
- * process's module (found with dl_iterate_phdr, with its build id), and the report symbolizes
- * them from its DWARF (stacks.cmake builds it with -g). Every line is parsed back: frames
- * outermost first, function names, escaped names, the estimate in bytes (the rows' estimates
- * summed and rounded, and the model's formula), one line per (stack, type), sorted. */
+ * program's own functions (glibc's backtrace from fixture_alloc, tests/consumer/stack-fixture.c),
+ * this executable is the process's module (found with dl_iterate_phdr, with its build id), and the
+ * report symbolizes them from its DWARF (stacks.cmake builds it with -g). Every line is parsed
+ * back: frames outermost first, function names, escaped names, the estimate in bytes (the rows'
+ * estimates summed and rounded, and the model's formula), one line per (stack, type), sorted. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,76 +12,18 @@
 #include <cmocka.h>
 
 #include <ctype.h>
-#include <elf.h>
-#include <execinfo.h>
-#include <link.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "self-object.h"
+#include "stack-fixture.h"
 #include "writer.h"
 
 #define PID  4242
 #define PID2 4343
 #define MEAN 4096.0
-
-/* A captured stack: the return addresses into fixture_alloc, its caller and fixture_root. */
-struct stack {
-	void *raw[16]; /* what backtrace gave */
-	int nraw;
-	uint64_t pc[3];
-};
-
-/* Extern, not inlined and (GCC) not cloned, so the symbol table names each as written. */
-#if defined(__clang__)
-#define FIXTURE __attribute__((noinline))
-#else
-#define FIXTURE __attribute__((noinline, noclone))
-#endif
-
-void fixture_alloc(struct stack *s);
-void fixture_mid_a(struct stack *s);
-void fixture_mid_b(struct stack *b1, struct stack *b2);
-void fixture_root(struct stack *a, struct stack *b1, struct stack *b2);
-
-/* The empty asm after each call keeps it from becoming a jump (a tail call leaves no frame). */
-FIXTURE void fixture_alloc(struct stack *s)
-{
-	s->nraw = backtrace(s->raw, 16);
-	__asm__ volatile("" ::: "memory");
-}
-
-FIXTURE void fixture_mid_a(struct stack *s)
-{
-	fixture_alloc(s);
-	__asm__ volatile("" ::: "memory");
-}
-
-/* Two call sites: two stacks that differ in one return address only, folded into one line. */
-FIXTURE void fixture_mid_b(struct stack *b1, struct stack *b2)
-{
-	fixture_alloc(b1);
-	__asm__ volatile("" ::: "memory");
-	fixture_alloc(b2);
-	__asm__ volatile("" ::: "memory");
-}
-
-FIXTURE void fixture_root(struct stack *a, struct stack *b1, struct stack *b2)
-{
-	fixture_mid_a(a);
-	fixture_mid_b(b1, b2);
-	__asm__ volatile("" ::: "memory");
-}
-
-/* The stack's first three frames in this executable (fixture_alloc, its caller,
- * fixture_root). */
-static void own_frames(struct stack *s, const struct rasp_test_object *m)
-{
-	rasp_test_own_frames(m, s->raw, s->nraw, s->pc, 3);
-}
 
 /* Where no object was recorded for the address: a file that does not exist, named with a
  * space and a ';' that the writer must replace. */
@@ -135,9 +77,9 @@ static void fixture_init(struct fixture *f, unsigned group_by)
 	struct rasp_test_object m = rasp_test_object_of((const void *)fixture_root);
 
 	fixture_root(&f->a, &f->b1, &f->b2);
-	own_frames(&f->a, &m);
-	own_frames(&f->b1, &m);
-	own_frames(&f->b2, &m);
+	fixture_own_frames(&f->a, &m);
+	fixture_own_frames(&f->b1, &m);
+	fixture_own_frames(&f->b2, &m);
 	/* The two call sites of fixture_mid_b give different return addresses there only. */
 	assert_int_equal(f->b1.pc[0], f->b2.pc[0]);
 	assert_true(f->b1.pc[1] != f->b2.pc[1]);

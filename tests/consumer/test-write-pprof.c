@@ -1,9 +1,9 @@
 /* Tests of consumer/write-pprof.c on real stacks: the frames are return addresses of this
- * program's own functions (glibc's backtrace from fixture_alloc), this executable is the
- * process's module (found with dl_iterate_phdr, with its build id), and the report symbolizes
- * them from its DWARF (stacks.cmake builds it with -g). The output is gunzipped and decoded
- * with the code protoc-c generated from consumer/profile.proto, and every field is checked
- * against the rows and the fixture: sample types, values (the estimates, rounded), labels,
+ * program's own functions (glibc's backtrace from fixture_alloc, tests/consumer/stack-fixture.c),
+ * this executable is the process's module (found with dl_iterate_phdr, with its build id), and the
+ * report symbolizes them from its DWARF (stacks.cmake builds it with -g). The output is gunzipped
+ * and decoded with the code protoc-c generated from consumer/profile.proto, and every field is
+ * checked against the rows and the fixture: sample types, values (the estimates, rounded), labels,
  * locations per (process, address) with their lines, functions per (name, file), mappings with
  * build ids. Then `go tool pprof` reads it (-raw, -top); without Go that part says it skipped. */
 #define _GNU_SOURCE
@@ -13,10 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <elf.h>
-#include <execinfo.h>
 #include <fcntl.h>
-#include <link.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,76 +23,12 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h"
-#include "self-object.h"
+#include "stack-fixture.h"
 #include "writer.h"
 
 #define PID  4242
 #define PID2 4343
 #define MEAN 4096.0
-
-/* A captured stack: the return addresses into fixture_alloc, its caller and fixture_root, and
- * the source lines of those calls. */
-struct stack {
-	void *raw[16]; /* what backtrace gave */
-	int nraw;
-	uint64_t pc[3];
-	int line[3];
-};
-
-/* Extern, not inlined and (GCC) not cloned, so the symbol table names each as written. */
-#if defined(__clang__)
-#define FIXTURE __attribute__((noinline))
-#else
-#define FIXTURE __attribute__((noinline, noclone))
-#endif
-
-void fixture_alloc(struct stack *s);
-void fixture_mid_a(struct stack *s);
-void fixture_mid_b(struct stack *b1, struct stack *b2);
-void fixture_root(struct stack *a, struct stack *b1, struct stack *b2);
-
-/* The empty asm after each call keeps it from becoming a jump (a tail call leaves no frame). */
-FIXTURE void fixture_alloc(struct stack *s)
-{
-	s->line[0] = __LINE__ + 1;
-	s->nraw = backtrace(s->raw, 16);
-	__asm__ volatile("" ::: "memory");
-}
-
-FIXTURE void fixture_mid_a(struct stack *s)
-{
-	s->line[1] = __LINE__ + 1;
-	fixture_alloc(s);
-	__asm__ volatile("" ::: "memory");
-}
-
-/* Two call sites: two stacks that differ in one return address only. */
-FIXTURE void fixture_mid_b(struct stack *b1, struct stack *b2)
-{
-	b1->line[1] = __LINE__ + 1;
-	fixture_alloc(b1);
-	__asm__ volatile("" ::: "memory");
-	b2->line[1] = __LINE__ + 1;
-	fixture_alloc(b2);
-	__asm__ volatile("" ::: "memory");
-}
-
-FIXTURE void fixture_root(struct stack *a, struct stack *b1, struct stack *b2)
-{
-	a->line[2] = __LINE__ + 1;
-	fixture_mid_a(a);
-	__asm__ volatile("" ::: "memory");
-	b1->line[2] = b2->line[2] = __LINE__ + 1;
-	fixture_mid_b(b1, b2);
-	__asm__ volatile("" ::: "memory");
-}
-
-/* The stack's first three frames in this executable (fixture_alloc, its caller,
- * fixture_root). */
-static void own_frames(struct stack *s, const struct rasp_test_object *m)
-{
-	rasp_test_own_frames(m, s->raw, s->nraw, s->pc, 3);
-}
 
 /* Where no object was recorded for the address: a file that does not exist. */
 #define ODD_BASE UINT64_C(0x7f0000000000)
@@ -142,9 +75,9 @@ static void fixture_init(struct fixture *f, unsigned group_by)
 	memset(f, 0, sizeof(*f));
 	f->self = rasp_test_object_of((const void *)fixture_root);
 	fixture_root(&f->a, &f->b1, &f->b2);
-	own_frames(&f->a, &f->self);
-	own_frames(&f->b1, &f->self);
-	own_frames(&f->b2, &f->self);
+	fixture_own_frames(&f->a, &f->self);
+	fixture_own_frames(&f->b1, &f->self);
+	fixture_own_frames(&f->b2, &f->self);
 	assert_int_equal(f->b1.pc[0], f->b2.pc[0]);
 	assert_true(f->b1.pc[1] != f->b2.pc[1]);
 	f->odd[0] = ODD_BASE + 0x100;
@@ -397,7 +330,7 @@ static void test_write_pprof_fields(void **state)
 
 		assert_string_equal(str(p, fn->system_name), name);
 		if (strncmp(name, "fixture_", 8) == 0)
-			assert_true(ends_with(str(p, fn->filename), "test-write-pprof.c"));
+			assert_true(ends_with(str(p, fn->filename), "stack-fixture.c"));
 		else
 			assert_string_equal(str(p, fn->filename), "");
 		for (size_t j = i + 1; j < p->n_function; j++)

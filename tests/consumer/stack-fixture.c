@@ -1,4 +1,4 @@
-/* See self-object.h. */
+/* See stack-fixture.h. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,11 +7,12 @@
 #include <cmocka.h>
 
 #include <elf.h>
+#include <execinfo.h>
 #include <link.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "self-object.h"
+#include "stack-fixture.h"
 
 struct search {
 	uint64_t want;
@@ -95,4 +96,52 @@ void rasp_test_add_object(struct rasp_tally *t, const struct rasp_test_object *o
 		assert_int_equal(rasp_modules_set_build_id(&t->modules, pid, o->base, o->build_id,
 							   o->build_id_len),
 				 0);
+}
+
+/* Extern, not inlined and (GCC) not cloned, so the symbol table names each as written. */
+#if defined(__clang__)
+#define FIXTURE __attribute__((noinline))
+#else
+#define FIXTURE __attribute__((noinline, noclone))
+#endif
+
+/* The empty asm after each call keeps it from becoming a jump (a tail call leaves no frame). */
+FIXTURE void fixture_alloc(struct stack *s)
+{
+	s->line[0] = __LINE__ + 1;
+	s->nraw = backtrace(s->raw, 16);
+	__asm__ volatile("" ::: "memory");
+}
+
+FIXTURE void fixture_mid_a(struct stack *s)
+{
+	s->line[1] = __LINE__ + 1;
+	fixture_alloc(s);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Two call sites: two stacks that differ in one return address only. */
+FIXTURE void fixture_mid_b(struct stack *b1, struct stack *b2)
+{
+	b1->line[1] = __LINE__ + 1;
+	fixture_alloc(b1);
+	__asm__ volatile("" ::: "memory");
+	b2->line[1] = __LINE__ + 1;
+	fixture_alloc(b2);
+	__asm__ volatile("" ::: "memory");
+}
+
+FIXTURE void fixture_root(struct stack *a, struct stack *b1, struct stack *b2)
+{
+	a->line[2] = __LINE__ + 1;
+	fixture_mid_a(a);
+	__asm__ volatile("" ::: "memory");
+	b1->line[2] = b2->line[2] = __LINE__ + 1;
+	fixture_mid_b(b1, b2);
+	__asm__ volatile("" ::: "memory");
+}
+
+void fixture_own_frames(struct stack *s, const struct rasp_test_object *o)
+{
+	rasp_test_own_frames(o, s->raw, s->nraw, s->pc, 3);
 }
