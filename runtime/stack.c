@@ -12,12 +12,28 @@
  * are dropped by address: the first frame kept is in the code that called the allocator. */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
+#include <execinfo.h>
 #include <libunwind.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
 
 #include "internal.h"
+
+/* Under ThreadSanitizer, glibc's backtrace(): libunwind frees its per-thread cache from a
+ * thread-specific-data destructor that takes a lock after TSan has let go of the exiting
+ * thread, and TSan's lock interceptor then crashes (a fault of the pair, not of either). The
+ * TSan build tests the runtime's threads, not the unwinder's speed. */
+#if defined(__SANITIZE_THREAD__)
+#define UNWIND backtrace
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNWIND backtrace
+#endif
+#endif
+#ifndef UNWIND
+#define UNWIND unw_backtrace
+#endif
 
 /* Frames above the caller's: at most this many of librasp's own. */
 #define OWN_FRAMES 8
@@ -78,7 +94,7 @@ RASP__NOINLINE size_t rasp__stack_capture(uintptr_t *frames, size_t max)
 
 	if (max > RASP_MAX_STACK_DEPTH)
 		max = RASP_MAX_STACK_DEPTH;
-	got = unw_backtrace(buf, (int)(max + OWN_FRAMES));
+	got = UNWIND(buf, (int)(max + OWN_FRAMES));
 	if (got <= 0)
 		return 0;
 	while (skip < (size_t)got && own((uintptr_t)buf[skip]))
