@@ -97,6 +97,12 @@ RASP__NOINLINE size_t rasp__stack_capture(uintptr_t *frames, size_t max)
 	got = UNWIND(buf, (int)(max + OWN_FRAMES));
 	if (got <= 0)
 		return 0;
+	/* A sanitizer's backtrace interceptor may come first: look for librasp's frames among
+	 * the first few, then keep what follows them. */
+	while (skip < (size_t)got && skip < 2 && !own((uintptr_t)buf[skip]))
+		skip++;
+	if (skip == (size_t)got || !own((uintptr_t)buf[skip]))
+		skip = 0;
 	while (skip < (size_t)got && own((uintptr_t)buf[skip]))
 		skip++;
 	n = (size_t)got - skip;
