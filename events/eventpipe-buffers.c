@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "eventpipe-internal.h"
+#include "eventpipe-buffers.h"
 #include "eventpipe.h"
 #include "nettrace-write.h"
 

@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "eventpipe-config.h"
-#include "eventpipe-internal.h"
+#include "eventpipe-buffers.h"
 #include "nettrace-stream.h"
 #include "rasp-event-desc.h"
 #include "rasp/events.h"

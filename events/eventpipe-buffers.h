@@ -1,8 +1,8 @@
 /* The runtime's EventPipe session, inside (not for other files): the per-thread buffers the
  * emitting threads write records into (eventpipe-buffers.c) and the writer thread reads from
  * (eventpipe.c). The protocol between them is described at the top of eventpipe.c. */
-#ifndef RASP_EVENTS_EVENTPIPE_INTERNAL_H
-#define RASP_EVENTS_EVENTPIPE_INTERNAL_H
+#ifndef RASP_EVENTS_EVENTPIPE_BUFFERS_H
+#define RASP_EVENTS_EVENTPIPE_BUFFERS_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -92,4 +92,4 @@ void rasp__ep_pool_release(size_t i);
 /* The calling thread's final sequence number, when its last events were lost. */
 void rasp__ep_mark_tail(void);
 
-#endif /* RASP_EVENTS_EVENTPIPE_INTERNAL_H */
+#endif /* RASP_EVENTS_EVENTPIPE_BUFFERS_H */
