@@ -150,6 +150,27 @@ void rasp__nettrace_iter_finalize(bt_self_message_iterator *self)
 /* ---- Messages ----------------------------------------------------------------------------------
  */
 
+/* An event message of class ec at e's time, its vpid and vtid set; its payload in *payload. */
+static bt_message *new_event(struct iter *it, bt_event_class *ec, const struct rasp_nt_event *e,
+			     bt_field **payload)
+{
+	bt_message *msg = bt_message_event_create_with_packet_and_default_clock_snapshot(
+	    it->self, ec, it->packet, (uint64_t)e->timestamp);
+	bt_event *ev;
+	bt_field *ctx;
+
+	if (!msg)
+		return NULL;
+	ev = bt_message_event_borrow_event(msg);
+	ctx = bt_event_borrow_common_context_field(ev);
+	bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 0),
+					  e->pid);
+	bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 1),
+					  (int64_t)e->thread_id);
+	*payload = bt_event_borrow_payload_field(ev);
+	return msg;
+}
+
 /* One event message: clock snapshot, vpid/vtid, and the payload decoded by the manifest's
  * layout. A payload shorter than its layout is a corrupt file: an error with its offset. */
 static bt_message *event_message(struct iter *it, const struct rasp_nt_event *e)
@@ -158,8 +179,7 @@ static bt_message *event_message(struct iter *it, const struct rasp_nt_event *e)
 	bt_event_class *ec = rasp__nt_source_event_class(it, m);
 	union rasp_nt_value vals[32];
 	bt_message *msg;
-	bt_event *ev;
-	bt_field *ctx, *payload;
+	bt_field *payload;
 
 	if (!ec)
 		return NULL;
@@ -174,17 +194,9 @@ static bt_message *event_message(struct iter *it, const struct rasp_nt_event *e)
 		    it->path, e->offset, m->desc->lttng, e->payload_len);
 		return NULL;
 	}
-	msg = bt_message_event_create_with_packet_and_default_clock_snapshot(
-	    it->self, ec, it->packet, (uint64_t)e->timestamp);
+	msg = new_event(it, ec, e, &payload);
 	if (!msg)
 		return NULL;
-	ev = bt_message_event_borrow_event(msg);
-	ctx = bt_event_borrow_common_context_field(ev);
-	bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 0),
-					  e->pid);
-	bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 1),
-					  (int64_t)e->thread_id);
-	payload = bt_event_borrow_payload_field(ev);
 	for (size_t i = 0; m->desc && i < m->desc->nfields; i++) {
 		bt_field *f = bt_field_structure_borrow_member_field_by_index(payload, i);
 
@@ -233,25 +245,15 @@ static bt_message *event_message(struct iter *it, const struct rasp_nt_event *e)
  * sample the same way from both sources. */
 static bt_message *stack_message(struct iter *it, const struct rasp_nt_event *e)
 {
-	bt_message *msg;
-	bt_event *ev;
-	bt_field *ctx, *payload, *stack;
-
 	bt_event_class *ec = rasp__nt_source_stack_class(it);
+	bt_message *msg;
+	bt_field *payload, *stack;
 
 	if (!ec)
 		return NULL;
-	msg = bt_message_event_create_with_packet_and_default_clock_snapshot(
-	    it->self, ec, it->packet, (uint64_t)e->timestamp);
+	msg = new_event(it, ec, e, &payload);
 	if (!msg)
 		return NULL;
-	ev = bt_message_event_borrow_event(msg);
-	ctx = bt_event_borrow_common_context_field(ev);
-	bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 0),
-					  e->pid);
-	bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 1),
-					  (int64_t)e->thread_id);
-	payload = bt_event_borrow_payload_field(ev);
 	/* ClrInstanceID, Reserved1, Reserved2: 0; FrameCount; Stack. */
 	for (uint64_t f = 0; f < 3; f++)
 		bt_field_integer_unsigned_set_value(
