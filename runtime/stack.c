@@ -1,9 +1,9 @@
 /* Call stacks of sampled allocations, on the slow path only (the fast path never sees them).
  *
  * The unwinder is libunwind's unw_backtrace() (Debian libunwind-dev, MIT), chosen by
- * measurement (docs/performance.md, bench/runtime/unwind.c, 36 frames): 0.31 us, against
- * 4.8 us for glibc's backtrace() (libgcc's DWARF unwinder interprets .eh_frame at every frame,
- * about 1,800 instructions each) and 0.05 us for walking frame pointers, which stops at the
+ * measurement (docs/performance.md, bench/runtime/unwind.c, 36 frames): 0.29 us, against
+ * 3.7 us for glibc's backtrace() (libgcc's DWARF unwinder interprets .eh_frame at every frame,
+ * about 1,800 instructions each) and 0.03 us for walking frame pointers, which stops at the
  * first function built without them (Debian's default -O2 omits them) and so would cut most
  * stacks short. libunwind reads .eh_frame too, but keeps a per-thread cache of each return
  * address's frame layout, so a site met before costs a few instructions per frame.
@@ -11,28 +11,31 @@
  * The runtime's own frames (this function, the sample's emission, the slow path, rasp_alloc)
  * are dropped by address: the first frame kept is in the code that called the allocator. */
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
 #include <execinfo.h>
-#include <libunwind.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
 
 #include "internal.h"
 
-/* Under ThreadSanitizer, glibc's backtrace(): libunwind frees its per-thread cache from a
- * thread-specific-data destructor that takes a lock after TSan has let go of the exiting
- * thread, and TSan's lock interceptor then crashes (a fault of the pair, not of either). The
- * TSan build tests the runtime's threads, not the unwinder's speed. */
+/* glibc's backtrace() where libunwind was not found at build time, and under
+ * ThreadSanitizer: libunwind frees its per-thread cache from a thread-specific-data
+ * destructor that takes a lock after TSan has let go of the exiting thread, and TSan's lock
+ * interceptor then crashes (a fault of the pair, not of either). The TSan build tests the
+ * runtime's threads, not the unwinder's speed. */
 #if defined(__SANITIZE_THREAD__)
-#define UNWIND backtrace
+#define RASP__TSAN 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-#define UNWIND backtrace
+#define RASP__TSAN 1
 #endif
 #endif
-#ifndef UNWIND
+#if defined(RASP_HAVE_LIBUNWIND) && !defined(RASP__TSAN)
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 #define UNWIND unw_backtrace
+#else
+#define UNWIND backtrace
 #endif
 
 /* Frames above the caller's: at most this many of librasp's own. */

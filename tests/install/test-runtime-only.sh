@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The runtime alone: with -DRASP_BUILD_CONSUMER=OFF -DRASP_BUILD_CLI=OFF the project configures
-# and builds where only LTTng-UST and libunwind (the runtime's stacks) are installed. Here
-# babeltrace2, liblttng-ctl, json-c and the rest are hidden from pkg-config (a directory
-# holding only those two's .pc files), so any lookup of them fails the configure.
+# and builds where only LTTng-UST is installed. Here babeltrace2, liblttng-ctl, json-c and
+# libunwind (optional: the stacks of samples then use glibc's backtrace) are hidden from
+# pkg-config (a directory holding only lttng-ust's .pc files), so any required lookup of them
+# fails the configure.
 # Usage: test-runtime-only.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
 src=$1 work=$2
 rm -rf "$work" && mkdir -p "$work/pc"
-for pc in lttng-ust lttng-ust-ctl libunwind; do
+for pc in lttng-ust lttng-ust-ctl; do
   f=$(pkg-config --variable=pcfiledir "$pc" 2>/dev/null)/$pc.pc
   [ -f "$f" ] && cp "$f" "$work/pc/"
 done
