@@ -6,11 +6,14 @@
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "index.h"
 
@@ -111,10 +114,22 @@ static Dwfl *dwfl_of(struct rasp_symbols *s, int64_t pid)
 	for (size_t i = 0; i < s->m->n; i++) {
 		const struct rasp_module *mod = &s->m->v[i];
 
-		/* An object that cannot be opened is left out: its frames keep its name. */
-		if (mod->pid == pid && !mod->method)
-			dwfl_report_elf(p->dwfl, base_name(mod->path), mod->path, -1, mod->base,
-					false);
+		struct stat st;
+		int fd;
+
+		if (mod->pid != pid || mod->method)
+			continue;
+		/* An object that cannot be opened is left out: its frames keep its name. Only a
+		 * regular file is read: a trace may name a FIFO or a device, whose open or read
+		 * would never end (O_NONBLOCK: not even the open waits). On success libdwfl owns
+		 * the descriptor. */
+		fd = open(mod->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+		    !dwfl_report_elf(p->dwfl, base_name(mod->path), mod->path, fd, mod->base,
+				     false))
+			close(fd);
 	}
 	dwfl_report_end(p->dwfl, NULL, NULL);
 	return p->dwfl;

@@ -4,9 +4,9 @@
  * debug-info filter use): the object's own symbol table and DWARF, or its separate debug
  * file (build id under /usr/lib/debug/.build-id, or its .gnu_debuglink). A .NET method is
  * named by the trace itself. What cannot be resolved is named by its object and offset
- * ("libfoo.so+0x1a2b"), never a bare address unless no object covers it. Results are cached
- * per address; each object is opened once. Only for reports, never on a recording path.
- * No babeltrace2 types. */
+ * ("libfoo.so+0x1a2b"), never a bare address ("[no object] 0x..." when no object covers it).
+ * Results are cached per address; each object is opened once. Only for reports, never on a
+ * recording path. No babeltrace2 types. */
 #ifndef RASP_CONSUMER_SYMBOLS_H
 #define RASP_CONSUMER_SYMBOLS_H
 
@@ -22,8 +22,8 @@ struct rasp_frame {
 	unsigned line;			  /* 0 when unknown */
 	const struct rasp_module *module; /* NULL when no object covers the address */
 	uint64_t offset;		  /* ip's offset in its object (ELF address for PIC) */
-	/* "function (file:line)", "function", "object+0xoffset" or "0xip": what a report shows
-	 * for the frame. */
+	/* "function (file:line)", "function", "object+0xoffset" or "[no object] 0xip": what a
+	 * report shows for the frame. */
 	const char *name;
 };
 

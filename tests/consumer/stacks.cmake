@@ -9,3 +9,9 @@ foreach(unit write-folded write-pprof)
   target_compile_options(test-${unit} PRIVATE -g -fno-optimize-sibling-calls)
   set_tests_properties(${unit} PROPERTIES LABELS writers)
 endforeach()
+
+# The resolver (consumer/symbols.c) on this test program's own code and on objects that cannot
+# be read (a missing file, a FIFO, a rebuilt object).
+rasp_add_test(symbols SOURCES test-symbols.c stack-fixture.c LIBS rasp-report)
+target_compile_options(test-symbols PRIVATE -g)
+set_tests_properties(symbols PROPERTIES TIMEOUT 60)
