@@ -69,10 +69,15 @@ int rasp_cli_report(int argc, char **argv)
 	if (rc)
 		goto out;
 	rc = rasp_report_render(t, &opt, "--sampling-mean", out.f);
-	if (rc) {
+	if (rc == -ERANGE)
+		rasp_cli_error(cmd,
+			       "cannot write the report: an estimate is beyond the 64-bit integers "
+			       "of --format %s (2^63); --format json keeps every value",
+			       opt.format);
+	else if (rc)
 		rasp_cli_error(cmd, "cannot write the report: %s", strerror(-rc));
+	if (rc)
 		goto out;
-	}
 	rc = rasp_output_commit(&out);
 	if (rc) {
 		rasp_cli_error(cmd, "cannot write the report to '%s': %s", opt.output,

@@ -1,7 +1,10 @@
 /* libFuzzer target: decoded events, as any source hands them to the consumer, applied to a
  * tally and rendered by every writer. Whatever the events (sizes, offsets, means, ids, type
- * and process names of any bytes), nothing may crash or hang, every json report must parse,
- * and rasp diff's statistics must take two such tallies. */
+ * and process names of any bytes; stacks, loaded objects, build ids and .NET methods at any
+ * addresses), nothing may crash or hang, every json report must parse, and rasp diff's
+ * statistics must take two such tallies. Objects are named from a fixed list of paths (this
+ * program itself, a missing file, a directory, a device), never from the input, so a fuzz
+ * run reads no arbitrary file. */
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdint.h>
@@ -42,10 +45,15 @@ static const char *str(struct in *in, char *buf)
 	return buf;
 }
 
+static const char *const paths[] = {"/proc/self/exe", "/nonexistent/librasp-fuzz.so", "/",
+				    "/dev/null", ""};
+
 static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean)
 {
 	struct rasp_tally *t = rasp_tally_create(group_by, mean);
-	char type[48], proc[48], why[160];
+	char type[48], proc[48], why[160], ns[48], name[48];
+	uint64_t frames[70];
+	uint8_t id[24];
 
 	if (!t)
 		abort();
@@ -61,7 +69,7 @@ static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean)
 				rasp_tally_add_discarded_packets(t, take(in, 1), op & 2);
 			continue;
 		}
-		e.role = (enum rasp_role)(op % 4);
+		e.role = (enum rasp_role)(op % 9);
 		e.type = op & 0x10 ? str(in, type) : NULL;
 		e.kind = take(in, 1) % 5;
 		/* Sizes across the whole range, but mostly small. */
@@ -76,6 +84,23 @@ static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean)
 		e.procname = op & 0x02 ? str(in, proc) : NULL;
 		e.timed = op & 0x01;
 		e.ns = (int64_t)take(in, 8);
+		if (e.role >= RASP_ROLE_STACK) {
+			/* Addresses in a small window, so that frames, objects and methods meet. */
+			e.nframes = take(in, 1) % 70;
+			for (size_t k = 0; k < e.nframes; k++)
+				frames[k] = take(in, 2) << 4;
+			e.frames = frames;
+			e.base = take(in, 2) << 4;
+			e.memsz = take(in, 2) << 2;
+			e.path = paths[take(in, 1) % 5];
+			e.pic = op & 0x20;
+			e.build_id_len = take(in, 1) % 25;
+			for (size_t k = 0; k < e.build_id_len; k++)
+				id[k] = (uint8_t)take(in, 1);
+			e.build_id = id;
+			e.method_namespace = op & 0x40 ? str(in, ns) : NULL;
+			e.method_name = op & 0x80 ? str(in, name) : NULL;
+		}
 		if (rasp_event_apply(t, &e, &field, why, sizeof(why)) == -EINVAL)
 			rasp_tally_add_skipped(t);
 	}
@@ -88,6 +113,7 @@ static void render(struct rasp_tally *t, const char *format, double confidence)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
+	int rc;
 
 	if (!f)
 		abort();
@@ -95,8 +121,13 @@ static void render(struct rasp_tally *t, const char *format, double confidence)
 	snprintf(opt.format, sizeof(opt.format), "%s", format);
 	opt.confidence = confidence;
 	opt.top = len % 3;
-	if (rasp_report_render(t, &opt, "--sampling-mean", f) != 0)
-		abort(); /* a valid tally always renders */
+	rc = rasp_report_render(t, &opt, "--sampling-mean", f);
+	/* A valid tally always renders; pprof alone refuses an estimate past its int64 values
+	 * (-ERANGE) rather than write a clamped, wrong one. */
+	if (rc != 0 && !(rc == -ERANGE && strcmp(format, "pprof") == 0)) {
+		fprintf(stderr, "the %s writer failed: %s\n", format, strerror(-rc));
+		abort();
+	}
 	fclose(f);
 	if (strcmp(format, "json") == 0) {
 		json_object *j = json_tokener_parse(buf);
@@ -117,15 +148,16 @@ static void side(struct rasp_tally *t, double confidence, struct rasp_rows *rows
 	if (!*items)
 		abort();
 	for (size_t i = 0; i < rows->n; i++)
-		(*items)[i] = (struct rasp_diff_item){rasp_row_type(t, &rows->v[i]), rows->v[i].est};
+		(*items)[i] =
+		    (struct rasp_diff_item){rasp_row_type(t, &rows->v[i]), rows->v[i].est};
 	*s = (struct rasp_diff_side){"side", *items, rows->n, t->default_mean};
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const formats[] = {"text", "csv", "json"};
+	static const char *const formats[] = {"text", "csv", "json", "folded", "pprof", "html"};
 	struct in in = {data, size};
-	unsigned group_by = (unsigned)take(&in, 1) & RASP_GROUP_ALL;
+	unsigned group_by = (unsigned)take(&in, 1) & (RASP_GROUP_ALL | RASP_GROUP_WHERE);
 	double mean = 1.0 + (double)(take(&in, 6) % (UINT64_C(1) << 48));
 	double confidence = 0.5 + 0.499 * (double)take(&in, 1) / 255.0;
 	struct rasp_tally *a = fill(&in, group_by, mean), *b;
@@ -135,7 +167,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rasp_diff_change *changes;
 	size_t n;
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 6; i++)
 		render(a, formats[i], confidence);
 	/* The rest of the input is the other side of a diff (by type, as rasp diff reads it). */
 	b = fill(&in, RASP_GROUP_TYPE, mean);
