@@ -22,29 +22,10 @@ static int add(struct rasp_modules *m, const struct rasp_module *e)
 	return 0;
 }
 
-int rasp_modules_add(struct rasp_modules *m, int64_t pid, uint64_t base, uint64_t size,
-		     const char *path, bool pic)
+/* e with its own copy of name (an object's path or a method's name). */
+static int add_named(struct rasp_modules *m, struct rasp_module e, const char *name)
 {
-	struct rasp_module e = {.pid = pid, .base = base, .size = size, .pic = pic};
-
-	if (!path || !*path || size == 0)
-		return -EINVAL;
-	e.path = strdup(path);
-	if (!e.path)
-		return -ENOMEM;
-	if (add(m, &e)) {
-		free(e.path);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-int rasp_modules_add_method(struct rasp_modules *m, int64_t pid, uint64_t start, uint64_t size,
-			    const char *name)
-{
-	struct rasp_module e = {.pid = pid, .base = start, .size = size, .method = true};
-
-	if (!name || !*name || size == 0)
+	if (!name || !*name || e.size == 0)
 		return -EINVAL;
 	e.path = strdup(name);
 	if (!e.path)
@@ -54,6 +35,20 @@ int rasp_modules_add_method(struct rasp_modules *m, int64_t pid, uint64_t start,
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+int rasp_modules_add(struct rasp_modules *m, int64_t pid, uint64_t base, uint64_t size,
+		     const char *path, bool pic)
+{
+	return add_named(
+	    m, (struct rasp_module){.pid = pid, .base = base, .size = size, .pic = pic}, path);
+}
+
+int rasp_modules_add_method(struct rasp_modules *m, int64_t pid, uint64_t start, uint64_t size,
+			    const char *name)
+{
+	return add_named(
+	    m, (struct rasp_module){.pid = pid, .base = start, .size = size, .method = true}, name);
 }
 
 /* The latest entry loaded at exactly (pid, base), NULL if none. */
