@@ -50,6 +50,10 @@ struct rasp_nt_reader {
 
 	struct rasp_nt_meta **meta; /* by id (sparse), V6 ids may be reused after a flush */
 	size_t nmeta;
+	/* Metadata an id no longer names: events held for time order may still point to it, so
+	 * it is freed only at close. */
+	struct rasp_nt_meta **retired;
+	size_t nretired, capretired;
 
 	struct stack *stacks;
 	size_t nstacks, capstacks;

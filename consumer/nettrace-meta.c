@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index.h"
 #include "nettrace-internal.h"
 #include "utf.h"
 
@@ -51,7 +52,14 @@ static int meta_put(struct rasp_nt_reader *r, uint64_t at, struct rasp_nt_meta *
 		rasp__nt_meta_free(m);
 		return fail(r, at, "metadata id %" PRIu32 " defined twice", id);
 	}
-	rasp__nt_meta_free(r->meta[m->id]);
+	if (r->meta[m->id]) {
+		if (rasp_array_grow((void **)&r->retired, &r->capretired, r->nretired,
+				    sizeof(*r->retired))) {
+			rasp__nt_meta_free(m);
+			return fail(r, at, "out of memory");
+		}
+		r->retired[r->nretired++] = r->meta[m->id];
+	}
 	m->desc = rasp_nt_find_desc(m->provider, m->event_id, m->version);
 	r->meta[m->id] = m;
 	return 0;

@@ -263,6 +263,9 @@ void rasp_nt_close(struct rasp_nt_reader *r)
 	for (size_t i = 0; i < r->nmeta; i++)
 		rasp__nt_meta_free(r->meta[i]);
 	free(r->meta);
+	for (size_t i = 0; i < r->nretired; i++)
+		rasp__nt_meta_free(r->retired[i]);
+	free(r->retired);
 	rasp__nt_stacks_clear(r);
 	free(r->stacks);
 	free(r->seqs);
