@@ -1,9 +1,9 @@
 /* Per-thread allocation contexts (CoreCLR's ee_alloc_context): attach on first use, the
- * thread-local lookup, their chunk (refill, retire), combined_limit (redraw, and its sync
- * when contexts are enumerated), retirement at thread exit, and the allocation fast and slow
- * paths. Every chunk and limit field of a context is written here and nowhere else (the
- * sampling fields are sample.c's). The fast path is the only code here that runs per
- * allocation; the rest is cold. */
+ * thread-local lookup, their windows over the per-class free lists (refill, retire, the
+ * sampling budget folded in), thread exit, and the allocation fast and slow
+ * paths. Every window field of a context is written here and nowhere else (the sampling
+ * fields are sample.c's, the page lists page.c's). The fast path is the only code here that
+ * runs per allocation; the rest is cold. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +38,7 @@ static const char no_heap; /* the cache's "empty" key: never a heap, never NULL 
 #define TLS_MODEL __attribute__((tls_model("initial-exec")))
 static __thread struct thread_cache tcache TLS_MODEL = {(struct rasp_heap *)&no_heap, 0, NULL};
 static __thread struct thread_entry *tentries TLS_MODEL;
+__thread char rasp__tls_anchor TLS_MODEL;
 
 int rasp__heap_register(struct rasp_heap *h)
 {
@@ -84,26 +85,32 @@ static void context_unlink(struct rasp_heap *h, struct rasp_context *c)
 	atomic_fetch_sub(&h->contexts_n, 1);
 }
 
-/* Thread exit: retire this thread's contexts (their chunks go back to their regions) and
- * free them. Runs in the exiting thread, which owns them; the heap lock orders it against
- * enumeration by other threads. */
+/* Thread exit: this thread's queued frees go out, its pages are abandoned to their heaps (an
+ * empty one goes back to its segment), and its contexts are kept by their heaps for the next
+ * thread (never freed before the heap: see struct rasp_context). Runs in the exiting thread,
+ * which owns them; the heap lock orders it against enumeration by other threads. */
 static void thread_exit(void *unused)
 {
 	struct thread_entry *e, *en;
 	struct rasp_heap *h;
+	struct rasp_context *c;
 
 	(void)unused;
 	pthread_mutex_lock(&registry_lock);
 	for (e = tentries; e; e = en) {
 		en = e->next;
 		h = registry_find(e->heap_id);
+		c = e->ctx;
 		if (h) {
+			rasp__batch_flush(c);
+			rasp__pages_abandon(c);
 			pthread_mutex_lock(&h->lock);
-			rasp__context_retire(e->ctx);
-			e->ctx->combined_limit = 0; /* retired: every allocation takes the slow path */
-			context_unlink(h, e->ctx);
+			atomic_fetch_add(&h->samples_gone, atomic_load(&c->n_samples));
+			atomic_fetch_add(&h->refills_gone, atomic_load(&c->n_refills));
+			context_unlink(h, c);
+			c->next = h->spare_contexts;
+			h->spare_contexts = c;
 			pthread_mutex_unlock(&h->lock);
-			free(e->ctx);
 		}
 		free(e);
 	}
@@ -142,6 +149,18 @@ void rasp__thread_forget_heap(struct rasp_heap *h)
 	}
 }
 
+struct rasp_context *rasp__context_peek(struct rasp_heap *h)
+{
+	struct thread_entry *e;
+
+	if (tcache.heap == h && tcache.heap_id == h->id)
+		return tcache.ctx;
+	for (e = tentries; e; e = e->next)
+		if (e->heap_id == h->id)
+			return e->ctx;
+	return NULL;
+}
+
 struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 {
 	struct thread_entry *e;
@@ -151,21 +170,32 @@ struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 		if (e->heap_id == h->id)
 			goto found;
 	e = malloc(sizeof(*e));
-	/* 64-byte aligned: the three fast-path words share one line with nothing written by
-	 * other threads. */
-	c = aligned_alloc(64, (sizeof(*c) + 63) & ~(size_t)63);
-	if (!e || !c) {
+	if (!e) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&h->lock);
+	c = h->spare_contexts;
+	if (c)
+		h->spare_contexts = c->next;
+	pthread_mutex_unlock(&h->lock);
+	/* 64-byte aligned: the hot words of a class share lines with nothing other threads
+	 * write. */
+	if (!c)
+		c = aligned_alloc(64, (sizeof(*c) + 63) & ~(size_t)63);
+	if (!c) {
 		free(e);
-		free(c);
 		errno = ENOMEM;
 		return NULL;
 	}
 	memset(c, 0, sizeof(*c));
 	c->heap = h;
+	c->token = rasp__thread_token();
 	c->owner = pthread_self();
 	atomic_init(&c->busy, 0);
 	pthread_mutex_lock(&h->lock);
 	c->index = h->next_ctx_index++;
+	c->prev = NULL;
 	c->next = h->contexts;
 	if (h->contexts)
 		h->contexts->prev = c;
@@ -186,90 +216,76 @@ found:
 	return e->ctx;
 }
 
-/* ---- The context's chunk and limits (only this file writes them) ----------------------------- */
+/* ---- Windows (only this file writes them) --------------------------------------------------- */
 
-/* combined_limit from alloc_ptr with a fresh draw: the sampling budget folded into the limit
- * (spec §3), or the chunk's end when sampling is off. A budget at or past the chunk's end
- * leaves combined_limit at alloc_limit; its value is then not needed (the next slow path
- * draws afresh, and discarding unused trials is allowed). */
-static void context_redraw(struct rasp_context *c)
+/* Blocks a window may cover: an allocation quantum's worth, at least 8. The window bounds how
+ * long a thread keeps a sampling state after the heap's changed (it adopts the new one at its
+ * next slow path), not what sampling costs: the budget is folded in whatever its size. */
+static uint32_t window_blocks(const struct rasp_context *c, unsigned k)
 {
+	uint32_t n = (uint32_t)(c->heap->cfg.alloc_quantum / rasp__class_size[k]);
+
+	return n < 8 ? 8 : n;
+}
+
+/* A fresh window of class k over its list: `avail` bytes still in the current window plus its
+ * rest, at most window_blocks; the sampling budget drawn afresh and folded in (spec §3: left =
+ * min(budget, window), gap = what the window holds past the sample point). A budget at or past
+ * the window's end leaves its value undrawn: the next slow path draws afresh, and discarding
+ * unused trials is allowed (they are memoryless). */
+static void window_set(struct rasp_context *c, unsigned k, uintptr_t avail)
+{
+	struct rasp__window *w = &c->win[k];
+	uintptr_t b = rasp__class_size[k], bytes;
+	uint32_t blocks = (uint32_t)(avail / b) + w->rest, wb = window_blocks(c, k);
 	uint64_t budget;
 
-	if (!c->sampling || rasp__geometric_at_least(c, c->alloc_limit - c->alloc_ptr, &budget))
-		c->combined_limit = c->alloc_limit;
-	else
-		c->combined_limit = c->alloc_ptr + (uintptr_t)budget;
-}
-
-/* heap->lock held. Gives the chunk back: the bytes used become live bytes of the region,
- * the unused tail becomes a filler so the region stays walkable. Leaves the context without
- * a chunk (alloc_ptr = alloc_limit = 0); combined_limit is then 0 or redrawn by the caller. */
-void rasp__context_retire(struct rasp_context *c)
-{
-	struct rasp__region *r = c->region;
-	uintptr_t tail;
-
-	if (r) {
-		tail = c->alloc_limit - c->alloc_ptr;
-		if (tail >= 8)
-			*(uint64_t *)c->alloc_ptr = (uint64_t)tail | RASP__HDR_FREE;
-		c->region = NULL;
-		rasp__region_adjust(r, (int64_t)(c->alloc_ptr - c->chunk_start) - RASP__REF_BIAS);
-	}
-	c->alloc_ptr = c->alloc_limit = c->chunk_start = 0;
-}
-
-/* Slow path of the owning thread: swaps the chunk for a new one of max(quantum, z) bytes (or
- * what is left of the current region, if that still holds z: less waste at region ends). */
-static int context_refill(struct rasp_context *c, size_t z)
-{
-	struct rasp_heap *h = c->heap;
-	size_t want = z > h->cfg.alloc_quantum ? z : h->cfg.alloc_quantum;
-	struct rasp__chunk chunk;
-	int ret;
-
-	pthread_mutex_lock(&h->lock);
-	rasp__context_retire(c);
-	ret = rasp__region_carve(h, z, want, &chunk);
-	if (ret == 0) {
-		c->region = chunk.region;
-		c->chunk_start = c->alloc_ptr = chunk.start;
-		c->alloc_limit = chunk.end;
-	}
-	pthread_mutex_unlock(&h->lock);
-	if (ret == 0)
-		atomic_fetch_add_explicit(&h->refills, 1, memory_order_relaxed);
-	return ret;
-}
-
-/* combined_limit must follow any change of alloc_ptr/alloc_limit made by someone other than
- * the owner: a stale one lets the next fast path bump past the real limit. */
-static void context_sync(struct rasp_context *c, uintptr_t ptr0, uintptr_t lim0, uintptr_t comb0)
-{
-	if (c->alloc_ptr == ptr0 && c->alloc_limit == lim0)
-		return;
-	if (c->alloc_ptr > c->alloc_limit) {
-		fprintf(stderr, "rasp: context enumeration left alloc_ptr past alloc_limit\n");
-		abort();
-	}
-	if (!c->alloc_limit || !c->sampling) {
-		c->combined_limit = c->alloc_limit;
-		if (!c->alloc_limit)
-			c->alloc_ptr = 0;
-	} else if (c->alloc_ptr == ptr0) {
-		/* Same budget, fewer bytes: clamping keeps "combined == limit means budget >=
-		 * avail", which the slow path relies on. */
-		c->combined_limit = comb0 < c->alloc_limit ? comb0 : c->alloc_limit;
+	if (wb > blocks)
+		wb = blocks;
+	w->rest = blocks - wb;
+	bytes = (uintptr_t)wb * b;
+	if (!c->sampling || rasp__geometric_at_least(c, bytes, &budget)) {
+		c->hot[k].left = bytes;
+		w->gap = 0;
 	} else {
-		context_redraw(c); /* discarding cached trials is allowed */
+		c->hot[k].left = (uintptr_t)budget;
+		w->gap = bytes - (uintptr_t)budget;
 	}
+	rasp__window_publish(c, k, bytes + (uint64_t)w->rest * b);
+}
+
+/* The thread adopted a new sampling state: every window is redrawn under it at once, so no
+ * class goes on with trials of the old state (the announcement covers them all). */
+static void windows_redraw(struct rasp_context *c)
+{
+	for (unsigned k = 1; k < RASP__NCLASS; k++)
+		if (c->hot[k].left + c->win[k].gap || c->win[k].rest)
+			window_set(c, k, c->hot[k].left + c->win[k].gap);
+}
+
+void rasp__context_retire(struct rasp_context *c, void *arg)
+{
+	(void)arg;
+	for (unsigned k = 1; k < RASP__NCLASS; k++) {
+		c->win[k].rest += (uint32_t)((c->hot[k].left + c->win[k].gap) / rasp__class_size[k]);
+		c->hot[k].left = 0;
+		c->win[k].gap = 0;
+	}
+	atomic_store_explicit(&c->trim, 1, memory_order_relaxed);
+}
+
+/* Collect asked (trim): every list goes back to its page and empty pages to their segments. */
+static void context_trim(struct rasp_context *c)
+{
+	atomic_store_explicit(&c->trim, 0, memory_order_relaxed);
+	pthread_mutex_lock(&c->heap->lock);
+	rasp__pages_release_empty(c);
+	pthread_mutex_unlock(&c->heap->lock);
 }
 
 void rasp__contexts_enumerate(struct rasp_heap *h, rasp__context_fn fn, void *arg)
 {
 	struct rasp_context *c;
-	uintptr_t ptr0, lim0, comb0;
 
 	for (c = h->contexts; c; c = c->next) {
 #if RASP__DEBUG
@@ -282,25 +298,68 @@ void rasp__contexts_enumerate(struct rasp_heap *h, rasp__context_fn fn, void *ar
 			abort();
 		}
 #endif
-		ptr0 = c->alloc_ptr;
-		lim0 = c->alloc_limit;
-		comb0 = c->combined_limit;
 		fn(c, arg);
-		context_sync(c, ptr0, lim0, comb0);
 	}
 }
 
-/* Everything but the bump: argument errors, the sampling decision (spec §3), refill, large and
- * pinned objects, the event, the thread's adoption of a new sampling state, and the redraw that
- * every slow path ends with. Cold and never inlined: the fast path stays one screen. */
+/* The class's list is used up: the next page with free blocks gives its whole local list. */
+static int list_refill(struct rasp_context *c, unsigned k)
+{
+	struct rasp__window *w = &c->win[k];
+	struct rasp__page *pg = rasp__page_find(c, k);
+	uint32_t n;
+
+	if (!pg)
+		return -ENOMEM;
+	n = pg->local_n;
+	c->hot[k].free = pg->local_free;
+	pg->local_free = NULL;
+	pg->local_n = 0;
+	atomic_store_explicit(&pg->used, rasp__relaxed_load32(&pg->used) + n,
+			      memory_order_relaxed);
+	w->rest = n;
+	w->page = pg;
+	atomic_store_explicit(&c->n_refills, atomic_load_explicit(&c->n_refills, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	return 0;
+}
+
+static void *alloc_large(struct rasp_context *c, const rasp_type_t *type, size_t z, int kind)
+{
+	bool sampled = false;
+	uint64_t budget = 0, mean;
+	void *obj;
+
+	/* A large object's trials come from a fresh draw (memoryless: any point may start one). */
+	if (rasp__sampling_update(c))
+		windows_redraw(c);
+	if (c->sampling)
+		sampled = !rasp__geometric_at_least(c, z, &budget);
+	mean = c->mean;
+	obj = rasp__large_alloc(c->heap, z, kind, type);
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (sampled)
+		rasp__emit_sample(c, (uint32_t)kind, type, obj, z, budget, mean);
+	return obj;
+}
+
+/* Everything but the pop: argument errors, the sampling decision (spec §3), new windows and
+ * lists, pinned and large objects, the event, the thread's adoption of a new sampling state,
+ * and the redraw that every slow path ends with. Cold and never inlined. */
 RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
 				      unsigned flags)
 {
 	struct rasp_heap *h = c->heap;
-	uint64_t budget = 0, avail, mean;
+	uint64_t budget = 0, mean, g;
+	uintptr_t b, avail;
 	bool was_sampling, sampled = false;
-	uintptr_t p;
-	void *obj;
+	struct rasp__header *p;
+	struct rasp__hot *hc;
+	struct rasp__window *w;
+	unsigned k;
 	size_t z;
 	int kind;
 
@@ -308,88 +367,113 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 		errno = EINVAL;
 		return NULL;
 	}
-	z = rasp__object_size_for(size);
+	z = rasp__object_size_raw(size);
 	if (!z) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	kind = (flags & RASP_ALLOC_PINNED)   ? RASP_KIND_PINNED
-	       : z >= RASP_LARGE_OBJECT_SIZE ? RASP_KIND_LARGE
-					     : RASP_KIND_SMALL;
+	if (c->batch_n)
+		rasp__batch_flush(c);
+	if (RASP__UNLIKELY(atomic_load_explicit(&c->trim, memory_order_relaxed)))
+		context_trim(c);
+	if (z > RASP__SMALL_MAX_Z)
+		return alloc_large(c, type, z,
+				   (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_LARGE);
+	kind = (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_SMALL;
+	k = rasp__class_of(z);
+	b = rasp__class_size[k];
+	hc = &c->hot[k];
+	w = &c->win[k];
+	avail = hc->left + w->gap;
 
 	was_sampling = c->sampling;
 	if (!was_sampling) {
 		/* No trials pending: adopt the heap's state first, so that sampling switched on
 		 * covers this object too (its announcement precedes any sample). */
-		rasp__sampling_update(c);
+		if (rasp__sampling_update(c))
+			windows_redraw(c);
+		avail = hc->left + w->gap;
 		if (c->sampling)
-			sampled = !rasp__geometric_at_least(c, z, &budget);
+			sampled = !rasp__geometric_at_least(c, b, &budget);
 	} else {
 		/* This object is decided by the trials the thread already drew, under the mean
-		 * it announced; a change of state is adopted after its sample is out. */
-		budget = c->combined_limit - c->alloc_ptr;
-		avail = c->alloc_limit - c->alloc_ptr;
-		sampled = c->combined_limit < c->alloc_limit && budget < z;
-		if (!sampled && z > avail) {
-			/* The context's remaining bytes were all failures; a fresh draw covers
-			 * the rest of the object (its value matters only if it lands inside:
-			 * budget = avail + draw < z). */
-			uint64_t g;
-
-			sampled = !rasp__geometric_at_least(c, z - avail, &g);
-			budget = avail + (sampled ? g : 0);
+		 * it announced; a change of state is adopted after its sample is out. A sample
+		 * is pending in the window (gap > 0) and falls in this block if fewer than b bytes
+		 * of budget are left; past the window (avail < b: empty, as windows hold whole
+		 * blocks), the block's trials are a fresh draw. */
+		sampled = w->gap && hc->left < b;
+		budget = hc->left;
+		if (!sampled && avail < b && !rasp__geometric_at_least(c, b, &g)) {
+			sampled = true;
+			budget = g;
 		}
 	}
 
-	if (kind == RASP_KIND_SMALL) {
-		obj = NULL;
-		if (z <= c->alloc_limit - c->alloc_ptr || context_refill(c, z) == 0) {
-			p = c->alloc_ptr;
-			c->alloc_ptr = p + z;
-			((struct rasp__header *)p)->size_flags = z;
-			((struct rasp__header *)p)->type = type;
-			obj = (void *)(p + RASP_OBJECT_HEADER_SIZE);
-		}
-	} else {
-		obj = rasp__alloc_outside(h, z, kind);
-		if (obj)
-			rasp__header_of(obj)->type = type;
-	}
-	mean = c->mean; /* what the object's trials were drawn under */
-	if (obj && sampled)
-		rasp__emit_sample(c, (uint32_t)kind, type, obj, z, budget, mean);
-	if (was_sampling)
-		rasp__sampling_update(c);
-	context_redraw(c);
-	if (!obj) {
+	/* The block: from the window, else from the list's rest, else from a page. */
+	if (avail >= b) {
+		avail -= b;
+	} else if (!w->rest && list_refill(c, k) != 0) {
+		hc->left = w->gap = 0;
 		errno = ENOMEM;
 		return NULL;
+	} else {
+		w->rest--;
 	}
-	return obj;
+	p = hc->free;
+	hc->free = p->next;
+	/* The window as it stands, its pending draw dropped: consistent for a redraw. */
+	hc->left = avail;
+	w->gap = 0;
+	RASP__UNPOISON(p + 1, b - RASP_OBJECT_HEADER_SIZE);
+	p->size_flags = b | ((uint64_t)kind << RASP__HDR_KIND_SHIFT);
+	p->type = type;
+	mean = c->mean; /* what the object's trials were drawn under */
+	if (sampled)
+		rasp__emit_sample(c, (uint32_t)kind, type, p + 1, b, budget, mean);
+	if (!was_sampling || !rasp__sampling_update(c))
+		window_set(c, k, avail);
+	else
+		windows_redraw(c); /* class k's included */
+	return p + 1;
 }
 
-/* The fast path: one compare, z > combined_limit - alloc_ptr (alloc_ptr + z > combined_limit
- * without overflow: alloc_ptr <= combined_limit always holds), covers: context exhausted,
- * sample due, context not initialised or retired, and, folded in without a branch, every
- * argument the bump cannot take (size 0 or past the small-object range, a flag, no type):
- * those make z all ones. Sampling on or off, an allocation that is not sampled runs exactly
- * these instructions: 33 in rasp_alloc (thread-cache lookup included), 29 in
- * rasp_context_alloc, gcc 12 -O2 x86-64, ret included; callgrind agrees (32.98 per call,
- * docs/performance.md). */
+/* The class of a small object size past the table (the fast path's inline copy of
+ * rasp__class_of), or 0, the class that is none, past the small range. */
+static inline uintptr_t class_computed(uintptr_t z)
+{
+	unsigned e;
+
+	if (z > RASP__SMALL_MAX_Z)
+		return 0;
+	e = 63u - (unsigned)__builtin_clzll((unsigned long long)(z - 1));
+	return RASP__FIRST_COMPUTED + ((e - 10u) << 3) + ((z - 1) >> (e - 3u)) - 8u;
+}
+
+/* The fast path: the object's size class, then one compare, b > left (CoreCLR's alloc_ptr + z >
+ * combined_limit), which covers: window used up, sample due, list empty, context retired, and,
+ * folded in without a branch, every argument the pop cannot take (size 0 or past the small
+ * range, a flag, no type): those select class 0, whose block size is all ones. Sampling on or
+ * off, an allocation that is not sampled runs exactly these instructions. */
 static inline void *alloc_fast(struct rasp_context *c, const rasp_type_t *type, size_t size,
 			       unsigned flags)
 {
-	uintptr_t p = c->alloc_ptr;
-	uintptr_t odd =
-	    (uintptr_t)((size - 1 >= RASP__SMALL_MAX_PAYLOAD) | (flags != 0) | (type == NULL));
-	uintptr_t z = ((size + RASP_OBJECT_HEADER_SIZE + 7) & ~(uintptr_t)7) | (0 - odd);
+	uintptr_t z = (size + RASP_OBJECT_HEADER_SIZE + 7) & ~(uintptr_t)7, k, b;
+	struct rasp__header *p;
+	struct rasp__hot *hc;
 
-	if (RASP__UNLIKELY(z > c->combined_limit - p))
+	k = RASP__LIKELY(z <= RASP__TABLE_MAX) ? rasp__table_class[z >> 3] : class_computed(z);
+	k &= 0 - (uintptr_t)((flags == 0) & (type != NULL));
+	hc = &c->hot[k];
+	b = rasp__class_size[k];
+	if (RASP__UNLIKELY(b > hc->left))
 		return rasp__alloc_slow(c, type, size, flags);
-	c->alloc_ptr = p + z;
-	((struct rasp__header *)p)->size_flags = z;
-	((struct rasp__header *)p)->type = type;
-	return (void *)(p + RASP_OBJECT_HEADER_SIZE);
+	hc->left -= b;
+	p = hc->free;
+	hc->free = p->next;
+	RASP__UNPOISON(p + 1, b - RASP_OBJECT_HEADER_SIZE);
+	p->size_flags = b;
+	p->type = type;
+	return p + 1;
 }
 
 #if RASP__DEBUG
@@ -439,18 +523,6 @@ void *rasp_alloc(rasp_heap_t *h, const rasp_type_t *type, size_t size, unsigned 
 	if (RASP__UNLIKELY(tcache.heap != h || tcache.heap_id != h->id))
 		return alloc_lookup(h, type, size, flags);
 	return ALLOC(tcache.ctx, type, size, flags);
-}
-
-void *rasp_alloc_array(rasp_heap_t *h, const rasp_type_t *type, size_t count, size_t size,
-		       unsigned flags)
-{
-	size_t n;
-
-	if (__builtin_mul_overflow(count, size, &n)) {
-		errno = EOVERFLOW;
-		return NULL;
-	}
-	return rasp_alloc(h, type, n, flags);
 }
 
 rasp_context_t *rasp_context_get(rasp_heap_t *h)

@@ -1,6 +1,6 @@
 /* Heaps and types: creation and teardown, type registration, object accessors, the
- * whole-heap operations (collect, walk: contexts retired through context.c, regions through
- * region.c), statistics and sampling control. The heap lock guards the lists; it is never
+ * whole-heap operations (collect, walk: contexts retired through context.c, pages through
+ * page.c, segments through segment.c), statistics and sampling control. The heap lock guards the lists; it is never
  * taken on the allocation fast path. */
 #include <errno.h>
 #include <stdio.h>
@@ -35,6 +35,7 @@ int rasp_heap_create(rasp_heap_t **out, const rasp_config_t *cfg)
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
+	rasp__classes_init();
 	h->id = atomic_fetch_add(&next_heap_id, 1);
 	h->cfg = c;
 	pthread_mutex_init(&h->lock, NULL);
@@ -61,7 +62,11 @@ void rasp_heap_destroy(rasp_heap_t *h)
 		cn = c->next;
 		free(c);
 	}
-	rasp__regions_unmap_all(h);
+	for (c = h->spare_contexts; c; c = cn) {
+		cn = c->next;
+		free(c);
+	}
+	rasp__segments_unmap_all(h);
 	for (t = h->types; t; t = tn) {
 		tn = t->next;
 		free((char *)t->name);
@@ -108,9 +113,31 @@ const char *rasp_type_name(const rasp_type_t *type)
 	return type ? type->name : NULL;
 }
 
+/* The header that holds an object's block size and kind: its own, or for an aligned object its
+ * block's (rasp_alloc_aligned). */
+static const struct rasp__header *block_header(const void *obj)
+{
+	const struct rasp__header *hdr = rasp__header_of(obj);
+	uint64_t sf = hdr->size_flags;
+
+	if (((sf & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT) == RASP__KIND_ALIGNED)
+		hdr = (const struct rasp__header *)((uintptr_t)hdr - (sf & ~RASP__HDR_FLAGS));
+	return hdr;
+}
+
 size_t rasp_object_size(const void *obj)
 {
-	return obj ? (size_t)(rasp__header_of(obj)->size_flags & ~RASP__HDR_FLAGS) : 0;
+	return obj ? (size_t)(block_header(obj)->size_flags & ~RASP__HDR_FLAGS) : 0;
+}
+
+size_t rasp_usable_size(const void *obj)
+{
+	const struct rasp__header *b;
+
+	if (!obj)
+		return 0;
+	b = block_header(obj);
+	return (uintptr_t)b + (size_t)(b->size_flags & ~RASP__HDR_FLAGS) - (uintptr_t)obj;
 }
 
 const rasp_type_t *rasp_object_type(const void *obj)
@@ -120,25 +147,38 @@ const rasp_type_t *rasp_object_type(const void *obj)
 
 int rasp_object_kind(const void *obj)
 {
+	const struct rasp__header *b;
+
 	if (!obj)
 		return -EINVAL;
-	return (int)((rasp__header_of(obj)->size_flags & RASP__HDR_KIND_MASK) >>
-		     RASP__HDR_KIND_SHIFT);
+	b = block_header(obj);
+	if (b != rasp__header_of(obj))
+		return (int)(b->inner & RASP__HDR_FLAGS);
+	return (int)((b->size_flags & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT);
 }
 
-static void retire_one(struct rasp_context *c, void *arg)
-{
-	(void)arg;
-	rasp__context_retire(c);
-}
-
+/* Every context's windows end (rasp__context_retire); the calling thread's own lists go back
+ * at once and its empty pages to their segments; other threads do the same at their next
+ * allocation slow path (their lists and pages are theirs to touch: they may be freeing right
+ * now). Abandoned pages are swept, then every empty slot purged and every empty segment
+ * unmapped. */
 int rasp_heap_collect(rasp_heap_t *h)
 {
+	struct rasp_context *self;
+
 	if (!h)
 		return -EINVAL;
+	self = rasp__context_peek(h);
+	if (self)
+		rasp__batch_flush(self);
 	pthread_mutex_lock(&h->lock);
-	rasp__contexts_enumerate(h, retire_one, NULL);
-	rasp__regions_trim(h);
+	rasp__contexts_enumerate(h, rasp__context_retire, NULL);
+	if (self) {
+		atomic_store_explicit(&self->trim, 0, memory_order_relaxed);
+		rasp__pages_release_empty(self);
+	}
+	rasp__abandoned_trim(h);
+	rasp__segments_trim(h);
 	pthread_mutex_unlock(&h->lock);
 	return 0;
 }
@@ -150,23 +190,42 @@ int rasp_heap_walk(rasp_heap_t *h, rasp_walk_fn fn, void *arg)
 	if (!h || !fn)
 		return -EINVAL;
 	pthread_mutex_lock(&h->lock);
-	rasp__contexts_enumerate(h, retire_one, NULL);
-	rc = rasp__regions_walk(h, fn, arg);
+	rasp__contexts_enumerate(h, rasp__context_retire, NULL);
+	rc = rasp__segments_walk(h, fn, arg);
 	pthread_mutex_unlock(&h->lock);
 	return rc;
 }
 
 int rasp_heap_stats(rasp_heap_t *h, rasp_heap_stats_t *out)
 {
+	uint64_t samples, refills, held = 0, used;
+
 	if (!h || !out)
 		return -EINVAL;
-	out->samples = atomic_load(&h->samples);
-	out->refills = atomic_load(&h->refills);
+	pthread_mutex_lock(&h->lock);
+	samples = atomic_load(&h->samples_gone);
+	refills = atomic_load(&h->refills_gone);
+	for (struct rasp_context *c = h->contexts; c; c = c->next) {
+		samples += atomic_load_explicit(&c->n_samples, memory_order_relaxed);
+		refills += atomic_load_explicit(&c->n_refills, memory_order_relaxed);
+		held += atomic_load_explicit(&c->held_bytes, memory_order_relaxed);
+	}
+	used = rasp__segments_used_bytes(h);
+	out->samples = samples;
+	out->refills = refills;
 	out->regions = atomic_load(&h->regions_n);
-	out->mapped_bytes = atomic_load(&h->mapped_bytes);
+	out->mapped_bytes = atomic_load(&h->reserved_bytes);
 	out->contexts = atomic_load(&h->contexts_n);
 	out->sampling_starts = atomic_load(&h->starts);
 	out->invalid_frees = atomic_load(&h->invalid_frees);
+	out->reserved_bytes = out->mapped_bytes;
+	out->committed_bytes = atomic_load(&h->committed_bytes);
+	out->live_bytes = (used > held ? used - held : 0) + atomic_load(&h->large_live_bytes);
+	out->wasted_bytes =
+	    out->committed_bytes > out->live_bytes ? out->committed_bytes - out->live_bytes : 0;
+	out->pages = atomic_load(&h->pages_n);
+	out->purged_bytes = atomic_load(&h->purged_bytes);
+	pthread_mutex_unlock(&h->lock);
 	return 0;
 }
 

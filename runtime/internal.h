@@ -1,6 +1,7 @@
 /* Internal data model of the runtime, shared by the runtime sources and the white-box tests.
- * A heap owns regions (1 MiB-aligned mmaps: small, pinned, or one large object each), types,
- * and one allocation context per thread that allocates from it. Declarations are grouped by
+ * A heap owns segments (4 MiB-aligned mmaps cut into pages of one size class each), large
+ * objects (a mapping each), types, and one allocation context per thread that allocates from
+ * it. Declarations are grouped by
  * the file that defines them. Nothing here is installed or exported. */
 #ifndef RASP_RUNTIME_INTERNAL_H
 #define RASP_RUNTIME_INTERNAL_H
@@ -18,7 +19,7 @@
 #define RASP__NOINLINE	  __attribute__((noinline, cold))
 
 /* ASan builds poison the payload of freed objects, so a use after rasp_free is reported;
- * memory is unpoisoned before it is reused (spare regions) or given back to the OS. */
+ * a block is unpoisoned when it is handed out again, and memory before it goes to the OS. */
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #define RASP__POISON(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
@@ -35,32 +36,55 @@
 #define RASP__DEBUG 0
 #endif
 
-/* Region geometry. Every region is aligned to its size so an object's region is found by
- * masking its address; large regions are aligned the same and may be longer. */
-#define RASP__REGION_SIZE	 ((size_t)1 << 20)
-#define RASP__REGION_HEADER_SIZE ((size_t)128)
-#define RASP__REGION_MAGIC	 UINT64_C(0x72617370726567e1)
-/* Largest payload that makes a small object: round8(size + header) < 85000. */
-#define RASP__SMALL_MAX_PAYLOAD ((size_t)RASP_LARGE_OBJECT_SIZE - RASP_OBJECT_HEADER_SIZE - 8)
+/* Geometry. A segment is a 4 MiB mapping aligned to its size, so the segment of an object is
+ * its address masked; it is cut into 64 slots of 64 KiB, and a page (the unit a thread owns)
+ * is a run of 1 to 16 slots holding blocks of one size class. Its first slot starts after
+ * the segment's own metadata. A large object has a mapping of its own, aligned the same, whose
+ * first bytes are a segment header saying so. */
+#define RASP__SEGMENT_SHIFT 22
+#define RASP__SEGMENT_SIZE  ((size_t)1 << RASP__SEGMENT_SHIFT)
+#define RASP__SLOT_SHIFT    16
+#define RASP__SLOT_SIZE	    ((size_t)1 << RASP__SLOT_SHIFT)
+#define RASP__SLOTS	    64
+#define RASP__SEGMENT_MAGIC UINT64_C(0x72617370736567e2)
+/* Object sizes (header included, rounded to 8) below RASP_LARGE_OBJECT_SIZE are small; the
+ * largest small size class is this, so no small object reports a large ObjectSize. */
+#define RASP__SMALL_MAX_Z ((size_t)RASP_LARGE_OBJECT_SIZE - 8)
+/* Largest payload that makes a small object. */
+#define RASP__SMALL_MAX_PAYLOAD (RASP__SMALL_MAX_Z - RASP_OBJECT_HEADER_SIZE)
 /* Sizes past this are refused with ENOMEM before any arithmetic can overflow. */
 #define RASP__MAX_PAYLOAD ((size_t)PTRDIFF_MAX / 2)
-/* Empty small regions a heap keeps mapped for reuse (rasp_heap_collect unmaps them): reuse
- * avoids the page faults of fresh memory, which dominate a bump allocator's cost. */
-#define RASP__MAX_SPARE 8
-/* Larger than any chunk or region, so biased counts never reach 0 early. */
-#define RASP__REF_BIAS (INT64_C(1) << 40)
+/* Size classes: 24..64 by 8, then 8 classes per doubling up to 1024 (a table lookup) and on
+ * to RASP__SMALL_MAX_Z (computed): internal waste below 1/8 of the object size past 64 bytes.
+ * Class 0 is no class: its block size is all ones, so the fast path always falls through. */
+#define RASP__NCLASS	 90
+#define RASP__TABLE_MAX	 1024u
+#define RASP__FIRST_COMPUTED 39u /* first class past RASP__TABLE_MAX */
+/* Empty slots kept committed per heap for reuse without page faults; past this, a slot that
+ * empties is purged (MADV_DONTNEED) at once. rasp_heap_collect purges them all. */
+#define RASP__RETAIN_SLOTS 64
+/* Cross-thread frees of one page queued by the freeing thread before one atomic push. */
+#define RASP__BATCH_MAX 64
 
-/* Object header, 16 bytes before the pointer handed out. word0 = object size (multiple of 8)
- * | flags. A filler (the dropped tail of a retired context) is a header with FREE set whose
- * size covers the tail; an 8-byte filler has only word0. */
+/* Object header, 16 bytes before the pointer handed out. word0 = block size (the event's
+ * ObjectSize: the object's size class, header included) | flags. A free block keeps FREE set
+ * and links the next free block through the type word. Kind 3 marks an aligned object: its
+ * block's header holds the offset of the object's own (interior) header in the type word,
+ * with the object's kind in that word's low bits; the interior header holds that offset in
+ * word0 (kind 3) and the type. */
 #define RASP__HDR_FREE	     UINT64_C(1)
 #define RASP__HDR_KIND_SHIFT 1
 #define RASP__HDR_KIND_MASK  UINT64_C(6)
 #define RASP__HDR_FLAGS	     UINT64_C(7)
+#define RASP__KIND_ALIGNED   3u
 
 struct rasp__header {
 	uint64_t size_flags;
-	const struct rasp_type *type;
+	union {
+		const struct rasp_type *type;
+		struct rasp__header *next; /* free blocks */
+		uint64_t inner;		   /* aligned blocks: interior offset | kind */
+	};
 };
 
 struct rasp_type {
@@ -69,44 +93,92 @@ struct rasp_type {
 	struct rasp_type *next; /* heap->types, under heap->lock */
 };
 
-enum rasp__region_kind { RASP__REGION_SMALL, RASP__REGION_PINNED, RASP__REGION_LARGE };
+enum rasp__segment_kind { RASP__SEG_SMALL = 1, RASP__SEG_LARGE = 2 };
 
-struct rasp__region {
-	uint64_t magic;
-	struct rasp_heap *heap;
-	struct rasp__region *next, *prev; /* heap region list, heap->lock */
-	size_t map_size;		  /* bytes mapped at this address */
-	int kind;			  /* enum rasp__region_kind */
-	uintptr_t start;		  /* first object byte */
-	uintptr_t carve;		  /* next byte not handed out (heap->lock) */
-	uintptr_t end;			  /* end of the object area */
-	/* Release count: RASP__REF_BIAS per context chunk held here and for being the heap's
-	 * current region, plus bytes of objects allocated and not freed (a context adds what it
-	 * used when it gives its chunk back; frees subtract at once). The bias keeps it above 0
-	 * while anything may still allocate here, so it reaches 0 exactly once: whoever's
-	 * atomic update makes it 0 is the only one allowed to release the region. */
-	_Atomic int64_t live_bytes;
-	bool released; /* heap->lock */
+/* A page: blocks of one size class in 1..16 slots, owned by one thread's context (or by
+ * none: abandoned at thread exit). Fields marked "owner" are written by the owning thread only
+ * (or by a whole-heap operation while it is quiescent); the atomics are for other threads. */
+struct rasp__page {
+	struct rasp__header *local_free; /* owner: blocks freed by the owner, not yet reused */
+	uint32_t local_n;		 /* owner: blocks in local_free */
+	_Atomic uint32_t used;		 /* owner: blocks out (live, held by the context, or
+					  * freed by another thread and not yet collected) */
+	uint32_t capacity;		 /* blocks the page holds */
+	uint32_t extended;		 /* blocks formatted so far (the rest never touched) */
+	uint32_t bsize;			 /* block size; 0: not a page (free slot) */
+	uint16_t cls;			 /* size class */
+	uint8_t span;			 /* slots */
+	uint8_t slot;			 /* index of its first slot */
+	uintptr_t start;		 /* first block */
+	struct rasp__page *next, *prev;	 /* owner's class queue or full list; abandoned list */
+	_Atomic uintptr_t owner;	 /* owning thread's token; 0 when abandoned */
+	_Atomic(struct rasp_context *) ctx; /* owner's context (for the full-page wake-up) */
+	_Atomic(struct rasp__header *) thread_free; /* blocks freed by other threads */
+	_Atomic int full;			    /* on the owner's full list */
+	bool in_full;				    /* owner: on the full list, not the queue */
 };
 
-/* CoreCLR's ee_alloc_context plus sampling state. The first three fields are the fast path;
- * all fields are written by the owning thread only, except by context enumeration while the
- * owner is quiescent (see rasp.h) and at the owner's exit. */
-struct rasp_context {
-	uintptr_t alloc_ptr;	  /* next free byte of the current chunk */
-	uintptr_t alloc_limit;	  /* end of the current chunk (0: no chunk) */
-	uintptr_t combined_limit; /* min(alloc_limit, alloc_ptr + sampling budget) */
+/* The first bytes of every mapping: a segment of pages, or one large object. */
+struct rasp__segment {
+	uint64_t magic;
 	struct rasp_heap *heap;
-	struct rasp__region *region; /* region of the current chunk, NULL if none */
-	uintptr_t chunk_start;
+	int kind;			   /* enum rasp__segment_kind */
+	size_t map_size;		   /* bytes mapped at this address */
+	struct rasp__segment *next, *prev; /* heap->segments or heap->large, heap->lock */
+	/* Small segments only (heap->lock): */
+	uint64_t free_slots;	  /* bit i: slot i holds no page */
+	uint64_t committed_slots; /* bit i: slot i was used and not purged since */
+	uintptr_t slot0_start;	  /* first usable byte of slot 0 (after this header) */
+	struct rasp__page *slot_page[RASP__SLOTS]; /* page holding slot i, or NULL */
+	struct rasp__page pages[RASP__SLOTS];	   /* page i starts at slot i */
+};
+
+/* One size class of a context: the hot words the fast path reads, then its window. The
+ * context holds a free list taken from its current page; the window is the part of it the fast
+ * path may use: `left` bytes before the slow path must run (combined_limit - alloc_ptr in
+ * CoreCLR's terms, the sampling budget folded in), `gap` bytes of the window past the point
+ * where the next sample falls (alloc_limit - combined_limit; 0 when the budget reaches past
+ * the window), `rest` blocks of the list past the window. */
+struct rasp__hot {
+	uintptr_t left;
+	struct rasp__header *free;
+};
+
+struct rasp__window {
+	uintptr_t gap;
+	uint64_t held; /* bytes of the list, as published in held_bytes at the last slow path */
+	uint32_t rest;
+	struct rasp__page *page; /* current page (the list's), also on the class queue */
+	struct rasp__page *queue; /* pages with blocks to reuse (the current one first) */
+	struct rasp__page *full;  /* pages with none, until another thread frees into them */
+};
+
+/* CoreCLR's ee_alloc_context, one per size class, plus sampling state. Written by the owning
+ * thread only, except by context enumeration while the owner is quiescent and at the owner's
+ * exit. Contexts are never freed before their heap (a stale wake-up of the full list of an
+ * exited thread's recycled context is harmless), and are reused by later threads. */
+struct rasp_context {
+	struct rasp__hot hot[RASP__NCLASS]; /* first: the fast path's only data */
+	struct rasp_heap *heap;
+	uintptr_t token;		  /* owner thread's token (page ownership) */
 	uint64_t rng[4];		  /* xoshiro256++ state */
-	bool sampling;			  /* combined_limit was computed with sampling on */
+	bool sampling;			  /* windows were drawn with sampling on */
 	bool listening;			  /* a SamplingConfigured listener, at the last update */
-	uint64_t mean;			  /* sampling mean the budget was drawn with (announced) */
+	uint64_t mean;			  /* sampling mean the budgets were drawn with (announced) */
 	double inv_log_q;		  /* 1 / ln(1 - 1/mean) */
 	double neg_log_q;		  /* -ln(1 - 1/mean): the bounded draw multiplies */
 	uint64_t index;			  /* attach order in the heap (seeding) */
-	struct rasp_context *next, *prev; /* heap->contexts, heap->lock */
+	_Atomic int full_dirty;		  /* another thread freed into a page on a full list */
+	_Atomic int trim;		  /* collect asked: release empty pages at the next slow path */
+	/* Cross-thread frees queued for one page (RASP__BATCH_MAX at most), pushed at once. */
+	struct rasp__page *batch_page;
+	struct rasp__header *batch_head, *batch_tail;
+	uint32_t batch_n;
+	/* Counters, written by the owner only (relaxed), summed by rasp_heap_stats. */
+	_Atomic uint64_t n_samples, n_refills;
+	_Atomic uint64_t held_bytes; /* bytes of the lists held, at the last slow path */
+	struct rasp_context *next, *prev; /* heap->contexts or heap->spare_contexts, heap->lock */
+	struct rasp__window win[RASP__NCLASS];
 	/* Debug builds only (kept in every build so the layout never depends on NDEBUG). */
 	pthread_t owner;
 	_Atomic int busy; /* owner is inside an allocation call */
@@ -125,16 +197,20 @@ struct rasp_heap {
 	_Atomic int sampling_mode;	/* enum rasp_sampling_mode */
 	_Atomic uint64_t sampling_mean; /* bytes */
 	_Atomic int announced;		/* a thread announced sampling on (SamplingConfigured) */
-	struct rasp_context *contexts;	 /* lock */
-	struct rasp__region *regions;	 /* every mapped region, lock */
-	struct rasp__region *cur_small;	 /* region chunks are carved from, lock */
-	struct rasp__region *cur_pinned; /* region pinned small objects come from, lock */
-	struct rasp__region *spare;	 /* empty small regions kept for reuse (next), lock */
-	unsigned nspare;		 /* lock */
-	struct rasp_type *types;	 /* lock */
-	uint64_t next_ctx_index;	 /* lock */
-	_Atomic uint64_t samples, refills, regions_n, mapped_bytes, contexts_n, starts,
-	    invalid_frees;
+	struct rasp_context *contexts;	/* attached, lock */
+	struct rasp_context *spare_contexts; /* of exited threads, for reuse, lock */
+	struct rasp__segment *segments;	/* small segments, lock */
+	struct rasp__segment *large;	/* large objects, lock */
+	struct rasp__page *abandoned[RASP__NCLASS]; /* pages of exited threads, lock */
+	uint64_t free_committed_slots;	/* empty slots not purged, lock */
+	struct rasp_type *types;	/* lock */
+	uint64_t next_ctx_index;	/* lock */
+	/* Written under the lock, read by stats at any time. */
+	_Atomic uint64_t regions_n, reserved_bytes, committed_bytes, large_live_bytes, pages_n,
+	    purged_bytes;
+	_Atomic uint64_t contexts_n, starts, invalid_frees;
+	/* Counters of contexts gone (their threads exited), folded in at their exit. */
+	_Atomic uint64_t samples_gone, refills_gone;
 	struct rasp_heap *reg_next; /* registry of live heaps (context.c) */
 	rasp__sample_hook_fn sample_hook; /* test seams (see above), NULL in programs */
 	rasp__announce_hook_fn announce_hook;
@@ -148,35 +224,77 @@ size_t rasp__stack_capture(uintptr_t *frames, size_t max);
 /* os.c: the only file that talks to the OS for memory and entropy. */
 void *rasp__os_map(size_t size);
 void rasp__os_unmap(void *addr, size_t size);
+/* Gives the pages' memory back (the range reads as zeros afterwards); keeps the mapping. */
+void rasp__os_purge(void *addr, size_t size);
 void rasp__os_random(void *buf, size_t len);
-/* Test seam: replaces mmap/munmap (NULL restores them). map returns NULL on failure. */
+/* Test seam: replaces mmap/munmap/madvise (NULL restores them). map returns NULL on failure;
+ * purge may be NULL (then purging is a no-op). */
 struct rasp__os_ops {
 	void *(*map)(size_t size);
 	void (*unmap)(void *addr, size_t size);
+	void (*purge)(void *addr, size_t size);
 };
 void rasp__os_set_ops(const struct rasp__os_ops *ops);
 
-/* A chunk carved from a small region for a context: [start, end). */
-struct rasp__chunk {
-	struct rasp__region *region;
-	uintptr_t start, end;
-};
+/* sizeclass.c: the class tables the fast path reads (filled once, before any heap exists). */
+extern uintptr_t rasp__class_size[RASP__NCLASS];
+extern uint8_t rasp__table_class[RASP__TABLE_MAX / 8 + 1];
+extern uint8_t rasp__class_span[RASP__NCLASS];
+void rasp__classes_init(void);
+/* Class of object size z (multiple of 8, <= RASP__SMALL_MAX_Z); 0 if z < 24. */
+unsigned rasp__class_of(size_t z);
 
-/* region.c: regions and the objects in them. */
-/* heap->lock held. Carves a chunk of up to `want` (at least z) bytes for a context. 0 or
- * -ENOMEM. */
-int rasp__region_carve(struct rasp_heap *h, size_t z, size_t want, struct rasp__chunk *out);
-/* A large (own region) or pinned object of object size z; its header's type is the caller's
- * to set. Takes heap->lock. NULL without memory. */
-void *rasp__alloc_outside(struct rasp_heap *h, size_t z, int kind);
-/* Adds delta to the release count; releases the region if that made it 0. heap->lock held. */
-void rasp__region_adjust(struct rasp__region *r, int64_t delta);
-/* heap->lock held: the current regions stop being current, spares are unmapped (collect). */
-void rasp__regions_trim(struct rasp_heap *h);
-/* heap->lock held, contexts retired: fn for every live object. */
-int rasp__regions_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
-/* Teardown: every region and spare back to the OS. */
-void rasp__regions_unmap_all(struct rasp_heap *h);
+/* segment.c: segments, their slots and the purge policy, large objects. heap->lock held
+ * unless said. */
+/* A run of `span` free slots formatted as an empty page of class cls, or NULL. */
+struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls);
+/* An empty page back to its segment (purged past RASP__RETAIN_SLOTS; an empty segment is
+ * unmapped when the heap already has another with free slots). */
+void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg);
+/* Purges every empty committed slot and unmaps every empty segment (collect). */
+void rasp__segments_trim(struct rasp_heap *h);
+/* A large object of object size z, its header written with kind; takes heap->lock. */
+void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type_t *type);
+/* The header of the large object of mapping s. */
+struct rasp__header *rasp__large_header(struct rasp__segment *s);
+/* Takes heap->lock. */
+void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s);
+int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
+void rasp__segments_unmap_all(struct rasp_heap *h);
+/* Bytes of blocks out in pages (used x block size) of every page, relaxed reads. */
+uint64_t rasp__segments_used_bytes(struct rasp_heap *h);
+
+/* page.c: pages of a context. Owner thread (or quiescent owner) unless said. */
+/* Formats up to a bounded number of never-used blocks into local_free. */
+void rasp__page_extend(struct rasp__page *pg);
+/* Moves the blocks other threads freed into local_free. Returns how many. */
+uint32_t rasp__page_collect(struct rasp__page *pg);
+/* A page of class cls with free blocks for context c, its free blocks in local_free: the
+ * class queue, pages freed into while full, abandoned pages, a new page. NULL: no memory. */
+struct rasp__page *rasp__page_find(struct rasp_context *c, unsigned cls);
+/* The owner freed the last block out: release the page unless it is current. */
+void rasp__page_empty(struct rasp_context *c, struct rasp__page *pg);
+/* Every page of c to the heap's abandoned lists (or freed, if empty); heap->lock NOT held. */
+void rasp__pages_abandon(struct rasp_context *c);
+/* heap->lock held: empty pages of c that are not current go back to their segments. */
+void rasp__pages_release_empty(struct rasp_context *c);
+/* heap->lock held: collects abandoned pages' cross-thread frees, frees the empty ones. */
+void rasp__abandoned_trim(struct rasp_heap *h);
+/* Pushes a chain of blocks of pg (first..last) freed by a thread that does not own pg. */
+void rasp__page_push_remote(struct rasp__page *pg, struct rasp__header *first,
+			    struct rasp__header *last);
+
+/* free.c */
+/* Pushes the calling thread's queued cross-thread frees (c is its context). */
+void rasp__batch_flush(struct rasp_context *c);
+/* The object's block header and its page (NULL for a large object), after the checks every
+ * build makes; NULL header (errno EINVAL, reported) when obj is not one of h's objects. */
+struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *op,
+				    struct rasp__segment **seg);
+
+/* stack.c: the caller's call stack, innermost first, the runtime's own frames left out; up to
+ * max (<= RASP_MAX_STACK_DEPTH) frames. Slow path only. */
+size_t rasp__stack_capture(uintptr_t *frames, size_t max);
 
 /* sample.c */
 void rasp__rng_seed(struct rasp_context *c, const rasp_config_t *cfg);
@@ -192,37 +310,59 @@ uint64_t rasp__geometric(struct rasp_context *c);
  * same generator state; most calls skip the log (sample.c). */
 bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g);
 /* Adopts the heap's sampling state (mode, mean, listener) for the calling thread's next
- * trials, announcing a change for this thread. */
-void rasp__sampling_update(struct rasp_context *c);
+ * trials, announcing a change for this thread. Returns true if sampling or the mean changed. */
+bool rasp__sampling_update(struct rasp_context *c);
 /* Fires AllocationSampled for an object whose trials were drawn under `mean`. */
 void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
 		       uint64_t z, uint64_t offset, uint64_t mean);
 
 /* context.c */
-/* heap->lock held: gives the context's chunk back to its region (collect, walk). */
-void rasp__context_retire(struct rasp_context *c);
 typedef void (*rasp__context_fn)(struct rasp_context *c, void *arg);
-/* The one way to change alloc_ptr/alloc_limit of contexts the caller does not own: calls fn
- * for every context of the heap with heap->lock held, then makes combined_limit consistent
- * with what fn left (clamped if only alloc_limit moved, redrawn if alloc_ptr moved, 0 for a
- * retired context). The owners must be quiescent (debug builds abort if one is not). */
+/* Calls fn for every context of the heap with heap->lock held. The owners must be quiescent
+ * (debug builds abort if one is not). */
 void rasp__contexts_enumerate(struct rasp_heap *h, rasp__context_fn fn, void *arg);
+/* Ends every window of c: its unused blocks stay on its lists (rest), and its next allocation
+ * of every class takes the slow path. The one way another thread changes c's windows. */
+void rasp__context_retire(struct rasp_context *c, void *arg);
 struct rasp_context *rasp__context_attach(struct rasp_heap *h);
+/* The owner publishes the bytes of class k's list for rasp_heap_stats. */
+static inline void rasp__window_publish(struct rasp_context *c, unsigned k, uint64_t bytes)
+{
+	uint64_t held = atomic_load_explicit(&c->held_bytes, memory_order_relaxed);
+
+	atomic_store_explicit(&c->held_bytes, held - c->win[k].held + bytes, memory_order_relaxed);
+	c->win[k].held = bytes;
+}
+/* The calling thread's context on h, if it has one (no attach). */
+struct rasp_context *rasp__context_peek(struct rasp_heap *h);
+/* A byte per thread whose address is the thread's token (page ownership): unique among live
+ * threads, and one instruction to compute. */
+extern __thread char rasp__tls_anchor __attribute__((tls_model("initial-exec")));
+static inline uintptr_t rasp__thread_token(void)
+{
+	return (uintptr_t)&rasp__tls_anchor;
+}
 void rasp__heap_unregister(struct rasp_heap *h);
 int rasp__heap_register(struct rasp_heap *h);
 void rasp__thread_forget_heap(struct rasp_heap *h);
 void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
 		       unsigned flags);
 
-/* Round up to 8 after checking overflow: returns 0 if size is too large. */
-static inline size_t rasp__object_size_for(size_t payload)
+/* Object size (header included) rounded to 8 after checking overflow; 0 if too large. */
+static inline size_t rasp__object_size_raw(size_t payload)
 {
-	size_t z;
-
 	if (payload > RASP__MAX_PAYLOAD)
 		return 0;
-	z = payload + RASP_OBJECT_HEADER_SIZE + 7;
-	return z & ~(size_t)7;
+	return (payload + RASP_OBJECT_HEADER_SIZE + 7) & ~(size_t)7;
+}
+
+/* The ObjectSize an object of this payload gets: its size class when small, its size rounded
+ * to 8 when large. 0 if too large. */
+static inline size_t rasp__object_size_for(size_t payload)
+{
+	size_t z = rasp__object_size_raw(payload);
+
+	return z && z <= RASP__SMALL_MAX_Z ? rasp__class_size[rasp__class_of(z)] : z;
 }
 
 static inline struct rasp__header *rasp__header_of(const void *obj)
@@ -230,9 +370,19 @@ static inline struct rasp__header *rasp__header_of(const void *obj)
 	return (struct rasp__header *)((uintptr_t)obj - RASP_OBJECT_HEADER_SIZE);
 }
 
-static inline struct rasp__region *rasp__region_of(const void *obj)
+static inline struct rasp__segment *rasp__segment_of(const void *p)
 {
-	return (struct rasp__region *)((uintptr_t)rasp__header_of(obj) & ~(RASP__REGION_SIZE - 1));
+	return (struct rasp__segment *)((uintptr_t)p & ~(RASP__SEGMENT_SIZE - 1));
+}
+
+static inline struct rasp__page *rasp__page_of(const struct rasp__segment *s, const void *p)
+{
+	return s->slot_page[((uintptr_t)p - (uintptr_t)s) >> RASP__SLOT_SHIFT];
+}
+
+static inline uint64_t rasp__relaxed_load32(_Atomic uint32_t *p)
+{
+	return atomic_load_explicit(p, memory_order_relaxed);
 }
 
 #endif /* RASP_RUNTIME_INTERNAL_H */

@@ -1,4 +1,4 @@
-/* The OS seam: every mmap/munmap and every read of OS entropy goes through here, so tests can
+/* The OS seam: every mmap/munmap/madvise and every read of OS entropy goes through here, so tests can
  * make the OS fail (rasp__os_set_ops) without touching the code under test. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,7 +23,15 @@ static void os_unmap(void *addr, size_t size)
 	munmap(addr, size);
 }
 
-static const struct rasp__os_ops default_ops = {os_map, os_unmap};
+/* MADV_DONTNEED, not MADV_FREE: the pages leave the resident set at once (MADV_FREE leaves them
+ * counted until the kernel is short of memory, so RSS would not show the purge), and a later
+ * touch gets zero pages, which costs a fault either way. */
+static void os_purge(void *addr, size_t size)
+{
+	madvise(addr, size, MADV_DONTNEED);
+}
+
+static const struct rasp__os_ops default_ops = {os_map, os_unmap, os_purge};
 static _Atomic(const struct rasp__os_ops *) ops = &default_ops;
 
 void rasp__os_set_ops(const struct rasp__os_ops *o)
@@ -43,6 +51,14 @@ void *rasp__os_map(size_t size)
 void rasp__os_unmap(void *addr, size_t size)
 {
 	atomic_load_explicit(&ops, memory_order_acquire)->unmap(addr, size);
+}
+
+void rasp__os_purge(void *addr, size_t size)
+{
+	const struct rasp__os_ops *o = atomic_load_explicit(&ops, memory_order_acquire);
+
+	if (o->purge)
+		o->purge(addr, size);
 }
 
 /* Seeds only: a failing getrandom falls back to the clock and addresses, which is weak but

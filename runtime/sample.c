@@ -116,8 +116,8 @@ bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g)
  * (one heap-wide announcement could not order other threads' samples in flight). A thread
  * also re-announces when a SamplingConfigured listener appears (a session that enabled
  * Rasp_Runtime after sampling started). Cost when nothing changed: two tracepoint-state loads
- * and two relaxed loads; no shared write. */
-void rasp__sampling_update(struct rasp_context *c)
+ * and two relaxed loads; no shared write. Returns true when the thread's state changed. */
+bool rasp__sampling_update(struct rasp_context *c)
 {
 	struct rasp_heap *h = c->heap;
 	int mode = atomic_load_explicit(&h->sampling_mode, memory_order_relaxed);
@@ -129,7 +129,7 @@ void rasp__sampling_update(struct rasp_context *c)
 
 	c->listening = listening;
 	if (on == c->sampling && (!on || (mean == c->mean && !new_listener)))
-		return;
+		return false;
 	if (on) {
 		if (!c->sampling)
 			atomic_fetch_add_explicit(&h->starts, 1, memory_order_relaxed);
@@ -147,6 +147,7 @@ void rasp__sampling_update(struct rasp_context *c)
 		rasp_event_sampling_stopped(h->cfg.clr_instance_id);
 	}
 	c->sampling = on;
+	return true;
 }
 
 void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
@@ -154,7 +155,9 @@ void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t 
 {
 	struct rasp_heap *h = c->heap;
 
-	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);
+	atomic_store_explicit(&c->n_samples,
+			      atomic_load_explicit(&c->n_samples, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	if (h->sample_hook)
 		h->sample_hook(h->sample_hook_arg, kind, type, obj, z, offset, mean);
 	/* The stack goes just before its sample, on the same thread (the manifest's contract:

@@ -22,7 +22,7 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     # What bench/ needs: callgrind, the peer allocators, plots.
-    --bench) packages+=(valgrind libjemalloc-dev libmimalloc-dev gnuplot-nox) ;;
+    --bench) packages+=(valgrind libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev gnuplot-nox) ;;
     # libFuzzer comes with clang's runtime libraries.
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     *) echo "deps.sh: unknown option '$arg' (--bench, --fuzz)" >&2; exit 2 ;;

@@ -33,15 +33,17 @@ enum rasp_sampling_mode {
 
 /* AllocationKind of the event (GCAllocationKindMap). */
 enum rasp_alloc_kind {
-	RASP_KIND_SMALL = 0,  /* object size < RASP_LARGE_OBJECT_SIZE, bump-allocated */
-	RASP_KIND_LARGE = 1,  /* object size >= RASP_LARGE_OBJECT_SIZE, own region */
+	RASP_KIND_SMALL = 0,  /* object size < RASP_LARGE_OBJECT_SIZE, from a size class */
+	RASP_KIND_LARGE = 1,  /* object size >= RASP_LARGE_OBJECT_SIZE, own mapping */
 	RASP_KIND_PINNED = 2, /* allocated with RASP_ALLOC_PINNED */
 };
 
 /* Allocation flags. */
 #define RASP_ALLOC_PINNED 0x1u
 
-/* Objects whose size (header included, rounded to 8) reaches this are large (.NET's LOH). */
+/* Objects whose size (header included, rounded to 8) reaches this are large (.NET's LOH).
+ * A smaller object gets a block of its size class (8 classes per doubling: less than 1/8 more
+ * than it asked for past 64 bytes), and the block's size is its ObjectSize. */
 #define RASP_LARGE_OBJECT_SIZE 85000u
 /* Bytes of header before each object: its size and type. ObjectSize includes them. */
 #define RASP_OBJECT_HEADER_SIZE 16u
@@ -61,7 +63,8 @@ enum rasp_alloc_kind {
 typedef struct rasp_config {
 	int sampling;		/* enum rasp_sampling_mode */
 	uint64_t sampling_mean; /* mean bytes between samples (1/p), 1..RASP_MAX_SAMPLING_MEAN */
-	size_t alloc_quantum;	/* bytes per context refill, multiple of 8, MIN..MAX above */
+	size_t alloc_quantum;	/* bytes a thread allocates per size class between two slow
+				 * paths (at least 8 objects), multiple of 8, MIN..MAX above */
 	int has_seed;		/* 1: seed the per-thread PRNGs from `seed` (reproducible) */
 	uint64_t seed;		/* context n of the heap (attach order) gets a seed mixed from it */
 	uint16_t clr_instance_id; /* ClrInstanceID of the events */
@@ -100,6 +103,22 @@ RASP_API void *rasp_alloc(rasp_heap_t *heap, const rasp_type_t *type, size_t siz
 /* As rasp_alloc for count * size bytes; EOVERFLOW if the product overflows. */
 RASP_API void *rasp_alloc_array(rasp_heap_t *heap, const rasp_type_t *type, size_t count,
 				size_t size, unsigned flags);
+/* As rasp_alloc_array, with the count * size bytes set to zero (calloc). */
+RASP_API void *rasp_alloc_zeroed(rasp_heap_t *heap, const rasp_type_t *type, size_t count,
+				 size_t size, unsigned flags);
+/* As rasp_alloc, the result aligned to `alignment` (a power of 2, up to 1 MiB; EINVAL
+ * otherwise). Freed with rasp_free. The object takes a block of size + alignment + 16 bytes:
+ * that block is what sampling counts (its ObjectSize). */
+RASP_API void *rasp_alloc_aligned(rasp_heap_t *heap, const rasp_type_t *type, size_t size,
+				  size_t alignment, unsigned flags);
+/* Resizes an object of this heap to `size` payload bytes (>= 1), keeping its type, kind and
+ * alignment and the first min(old, new) bytes. In place when the new size keeps its size
+ * class (a large object: shrinks to no less than half; an aligned one: fits and uses half),
+ * else a new object is allocated and obj freed. NULL + errno on error (EINVAL: NULL heap or
+ * obj, size 0, obj not an object of this heap, reported as rasp_free does; ENOMEM), and obj
+ * is then untouched. Sampling: a resize in place allocates nothing, so it is not a trial; a
+ * move allocates a new object, whose bytes are trials like any other's (docs/runtime.md). */
+RASP_API void *rasp_realloc(rasp_heap_t *heap, void *obj, size_t size);
 /* Frees an object of this heap (any thread). NULL is ignored. obj must be a pointer
  * rasp_alloc returned on this heap and not yet freed. Every build refuses, with a message on
  * stderr, errno = EINVAL and invalid_frees counted, and without touching the heap: a double
@@ -110,8 +129,11 @@ RASP_API void *rasp_alloc_array(rasp_heap_t *heap, const rasp_type_t *type, size
  * undefined behaviour there, as for free(). */
 RASP_API void rasp_free(rasp_heap_t *heap, void *obj);
 
-/* The ObjectSize its AllocationSampled event carries: header included, rounded up to 8. */
+/* The ObjectSize its AllocationSampled event carries: its block, header included (its size
+ * class, or for a large object its size rounded up to 8). */
 RASP_API size_t rasp_object_size(const void *obj);
+/* Bytes usable from obj on (its block past its header): at least what was asked. */
+RASP_API size_t rasp_usable_size(const void *obj);
 RASP_API const rasp_type_t *rasp_object_type(const void *obj);
 /* AllocationKind of the object (enum rasp_alloc_kind). */
 RASP_API int rasp_object_kind(const void *obj);
@@ -140,8 +162,9 @@ RASP_API int rasp_heap_sampling_active(rasp_heap_t *heap);
  * Debug builds detect a context in use and abort with a message. rasp_heap_set_sampling,
  * rasp_heap_sampling_active, rasp_heap_stats and rasp_type_register are safe at any time. */
 
-/* Retires every thread's context (its unused tail is dropped) and returns regions holding
- * no live object to the OS. Returns 0. */
+/* Ends every thread's allocation windows, returns the calling thread's empty pages (other
+ * threads' at their next allocation), purges empty memory (MADV_DONTNEED) and unmaps empty
+ * segments. Returns 0. */
 RASP_API int rasp_heap_collect(rasp_heap_t *heap);
 
 /* Calls fn for every live object (retires contexts first, as collect does). fn returning
@@ -150,14 +173,24 @@ typedef int (*rasp_walk_fn)(void *obj, const rasp_type_t *type, size_t object_si
 			    void *arg);
 RASP_API int rasp_heap_walk(rasp_heap_t *heap, rasp_walk_fn fn, void *arg);
 
+/* Memory figures are exact when the other threads are quiescent after rasp_heap_collect;
+ * while they allocate, live_bytes lags by what each thread took from its current window of
+ * each size class since its last slow path. */
 typedef struct rasp_heap_stats {
 	uint64_t samples;	  /* AllocationSampled events fired */
-	uint64_t refills;	  /* context refills (slow paths that took a new quantum) */
-	uint64_t regions;	  /* regions currently mapped */
-	uint64_t mapped_bytes;	  /* bytes currently mapped from the OS */
+	uint64_t refills;	  /* free lists a context took from a page */
+	uint64_t regions;	  /* mappings: segments and large objects */
+	uint64_t mapped_bytes;	  /* bytes currently mapped from the OS (= reserved_bytes) */
 	uint64_t contexts;	  /* contexts currently attached */
 	uint64_t sampling_starts; /* times sampling turned on (SamplingConfigured events) */
 	uint64_t invalid_frees;	  /* rasp_free calls refused (see rasp_free) */
+	uint64_t reserved_bytes;  /* address space mapped */
+	uint64_t committed_bytes; /* mapped and handed out, not purged since */
+	uint64_t live_bytes;	  /* blocks of live objects (ObjectSize), large ones included */
+	uint64_t wasted_bytes;	  /* committed_bytes - live_bytes: free blocks, page tails,
+				   * metadata, empty slots kept for reuse */
+	uint64_t pages;		  /* pages of small objects */
+	uint64_t purged_bytes;	  /* bytes given back with MADV_DONTNEED so far */
 } rasp_heap_stats_t;
 RASP_API int rasp_heap_stats(rasp_heap_t *heap, rasp_heap_stats_t *out);
 

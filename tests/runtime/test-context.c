@@ -35,65 +35,77 @@ static rasp_heap_t *make_heap(int sampling, uint64_t mean)
 	return h;
 }
 
-struct trim_arg {
-	struct rasp_context *target;
-	uintptr_t new_limit;
-};
-
-static void trim_one(struct rasp_context *c, void *arg)
+static bool windows_all_ended(const struct rasp_context *c)
 {
-	struct trim_arg *t = arg;
-
-	if (c == t->target)
-		c->alloc_limit = t->new_limit;
+	for (unsigned k = 0; k < RASP__NCLASS; k++)
+		if (c->hot[k].left || c->win[k].gap)
+			return false;
+	return true;
 }
 
-/* Another thread shrinks a context through the enumeration (as a trim would): the next fast
- * paths must stop at the new alloc_limit. With combined_limit left stale, the third object
- * lands past the real limit. Both with sampling off (combined == limit) and on. */
-static void check_trim_stops_fast_path(int sampling)
+static int cmp_ptr(const void *a, const void *b)
 {
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Another thread ends a context's windows through the enumeration (as collect does): the next
+ * allocation of every class must take the slow path, and the blocks the window still covered
+ * must neither be lost nor handed out twice. Both with sampling off and on. */
+static void check_retire_keeps_blocks(int sampling)
+{
+	enum { N = 3000 };
 	rasp_heap_t *h = make_heap(sampling, 1u << 30);
 	const rasp_type_t *t = rasp_type_register(h, "t");
 	struct rasp_context *c = rasp_context_get(h);
-	struct trim_arg arg;
-	uintptr_t ptr0, o1, o2, o3;
+	uintptr_t *objs = malloc(sizeof(uintptr_t) * N);
 	rasp_heap_stats_t st;
 	uint64_t refills;
+	unsigned k = rasp__class_of(32);
+	int i;
 
-	assert_non_null(rasp_alloc(h, t, 16, 0)); /* the context now holds a chunk */
-	ptr0 = c->alloc_ptr;
-	assert_true(c->alloc_limit - ptr0 > 1024);
-	assert_true(c->combined_limit - ptr0 > 1024); /* mean 1 GiB: budget beyond the chunk */
-	arg.target = c;
-	arg.new_limit = ptr0 + 64;
+	assert_non_null(objs);
+	objs[0] = (uintptr_t)rasp_alloc(h, t, 16, 0); /* z = 32: the class now has a window */
+	assert_true(c->hot[k].left >= 32);
 	pthread_mutex_lock(&h->lock);
-	rasp__contexts_enumerate(h, trim_one, &arg);
+	rasp__contexts_enumerate(h, rasp__context_retire, NULL);
 	pthread_mutex_unlock(&h->lock);
-
+	assert_true(windows_all_ended(c));
 	rasp_heap_stats(h, &st);
 	refills = st.refills;
-	o1 = (uintptr_t)rasp_alloc(h, t, 16, 0) - RASP_OBJECT_HEADER_SIZE; /* z = 32 */
-	o2 = (uintptr_t)rasp_alloc(h, t, 16, 0) - RASP_OBJECT_HEADER_SIZE;
-	o3 = (uintptr_t)rasp_alloc(h, t, 16, 0) - RASP_OBJECT_HEADER_SIZE;
-	assert_int_equal(o1, ptr0);
-	assert_int_equal(o2, ptr0 + 32);
-	if (o3 == ptr0 + 64)
-		fail_msg("fast path allocated past the trimmed alloc_limit (stale combined_limit)");
+	for (i = 1; i < N; i++) {
+		objs[i] = (uintptr_t)rasp_alloc(h, t, 16, 0);
+		assert_true(objs[i] != 0);
+	}
+	/* The first allocation after retiring took the slow path, and it reused the list the
+	 * window had (no new list needed for it: the trim asked for returned it to its page,
+	 * which gave it back). */
 	rasp_heap_stats(h, &st);
-	assert_int_equal(st.refills, refills + 1);
+	assert_true(st.refills >= refills + 1);
+	qsort(objs, N, sizeof(objs[0]), cmp_ptr);
+	for (i = 1; i < N; i++)
+		if (objs[i] == objs[i - 1])
+			fail_msg("block %p handed out twice after retiring", (void *)objs[i]);
+	for (i = 0; i < N; i++)
+		rasp_free(h, (void *)objs[i]);
+	assert_int_equal(rasp_heap_collect(h), 0);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.regions, 0);
+	assert_int_equal(st.pages, 0);
+	free(objs);
 	rasp_heap_destroy(h);
 }
 
-static void test_enumeration_trim_syncs_combined_limit(void **state)
+static void test_enumeration_retire_keeps_blocks(void **state)
 {
 	(void)state;
-	check_trim_stops_fast_path(RASP_SAMPLING_OFF);
-	check_trim_stops_fast_path(RASP_SAMPLING_ON);
+	check_retire_keeps_blocks(RASP_SAMPLING_OFF);
+	check_retire_keeps_blocks(RASP_SAMPLING_ON);
 }
 
-/* collect retires every context: alloc_ptr, alloc_limit and combined_limit all 0, so the
- * next allocation takes the slow path and gets a new chunk. */
+/* collect ends every window (the next allocation takes the slow path and takes a list again)
+ * and, once everything is freed, every segment goes back to the OS. */
 static void test_collect_retires_contexts(void **state)
 {
 	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 1u << 30);
@@ -106,20 +118,21 @@ static void test_collect_retires_contexts(void **state)
 	a = rasp_alloc(h, t, 100, 0);
 	assert_non_null(a);
 	assert_int_equal(rasp_heap_collect(h), 0);
-	assert_true(c->alloc_ptr == 0 && c->alloc_limit == 0 && c->combined_limit == 0);
+	assert_true(windows_all_ended(c));
 	rasp_heap_stats(h, &st);
 	assert_int_equal(st.refills, 1);
 	b = rasp_alloc(h, t, 100, 0);
 	assert_non_null(b);
 	rasp_heap_stats(h, &st);
 	assert_int_equal(st.refills, 2);
-	/* Everything freed and collected: every region goes back to the OS. */
+	/* Everything freed and collected: every segment goes back to the OS. */
 	rasp_free(h, a);
 	rasp_free(h, b);
 	assert_int_equal(rasp_heap_collect(h), 0);
 	rasp_heap_stats(h, &st);
 	assert_int_equal(st.regions, 0);
 	assert_int_equal(st.mapped_bytes, 0);
+	assert_int_equal(st.committed_bytes, 0);
 	rasp_heap_destroy(h);
 }
 
@@ -246,6 +259,13 @@ static void *worker(void *p)
 	return NULL;
 }
 
+static int print_obj(void *obj, const rasp_type_t *type, size_t z, int kind, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "live: %p %s z=%zu kind=%d\n", obj, rasp_type_name(type), z, kind);
+	return 0;
+}
+
 static void test_threads_alloc_free_with_toggling(void **state)
 {
 	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 2048);
@@ -287,7 +307,12 @@ static void test_threads_alloc_free_with_toggling(void **state)
 	assert_true(st.sampling_starts >= 1);
 	assert_int_equal(rasp_heap_collect(h), 0);
 	rasp_heap_stats(h, &st);
-	assert_int_equal(st.regions, 0);
+	if (st.regions) {
+		rasp_heap_walk(h, print_obj, NULL);
+		fail_msg("%llu mappings left (%llu pages, %llu live bytes)",
+			 (unsigned long long)st.regions, (unsigned long long)st.pages,
+			 (unsigned long long)st.live_bytes);
+	}
 	rasp_heap_destroy(h);
 }
 
@@ -368,8 +393,8 @@ static void test_several_heaps_and_reused_address(void **state)
 	for (i = 0; i < 1000; i++) {
 		void *x = rasp_alloc(a, ta, 24, 0), *y = rasp_alloc(b, tb, 24, 0);
 
-		assert_ptr_equal(rasp__region_of(x)->heap, a);
-		assert_ptr_equal(rasp__region_of(y)->heap, b);
+		assert_ptr_equal(rasp__segment_of(x)->heap, a);
+		assert_ptr_equal(rasp__segment_of(y)->heap, b);
 	}
 	errno = 0;
 	assert_null(rasp_alloc(a, tb, 24, 0)); /* a type of another heap */
@@ -410,7 +435,7 @@ static void plain_unmap(void *p, size_t size)
 {
 	munmap(p, size);
 }
-static const struct rasp__os_ops failing_ops = {failing_map, plain_unmap};
+static const struct rasp__os_ops failing_ops = {failing_map, plain_unmap, NULL};
 
 static void test_os_failure_gives_enomem(void **state)
 {
@@ -527,7 +552,7 @@ static void test_debug_enumeration_detects_busy_owner(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_enumeration_trim_syncs_combined_limit),
+	    cmocka_unit_test(test_enumeration_retire_keeps_blocks),
 	    cmocka_unit_test(test_collect_retires_contexts),
 	    cmocka_unit_test(test_thread_exit_retires_context),
 	    cmocka_unit_test(test_threads_alloc_free_with_toggling),

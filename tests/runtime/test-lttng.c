@@ -26,8 +26,10 @@ static const struct {
 	uint64_t z;
 	long per_round;
 } prog_types[] = {
-    {"Rasp.Small32", 32, 64},	     {"Rasp.Medium1016", 1016, 8}, {"Rasp.Overflow20016", 20016, 1},
-    {"Rasp.Large100016", 100016, 1}, {"Rasp.Pinned216", 216, 2},
+    /* Names give the object size (header included); small objects report their size
+     * class (1016 -> 1024, 20016 -> 20480, 216 -> 224). */
+    {"Rasp.Small32", 32, 64},	     {"Rasp.Medium1016", 1024, 8}, {"Rasp.Overflow20016", 20480, 1},
+    {"Rasp.Large100016", 100016, 1}, {"Rasp.Pinned216", 224, 2},
 };
 #define NPROG (sizeof(prog_types) / sizeof(prog_types[0]))
 
@@ -152,7 +154,7 @@ static void churn(rasp_heap_t *h, const rasp_type_t *t, size_t bytes)
 {
 	size_t done;
 
-	for (done = 0; done < bytes; done += 1016)
+	for (done = 0; done < bytes; done += 1024) /* ObjectSize: its class, 1024 */
 		rasp_free(h, rasp_alloc(h, t, 1000, 0));
 }
 

@@ -1,0 +1,277 @@
+/* The allocator suite (docs/performance.md, "Allocator"): one program built once per allocator
+ * (BENCH_RASP: rasp; otherwise malloc/free of whatever the link or LD_PRELOAD provides: glibc,
+ * jemalloc, tcmalloc, mimalloc), running one workload and printing its wall time, CPU time and
+ * peak RSS. suite.sh runs every workload under every allocator, several times, and prints
+ * medians and ratios. Never a test.
+ *   suite WORKLOAD [THREADS]
+ *   mixed     allocate/free 16 B..4 KiB (mostly small), 20000 live objects, churn
+ *   request   a request loop: 200 objects of 16 B..2 KiB per request, 1 in 100 kept for good
+ *   prodcons  a producer allocates, a consumer (another thread) frees: cross-thread frees
+ *   scale     `mixed`'s work split over THREADS threads (1 or 2) on the same heap
+ *   fixed     2..6 KiB objects, 4000 live, churn
+ *   cache     an LRU cache of 64..1024 B values, 50000 entries, replaced at random */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#if defined(BENCH_RASP)
+#include "rasp/rasp.h"
+static rasp_heap_t *heap;
+static const rasp_type_t *type;
+static void init(void)
+{
+	int err = rasp_heap_create(&heap, NULL);
+
+	if (err) {
+		fprintf(stderr, "rasp_heap_create: %s\n", rasp_strerror(err));
+		exit(2);
+	}
+	type = rasp_type_register(heap, "Bench.Object");
+}
+static inline void *xalloc(size_t n)
+{
+	return rasp_alloc(heap, type, n, 0);
+}
+static inline void xfree(void *p)
+{
+	rasp_free(heap, p);
+}
+#else
+static void init(void)
+{
+}
+static inline void *xalloc(size_t n)
+{
+	return malloc(n);
+}
+static inline void xfree(void *p)
+{
+	free(p);
+}
+#endif
+
+static void *must(void *p)
+{
+	if (!p) {
+		perror("allocation");
+		exit(1);
+	}
+	return p;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* 16..4096 bytes, small ones most often (as programs allocate). */
+static size_t mixed_size(uint64_t *s)
+{
+	uint64_t r = rnd(s);
+
+	switch (r % 8) {
+	case 0:
+		return 16 + (r >> 8) % 4081;
+	case 1:
+	case 2:
+		return 16 + (r >> 8) % 497;
+	default:
+		return 16 + (r >> 8) % 113;
+	}
+}
+
+static void touch(void *p, size_t n)
+{
+	memset(p, 0x5a, n < 64 ? n : 64);
+}
+
+#define MIXED_LIVE 20000
+static long mixed_ops = 20000000;
+static void *run_mixed(void *arg)
+{
+	uint64_t s = (uint64_t)(uintptr_t)arg;
+	void **live = must(calloc(MIXED_LIVE, sizeof(void *)));
+	long n = mixed_ops;
+
+	for (long i = 0; i < n; i++) {
+		size_t k = rnd(&s) % MIXED_LIVE, z = mixed_size(&s);
+
+		if (live[k])
+			xfree(live[k]);
+		live[k] = must(xalloc(z));
+		touch(live[k], z);
+	}
+	for (long k = 0; k < MIXED_LIVE; k++)
+		if (live[k])
+			xfree(live[k]);
+	free(live);
+	return NULL;
+}
+
+static void run_request(void)
+{
+	uint64_t s = 7;
+	enum { PER = 200, REQUESTS = 100000 };
+	void *req[PER];
+	void **kept = must(malloc(sizeof(void *) * (size_t)PER * REQUESTS / 100 + 16));
+	long nk = 0;
+
+	for (long r = 0; r < REQUESTS; r++) {
+		for (int i = 0; i < PER; i++) {
+			size_t z = 16 + rnd(&s) % 2033;
+
+			req[i] = must(xalloc(z));
+			touch(req[i], z);
+		}
+		for (int i = 0; i < PER; i++) {
+			if ((r * PER + i) % 100 == 0)
+				kept[nk++] = req[i];
+			else
+				xfree(req[i]);
+		}
+	}
+	for (long i = 0; i < nk; i++)
+		xfree(kept[i]);
+	free(kept);
+}
+
+/* A bounded single-producer single-consumer ring. */
+#define RING 4096
+static void *ring[RING];
+static _Atomic long head_, tail_;
+
+static void *consumer(void *arg)
+{
+	long n = (long)(intptr_t)arg;
+
+	for (long i = 0; i < n; i++) {
+		void *p;
+
+		while (atomic_load_explicit(&tail_, memory_order_acquire) == i)
+			;
+		p = ring[i % RING];
+		atomic_store_explicit(&head_, i + 1, memory_order_release);
+		xfree(p);
+	}
+	return NULL;
+}
+
+static void run_prodcons(void)
+{
+	const long n = 10000000;
+	uint64_t s = 3;
+	pthread_t th;
+
+	pthread_create(&th, NULL, consumer, (void *)(intptr_t)n);
+	for (long i = 0; i < n; i++) {
+		size_t z = 16 + rnd(&s) % 241;
+		void *p = must(xalloc(z));
+
+		touch(p, z);
+		while (i - atomic_load_explicit(&head_, memory_order_acquire) >= RING)
+			;
+		ring[i % RING] = p;
+		atomic_store_explicit(&tail_, i + 1, memory_order_release);
+	}
+	pthread_join(th, NULL);
+}
+
+static void run_scale(int threads)
+{
+	pthread_t th[8];
+
+	mixed_ops = 20000000 / threads; /* the same work, split */
+	for (int i = 0; i < threads; i++)
+		pthread_create(&th[i], NULL, run_mixed, (void *)(uintptr_t)(11 + i));
+	for (int i = 0; i < threads; i++)
+		pthread_join(th[i], NULL);
+}
+
+static void run_fixed(void)
+{
+	enum { LIVE = 4000 };
+	void *live[LIVE] = {0};
+	uint64_t s = 5;
+
+	for (long i = 0; i < 5000000; i++) {
+		size_t k = rnd(&s) % LIVE, z = 2048 + rnd(&s) % 4097;
+
+		if (live[k])
+			xfree(live[k]);
+		live[k] = must(xalloc(z));
+		touch(live[k], z);
+	}
+	for (int k = 0; k < LIVE; k++)
+		if (live[k])
+			xfree(live[k]);
+}
+
+static void run_cache(void)
+{
+	enum { ENTRIES = 50000 };
+	void **e = must(calloc(ENTRIES, sizeof(void *)));
+	uint64_t s = 9;
+
+	for (long i = 0; i < 10000000; i++) {
+		size_t k = rnd(&s) % ENTRIES, z = 64 + rnd(&s) % 961;
+
+		if (e[k])
+			xfree(e[k]);
+		e[k] = must(xalloc(z));
+		touch(e[k], z);
+	}
+	for (int k = 0; k < ENTRIES; k++)
+		if (e[k])
+			xfree(e[k]);
+	free(e);
+}
+
+static double now(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+	const char *w = argc > 1 ? argv[1] : "";
+	int threads = argc > 2 ? atoi(argv[2]) : 1;
+	double t0, c0;
+	struct rusage ru;
+
+	init();
+	t0 = now(CLOCK_MONOTONIC);
+	c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+	if (strcmp(w, "mixed") == 0)
+		run_mixed((void *)(uintptr_t)1);
+	else if (strcmp(w, "request") == 0)
+		run_request();
+	else if (strcmp(w, "prodcons") == 0)
+		run_prodcons();
+	else if (strcmp(w, "scale") == 0 && threads >= 1 && threads <= 8)
+		run_scale(threads);
+	else if (strcmp(w, "fixed") == 0)
+		run_fixed();
+	else if (strcmp(w, "cache") == 0)
+		run_cache();
+	else {
+		fprintf(stderr, "usage: suite mixed|request|prodcons|scale N|fixed|cache\n");
+		return 2;
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	printf("wall=%.3f cpu=%.3f maxrss_kib=%ld\n", now(CLOCK_MONOTONIC) - t0,
+	       now(CLOCK_PROCESS_CPUTIME_ID) - c0, ru.ru_maxrss);
+	return 0;
+}

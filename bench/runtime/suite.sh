@@ -1,0 +1,96 @@
+#!/bin/bash
+# The allocator suite (docs/performance.md, "Allocator"): every workload of suite.c and the
+# demo (rasp-docstore; on the peers through malloc-shim.c) under rasp (sampling at its default
+# mean, on; and off) and under glibc, jemalloc, tcmalloc and mimalloc, RUNS times each
+# (default 3), in one run, interleaved so machine noise hits all alike. Prints the median wall
+# time, CPU time and peak RSS, and the ratios of rasp to each peer. Then callgrind's
+# instructions per small allocation (marginal: 2N minus N allocations) for rasp and mimalloc.
+# Usage: bench/runtime/suite.sh BUILD_DIR [RUNS]
+# (Debian packages: libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev valgrind; all
+# installed by scripts/deps.sh --bench)
+set -euo pipefail
+BUILD=$(cd "${1:?usage: suite.sh BUILD_DIR [RUNS]}" && pwd)
+RUNS=${2:-3}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=$BUILD/bench-suite
+mkdir -p "$OUT"
+CC=${CC:-cc}
+CFLAGS="-O2 -g -std=c11 -Wall -Wextra -pthread"
+LIBDIR=/usr/lib/x86_64-linux-gnu
+$CC $CFLAGS -DBENCH_RASP -I"$SRC/include" "$SRC/bench/runtime/suite.c" \
+	-L"$BUILD/lib" -lrasp -Wl,-rpath,"$BUILD/lib" -o "$OUT/suite-rasp"
+$CC $CFLAGS "$SRC/bench/runtime/suite.c" -o "$OUT/suite-malloc"
+# The demo on malloc (the peers come in with LD_PRELOAD, as for suite-malloc).
+$CC $CFLAGS -D_GNU_SOURCE -I"$SRC/include" -I"$SRC/examples" "$SRC/examples/docstore.c" \
+	"$SRC/examples/docstore-json.c" "$SRC/bench/runtime/malloc-shim.c" -lm -o "$OUT/docstore-malloc"
+
+declare -A PRELOAD=([glibc]="" [jemalloc]=$LIBDIR/libjemalloc.so.2
+	[tcmalloc]=$LIBDIR/libtcmalloc_minimal.so.4 [mimalloc]=$LIBDIR/libmimalloc.so.2)
+ALLOCS="rasp rasp-off glibc jemalloc tcmalloc mimalloc"
+WORKLOADS="mixed request prodcons scale1 scale2 fixed cache demo"
+
+run_one() { # alloc workload -> "wall cpu maxrss"
+	local a=$1 w=$2 bin args=() env=(RASP_LTTNG=0 RASP_SEED=1)
+	case $w in
+	scale1) args=(scale 1) ;;
+	scale2) args=(scale 2) ;;
+	demo) args=(--threads 4 --docs 20000) ;;
+	*) args=("$w") ;;
+	esac
+	case $a in
+	rasp) env+=(RASP_SAMPLING=on) ;;
+	rasp-off) env+=(RASP_SAMPLING=off) ;;
+	*) [ -n "${PRELOAD[$a]}" ] && env+=(LD_PRELOAD="${PRELOAD[$a]}") ;;
+	esac
+	if [ "$w" = demo ]; then
+		case $a in rasp*) bin=$BUILD/bin/rasp-docstore ;; *) bin=$OUT/docstore-malloc ;; esac
+		env "${env[@]}" /usr/bin/time -f "%e %U %S %M" "$bin" "${args[@]}" 2>&1 >/dev/null |
+			tail -1 | awk '{printf "%s %.3f %s\n", $1, $2 + $3, $4}'
+	else
+		case $a in rasp*) bin=$OUT/suite-rasp ;; *) bin=$OUT/suite-malloc ;; esac
+		env "${env[@]}" "$bin" "${args[@]}" | sed 's/[a-z_]*=//g'
+	fi
+}
+
+median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+
+declare -A WALL CPU RSS
+for w in $WORKLOADS; do
+	declare -A ws=() cs=() rs=()
+	for _ in $(seq "$RUNS"); do
+		for a in $ALLOCS; do
+			read -r wall cpu rss < <(run_one "$a" "$w")
+			ws[$a]+="$wall "; cs[$a]+="$cpu "; rs[$a]+="$rss "
+		done
+	done
+	for a in $ALLOCS; do
+		WALL[$w,$a]=$(tr ' ' '\n' <<<"${ws[$a]}" | grep . | median)
+		CPU[$w,$a]=$(tr ' ' '\n' <<<"${cs[$a]}" | grep . | median)
+		RSS[$w,$a]=$(tr ' ' '\n' <<<"${rs[$a]}" | grep . | median)
+	done
+	unset ws cs rs
+done
+
+printf "== medians of %s runs: wall s / peak RSS MiB\n" "$RUNS"
+printf "%-9s" workload; for a in $ALLOCS; do printf " %17s" "$a"; done; echo
+for w in $WORKLOADS; do
+	printf "%-9s" "$w"
+	for a in $ALLOCS; do
+		printf " %8.3f %8.1f" "${WALL[$w,$a]}" "$(awk -v k="${RSS[$w,$a]}" 'BEGIN{print k/1024}')"
+	done
+	echo
+done
+echo "== rasp (sampling on) over each peer: wall ratio / RSS ratio"
+printf "%-9s" workload; for a in glibc jemalloc tcmalloc mimalloc; do printf " %15s" "$a"; done; echo
+for w in $WORKLOADS; do
+	printf "%-9s" "$w"
+	for a in glibc jemalloc tcmalloc mimalloc; do
+		printf " %7.2f %7.2f" "$(awk -v x="${WALL[$w,rasp]}" -v y="${WALL[$w,$a]}" 'BEGIN{print x/y}')" \
+			"$(awk -v x="${RSS[$w,rasp]}" -v y="${RSS[$w,$a]}" 'BEGIN{print x/y}')"
+	done
+	echo
+done
+echo "== 2-thread over 1-thread wall time (scale2 / scale1), same total work"
+for a in $ALLOCS; do
+	printf "%-9s %.2f\n" "$a" "$(awk -v x="${WALL[scale2,$a]}" -v y="${WALL[scale1,$a]}" 'BEGIN{print x/y}')"
+done

@@ -1,0 +1,227 @@
+/* rasp_free: the checks every build makes, the owner's free (a push on the page's local list,
+ * no atomic, no shared write) and another thread's free, queued per page and pushed onto the
+ * page's thread_free list with one atomic exchange per batch (page.c). The queue holds at most
+ * RASP__BATCH_MAX blocks of one page; it is pushed when a block of another page comes, when it
+ * is full, at the freeing thread's next allocation slow path and at its exit: a thread that
+ * stops freeing and allocating holds at most one batch. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+static void bad_free(struct rasp_heap *h, const void *obj, const char *op, const char *why)
+{
+	atomic_fetch_add(&h->invalid_frees, 1);
+	fprintf(stderr, "rasp: %s(%p): %s; ignored\n", op, obj, why);
+	errno = EINVAL;
+}
+
+/* Debug builds: is hdr the block header of a live-or-free block of h? Walks the heap's
+ * segment lists under the lock: O(segments), acceptable for a debug check. */
+static bool debug_owns(struct rasp_heap *h, const struct rasp__header *hdr)
+{
+	struct rasp__segment *s, *want = rasp__segment_of(hdr);
+	bool ok = false;
+
+	pthread_mutex_lock(&h->lock);
+	for (s = h->segments; s && s != want; s = s->next)
+		;
+	if (s) {
+		struct rasp__page *pg = rasp__page_of(s, hdr);
+		uintptr_t off = (uintptr_t)hdr - (pg ? pg->start : 0);
+
+		ok = pg && (uintptr_t)hdr >= pg->start && off % pg->bsize == 0 &&
+		     off / pg->bsize < pg->extended;
+	} else {
+		for (s = h->large; s && s != want; s = s->next)
+			;
+		ok = s && hdr == rasp__large_header(s);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return ok;
+}
+
+/* Debug builds: is s one of h's mappings? */
+static bool debug_mapped(struct rasp_heap *h, const struct rasp__segment *s)
+{
+	const struct rasp__segment *o;
+
+	pthread_mutex_lock(&h->lock);
+	for (o = h->segments; o && o != s; o = o->next)
+		;
+	if (!o)
+		for (o = h->large; o && o != s; o = o->next)
+			;
+	pthread_mutex_unlock(&h->lock);
+	return o != NULL;
+}
+
+struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *op,
+				    struct rasp__segment **segp)
+{
+	struct rasp__header *hdr = rasp__header_of(obj);
+	struct rasp__segment *s = rasp__segment_of(hdr);
+	struct rasp__page *pg;
+	uint64_t sf;
+
+	/* Debug builds look the mapping up before reading anything at the pointer, so a pointer
+	 * to memory given back to the OS is reported, not a fault. */
+	if (RASP__DEBUG && !debug_mapped(h, s)) {
+		bad_free(h, obj, op, "not a live object of this heap (foreign pointer or double "
+				     "free)");
+		return NULL;
+	}
+	if (s->magic != RASP__SEGMENT_MAGIC || s->heap != h) {
+		bad_free(h, obj, op, "not an object of this heap");
+		return NULL;
+	}
+	/* Before reading the would-be header: a misaligned one cannot be read as one. */
+	if ((uintptr_t)hdr & 7) {
+		bad_free(h, obj, op, "not the start of an object (misaligned)");
+		return NULL;
+	}
+	sf = hdr->size_flags;
+	if (sf & RASP__HDR_FREE) {
+		bad_free(h, obj, op, "double free");
+		return NULL;
+	}
+	if (((sf & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT) == RASP__KIND_ALIGNED) {
+		/* An aligned object's own header: its block's header is `off` bytes before. */
+		uint64_t off = sf & ~RASP__HDR_FLAGS;
+		struct rasp__header *b = (struct rasp__header *)((uintptr_t)hdr - off);
+
+		if (off < RASP_OBJECT_HEADER_SIZE || off >= (uintptr_t)hdr - (uintptr_t)s ||
+		    ((b->size_flags & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT) !=
+			RASP__KIND_ALIGNED ||
+		    (b->inner & ~RASP__HDR_FLAGS) != off) {
+			bad_free(h, obj, op, "not the start of an object (the words before it are "
+					     "no object header)");
+			return NULL;
+		}
+		if (b->size_flags & RASP__HDR_FREE) {
+			bad_free(h, obj, op, "double free");
+			return NULL;
+		}
+		hdr = b;
+		sf = b->size_flags;
+	}
+	if (RASP__DEBUG && !debug_owns(h, hdr)) {
+		bad_free(h, obj, op, "not a live object of this heap (foreign pointer)");
+		return NULL;
+	}
+	*segp = s;
+	if (s->kind == RASP__SEG_LARGE) {
+		if (hdr != rasp__large_header(s)) {
+			bad_free(h, obj, op, "inside a large object, not its start");
+			return NULL;
+		}
+		return hdr;
+	}
+	pg = rasp__page_of(s, hdr);
+	if (!pg || (uintptr_t)hdr < pg->start ||
+	    (sf & ~(RASP__HDR_KIND_MASK | RASP__HDR_FREE)) != pg->bsize) {
+		bad_free(h, obj, op,
+			 "not the start of an object (the words before it are no object header)");
+		return NULL;
+	}
+	return hdr;
+}
+
+void rasp__batch_flush(struct rasp_context *c)
+{
+	if (!c->batch_n)
+		return;
+	rasp__page_push_remote(c->batch_page, c->batch_head, c->batch_tail);
+	c->batch_page = NULL;
+	c->batch_head = c->batch_tail = NULL;
+	c->batch_n = 0;
+}
+
+/* Another thread owns pg (or nobody: its thread exited). */
+static void free_remote(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
+{
+	struct rasp_context *c = rasp__context_peek(h);
+
+	if (!c) { /* this thread never allocated here: no queue, push alone */
+		rasp__page_push_remote(pg, hdr, hdr);
+		return;
+	}
+	if (c->batch_page != pg) {
+		rasp__batch_flush(c);
+		c->batch_page = pg;
+		c->batch_tail = hdr;
+	}
+	hdr->next = c->batch_head;
+	c->batch_head = hdr;
+	if (++c->batch_n >= RASP__BATCH_MAX)
+		rasp__batch_flush(c);
+}
+
+/* The block hdr of page pg, checked: free it. */
+static inline void free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr,
+			      uint64_t sf)
+{
+	uint32_t used;
+
+	hdr->size_flags = sf | RASP__HDR_FREE;
+	RASP__POISON(hdr + 1, pg->bsize - RASP_OBJECT_HEADER_SIZE);
+	if (atomic_load_explicit(&pg->owner, memory_order_relaxed) != rasp__thread_token()) {
+		free_remote(h, pg, hdr);
+		return;
+	}
+	hdr->next = pg->local_free;
+	pg->local_free = hdr;
+	pg->local_n++;
+	used = rasp__relaxed_load32(&pg->used) - 1;
+	atomic_store_explicit(&pg->used, used, memory_order_relaxed);
+	if (RASP__UNLIKELY(used == 0 || pg->in_full))
+		rasp__page_empty(atomic_load_explicit(&pg->ctx, memory_order_relaxed), pg);
+}
+
+RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
+{
+	struct rasp__segment *s;
+	struct rasp__header *hdr = rasp__block_of(h, obj, "rasp_free", &s);
+
+	if (!hdr)
+		return;
+	if (s->kind == RASP__SEG_LARGE) {
+		hdr->size_flags |= RASP__HDR_FREE;
+		rasp__large_free(h, s);
+		return;
+	}
+	free_block(h, rasp__page_of(s, hdr), hdr, hdr->size_flags);
+}
+
+/* The common case inline: a small block of this heap whose header says the page's block
+ * size. Anything else (large, aligned, freed, foreign, debug builds) takes free_slow, which
+ * checks and explains. */
+void rasp_free(rasp_heap_t *h, void *obj)
+{
+	struct rasp__header *hdr;
+	struct rasp__segment *s;
+	struct rasp__page *pg;
+	uint64_t sf;
+
+	if (!obj)
+		return;
+	if (RASP__UNLIKELY(!h)) {
+		errno = EINVAL;
+		return;
+	}
+	hdr = rasp__header_of(obj);
+	s = rasp__segment_of(hdr);
+	if (RASP__DEBUG || RASP__UNLIKELY(s->magic != RASP__SEGMENT_MAGIC || s->heap != h ||
+					  ((uintptr_t)hdr & 7) || s->kind != RASP__SEG_SMALL))
+		goto slow;
+	pg = rasp__page_of(s, hdr);
+	if (RASP__UNLIKELY(!pg))
+		goto slow;
+	sf = hdr->size_flags;
+	if (RASP__UNLIKELY((sf & ~RASP__HDR_KIND_MASK) != pg->bsize))
+		goto slow;
+	free_block(h, pg, hdr, sf);
+	return;
+slow:
+	free_slow(h, obj);
+}

@@ -1,0 +1,328 @@
+/* Pages of a context (mimalloc's free-list sharding, our own code): each page has three free
+ * lists. `local_free` holds blocks its owner freed (no atomic), `thread_free` blocks other
+ * threads freed (one atomic push per batch, free.c), and the never-touched tail is formatted
+ * a few KiB at a time. A context takes a page's whole local list as its allocation list
+ * (context.c); when that runs out, rasp__page_find looks for the next page with blocks. A page
+ * with none goes on the owner's full list, and comes back when a free reaches it: the owner's
+ * own free moves it at once, another thread's sets the owner's full_dirty flag (the flag and
+ * the page's `full` word are a Dekker pair, both seq_cst, so one of the two sides always sees
+ * the other). A page whose blocks are all back is returned to its segment unless it is its
+ * class's current page. Pages of an exited thread are abandoned to the heap and adopted by
+ * the next thread that needs a page of their class. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* Bytes of never-used blocks formatted at a time: touching a page progressively keeps the
+ * resident set to what is used. */
+#define EXTEND_BYTES ((size_t)16384)
+/* Pages of the class queue visited before a new page is taken. */
+#define SEARCH_MAX 8
+/* Abandoned pages tried per search. */
+#define ADOPT_MAX 4
+
+static void used_add(struct rasp__page *pg, int64_t d)
+{
+	atomic_store_explicit(&pg->used, (uint32_t)((int64_t)rasp__relaxed_load32(&pg->used) + d),
+			      memory_order_relaxed);
+}
+
+void rasp__page_extend(struct rasp__page *pg)
+{
+	uint32_t n = (uint32_t)(EXTEND_BYTES / pg->bsize), i;
+	uintptr_t b = pg->start + (size_t)pg->extended * pg->bsize;
+	struct rasp__header *first = (struct rasp__header *)b, *hdr = NULL;
+
+	if (n == 0)
+		n = 1;
+	if (n > pg->capacity - pg->extended)
+		n = pg->capacity - pg->extended;
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++, b += pg->bsize) {
+		hdr = (struct rasp__header *)b;
+		hdr->size_flags = pg->bsize | RASP__HDR_FREE;
+		hdr->next = i + 1 < n ? (struct rasp__header *)(b + pg->bsize) : pg->local_free;
+		RASP__POISON(hdr + 1, pg->bsize - RASP_OBJECT_HEADER_SIZE);
+	}
+	pg->local_free = first;
+	pg->local_n += n;
+	pg->extended += n;
+}
+
+uint32_t rasp__page_collect(struct rasp__page *pg)
+{
+	struct rasp__header *list, *tail;
+	uint32_t n = 1;
+
+	if (!atomic_load_explicit(&pg->thread_free, memory_order_relaxed))
+		return 0;
+	list = atomic_exchange_explicit(&pg->thread_free, NULL, memory_order_acquire);
+	if (!list)
+		return 0;
+	/* Bounded by the page's capacity: more blocks than the page holds is a corrupt list (two
+	 * threads freeing one object at once), which must not loop forever. */
+	for (tail = list; tail->next; tail = tail->next)
+		if (++n > pg->capacity) {
+			fprintf(stderr, "rasp: free list of page %p is corrupt (an object was freed "
+					"twice at once by two threads?)\n",
+				(void *)pg);
+			abort();
+		}
+	tail->next = pg->local_free;
+	pg->local_free = list;
+	pg->local_n += n;
+	used_add(pg, -(int64_t)n);
+	return n;
+}
+
+static void queue_unlink(struct rasp__page **head, struct rasp__page *pg)
+{
+	if (pg->prev)
+		pg->prev->next = pg->next;
+	else
+		*head = pg->next;
+	if (pg->next)
+		pg->next->prev = pg->prev;
+	pg->next = pg->prev = NULL;
+}
+
+static void queue_push(struct rasp__page **head, struct rasp__page *pg)
+{
+	pg->prev = NULL;
+	pg->next = *head;
+	if (*head)
+		(*head)->prev = pg;
+	*head = pg;
+}
+
+static void unfull(struct rasp__window *w, struct rasp__page *pg)
+{
+	queue_unlink(&w->full, pg);
+	pg->in_full = false;
+	atomic_store(&pg->full, 0);
+	queue_push(&w->queue, pg);
+}
+
+/* The page has no free block: to the full list, unless another thread freed into it
+ * meanwhile (checked after `full` is set: see the file comment). true if it went. */
+static bool to_full(struct rasp__window *w, struct rasp__page *pg)
+{
+	atomic_store(&pg->full, 1);
+	if (atomic_load(&pg->thread_free)) {
+		atomic_store(&pg->full, 0);
+		return false;
+	}
+	queue_unlink(&w->queue, pg);
+	pg->in_full = true;
+	queue_push(&w->full, pg);
+	return true;
+}
+
+/* Another thread freed into pages on full lists: those with frees go back to their queues. */
+static void rescue_full(struct rasp_context *c)
+{
+	for (unsigned k = 1; k < RASP__NCLASS; k++) {
+		struct rasp__window *w = &c->win[k];
+		struct rasp__page *pg, *pn;
+
+		for (pg = w->full; pg; pg = pn) {
+			pn = pg->next;
+			if (atomic_load(&pg->thread_free))
+				unfull(w, pg);
+		}
+	}
+}
+
+static bool has_free(struct rasp__page *pg)
+{
+	if (pg->local_n == 0)
+		rasp__page_collect(pg);
+	if (pg->local_n == 0 && pg->extended < pg->capacity)
+		rasp__page_extend(pg);
+	return pg->local_n > 0;
+}
+
+static void own(struct rasp_context *c, struct rasp__page *pg)
+{
+	atomic_store(&pg->ctx, c);
+	atomic_store(&pg->owner, c->token);
+	atomic_store(&pg->full, 0);
+	pg->in_full = false;
+}
+
+struct rasp__page *rasp__page_find(struct rasp_context *c, unsigned cls)
+{
+	struct rasp__window *w = &c->win[cls];
+	struct rasp_heap *h = c->heap;
+	struct rasp__page *pg, *pn;
+	int visited = 0;
+
+	if (atomic_load_explicit(&c->full_dirty, memory_order_relaxed) &&
+	    atomic_exchange(&c->full_dirty, 0))
+		rescue_full(c);
+	for (pg = w->queue; pg && visited < SEARCH_MAX; pg = pn, visited++) {
+		pn = pg->next;
+		if (has_free(pg)) {
+			if (pg != w->queue) {
+				queue_unlink(&w->queue, pg);
+				queue_push(&w->queue, pg);
+			}
+			return pg;
+		}
+		if (!to_full(w, pg) && has_free(pg))
+			return pg;
+	}
+	/* An exited thread's page of this class, else a new page. */
+	pthread_mutex_lock(&h->lock);
+	for (int i = 0; i < ADOPT_MAX && (pg = h->abandoned[cls]); i++) {
+		queue_unlink(&h->abandoned[cls], pg);
+		own(c, pg);
+		if (has_free(pg))
+			goto found;
+		pg->in_full = true;
+		atomic_store(&pg->full, 1);
+		queue_push(&w->full, pg);
+		if (atomic_load(&pg->thread_free))
+			unfull(w, pg);
+	}
+	pg = rasp__segment_page_new(h, cls);
+	if (!pg) {
+		pthread_mutex_unlock(&h->lock);
+		return NULL;
+	}
+	own(c, pg);
+	rasp__page_extend(pg);
+found:
+	pthread_mutex_unlock(&h->lock);
+	queue_push(&w->queue, pg);
+	return pg;
+}
+
+/* heap->lock held. pg leaves c for its segment. */
+static void page_release(struct rasp_context *c, struct rasp__page *pg)
+{
+	struct rasp__window *w = &c->win[pg->cls];
+
+	queue_unlink(pg->in_full ? &w->full : &w->queue, pg);
+	if (w->page == pg)
+		w->page = NULL;
+	atomic_store(&pg->owner, 0);
+	atomic_store(&pg->ctx, NULL);
+	rasp__segment_page_free(c->heap, pg);
+}
+
+void rasp__page_empty(struct rasp_context *c, struct rasp__page *pg)
+{
+	struct rasp__window *w = &c->win[pg->cls];
+
+	if (pg->in_full)
+		unfull(w, pg);
+	if (rasp__relaxed_load32(&pg->used) || w->page == pg)
+		return;
+	pthread_mutex_lock(&c->heap->lock);
+	page_release(c, pg);
+	pthread_mutex_unlock(&c->heap->lock);
+}
+
+/* Gives the context's list of class k back to its page (the window's blocks and the rest). */
+static void return_list(struct rasp_context *c, unsigned k)
+{
+	struct rasp__window *w = &c->win[k];
+	struct rasp__hot *hc = &c->hot[k];
+	uint32_t n = (uint32_t)((hc->left + w->gap) / rasp__class_size[k]) + w->rest;
+	struct rasp__page *pg = w->page;
+	struct rasp__header *tail;
+
+	rasp__window_publish(c, k, 0);
+	hc->left = 0;
+	w->gap = 0;
+	w->rest = 0;
+	if (pg && n) {
+		tail = hc->free;
+		for (uint32_t i = 1; i < n; i++)
+			tail = tail->next;
+		tail->next = pg->local_free;
+		pg->local_free = hc->free;
+		pg->local_n += n;
+		used_add(pg, -(int64_t)n);
+	}
+	hc->free = NULL;
+	w->page = NULL;
+}
+
+void rasp__pages_release_empty(struct rasp_context *c)
+{
+	for (unsigned k = 1; k < RASP__NCLASS; k++) {
+		struct rasp__window *w = &c->win[k];
+		struct rasp__page *lists[2], *pg, *pn;
+
+		return_list(c, k);
+		lists[0] = w->queue;
+		lists[1] = w->full;
+		for (int l = 0; l < 2; l++)
+			for (pg = lists[l]; pg; pg = pn) {
+				pn = pg->next;
+				rasp__page_collect(pg);
+				if (!rasp__relaxed_load32(&pg->used))
+					page_release(c, pg);
+			}
+	}
+}
+
+void rasp__pages_abandon(struct rasp_context *c)
+{
+	struct rasp_heap *h = c->heap;
+
+	pthread_mutex_lock(&h->lock);
+	for (unsigned k = 1; k < RASP__NCLASS; k++) {
+		struct rasp__window *w = &c->win[k];
+		struct rasp__page *pg;
+
+		return_list(c, k);
+		while ((pg = w->queue) || (pg = w->full)) {
+			queue_unlink(pg->in_full ? &w->full : &w->queue, pg);
+			atomic_store(&pg->owner, 0);
+			atomic_store(&pg->ctx, NULL);
+			atomic_store(&pg->full, 0);
+			pg->in_full = false;
+			rasp__page_collect(pg);
+			if (!rasp__relaxed_load32(&pg->used))
+				rasp__segment_page_free(h, pg);
+			else
+				queue_push(&h->abandoned[k], pg);
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+void rasp__abandoned_trim(struct rasp_heap *h)
+{
+	for (unsigned k = 1; k < RASP__NCLASS; k++) {
+		struct rasp__page *pg, *pn;
+
+		for (pg = h->abandoned[k]; pg; pg = pn) {
+			pn = pg->next;
+			rasp__page_collect(pg);
+			if (!rasp__relaxed_load32(&pg->used)) {
+				queue_unlink(&h->abandoned[k], pg);
+				rasp__segment_page_free(h, pg);
+			}
+		}
+	}
+}
+
+void rasp__page_push_remote(struct rasp__page *pg, struct rasp__header *first,
+			    struct rasp__header *last)
+{
+	struct rasp__header *old = atomic_load_explicit(&pg->thread_free, memory_order_relaxed);
+	struct rasp_context *owner;
+
+	do
+		last->next = old;
+	while (!atomic_compare_exchange_weak(&pg->thread_free, &old, first));
+	/* The owner parked this page as full: tell it (see the file comment). */
+	if (atomic_load(&pg->full) && (owner = atomic_load(&pg->ctx)))
+		atomic_store(&owner->full_dirty, 1);
+}

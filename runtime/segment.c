@@ -1,0 +1,363 @@
+/* Segments and large objects: the memory of a heap, mapped from the OS (os.c) aligned to
+ * 4 MiB so that the segment of any object is its address masked. A segment's 64 slots of
+ * 64 KiB are handed out as pages (runs of 1..16 slots, aligned to their length) and come back
+ * when a page empties. The purge policy: a slot that comes back stays committed while the heap
+ * keeps at most RASP__RETAIN_SLOTS (4 MiB) of empty committed slots, so a program whose live
+ * set breathes reuses memory it already faulted in; past that it is purged at once
+ * (MADV_DONTNEED: it leaves the resident set, the mapping stays). A segment whose slots are all
+ * empty is unmapped unless it is the heap's only segment with room. rasp_heap_collect purges
+ * every empty slot and unmaps every empty segment. A large object (object size >= 85000
+ * bytes) has a mapping of its own, returned at its free, so large objects never fragment the
+ * segments. Every function here runs with heap->lock held unless it says otherwise. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define PAGE_SIZE_ASSUMED ((size_t)4096)
+#define ALL_SLOTS	  (~UINT64_C(0))
+/* A large object's header follows the common prefix of struct rasp__segment. */
+#define LARGE_HEADER_OFFSET ((size_t)64)
+
+_Static_assert(offsetof(struct rasp__segment, free_slots) <= LARGE_HEADER_OFFSET,
+	       "a large mapping's prefix overlaps its object");
+
+static size_t round_up(size_t x, size_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+static uint64_t span_mask(unsigned first, unsigned span)
+{
+	return (span == 64 ? ALL_SLOTS : ((UINT64_C(1) << span) - 1)) << first;
+}
+
+/* Maps `size` bytes aligned to RASP__SEGMENT_SIZE: over-map by one segment, trim both ends
+ * (three system calls, once per segment or large object). */
+static struct rasp__segment *map_aligned(struct rasp_heap *h, size_t size, int kind)
+{
+	size_t total = size + RASP__SEGMENT_SIZE;
+	uintptr_t raw, a, lead, trail;
+	struct rasp__segment *s;
+
+	if (total < size)
+		return NULL;
+	raw = (uintptr_t)rasp__os_map(total);
+	if (!raw)
+		return NULL;
+	a = round_up(raw, RASP__SEGMENT_SIZE);
+	lead = a - raw;
+	trail = total - lead - size;
+	if (lead)
+		rasp__os_unmap((void *)raw, lead);
+	if (trail)
+		rasp__os_unmap((void *)(a + size), trail);
+	s = (struct rasp__segment *)a;
+	s->magic = RASP__SEGMENT_MAGIC;
+	s->heap = h;
+	s->kind = kind;
+	s->map_size = size;
+	s->prev = NULL;
+	atomic_fetch_add(&h->regions_n, 1);
+	atomic_fetch_add(&h->reserved_bytes, size);
+	return s;
+}
+
+static void link_seg(struct rasp__segment **head, struct rasp__segment *s)
+{
+	s->prev = NULL;
+	s->next = *head;
+	if (*head)
+		(*head)->prev = s;
+	*head = s;
+}
+
+static void unlink_seg(struct rasp__segment **head, struct rasp__segment *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		*head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->next = s->prev = NULL;
+}
+
+static void unmap_seg(struct rasp_heap *h, struct rasp__segment *s)
+{
+	atomic_fetch_sub(&h->regions_n, 1);
+	atomic_fetch_sub(&h->reserved_bytes, s->map_size);
+	s->magic = 0;
+	RASP__UNPOISON((void *)s, s->map_size);
+	rasp__os_unmap(s, s->map_size);
+}
+
+static size_t meta_size(void)
+{
+	return round_up(sizeof(struct rasp__segment), PAGE_SIZE_ASSUMED);
+}
+
+static struct rasp__segment *segment_new(struct rasp_heap *h)
+{
+	struct rasp__segment *s = map_aligned(h, RASP__SEGMENT_SIZE, RASP__SEG_SMALL);
+
+	if (!s)
+		return NULL;
+	s->free_slots = ALL_SLOTS;
+	s->committed_slots = 0;
+	s->slot0_start = (uintptr_t)s + meta_size();
+	memset(s->slot_page, 0, sizeof(s->slot_page));
+	memset(s->pages, 0, sizeof(s->pages));
+	link_seg(&h->segments, s);
+	atomic_fetch_add(&h->committed_bytes, meta_size());
+	return s;
+}
+
+/* First aligned run of `span` free slots of s, preferring committed ones; -1 if none. */
+static int find_run(const struct rasp__segment *s, unsigned span, bool committed_only)
+{
+	uint64_t avail = s->free_slots & (committed_only ? s->committed_slots : ALL_SLOTS);
+
+	for (unsigned i = 0; i + span <= RASP__SLOTS; i += span)
+		if ((avail & span_mask(i, span)) == span_mask(i, span))
+			return (int)i;
+	return -1;
+}
+
+static size_t slot_bytes(const struct rasp__segment *s, unsigned first, unsigned span)
+{
+	uintptr_t start = first ? (uintptr_t)s + first * RASP__SLOT_SIZE : s->slot0_start;
+
+	return (uintptr_t)s + (first + span) * RASP__SLOT_SIZE - start;
+}
+
+struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
+{
+	unsigned span = rasp__class_span[cls];
+	struct rasp__segment *s = NULL;
+	struct rasp__page *pg;
+	uint64_t mask, fresh;
+	int i = -1;
+
+	/* Committed empty slots first (no page faults), then any room, then a new segment. */
+	for (int pass = 0; pass < 2 && i < 0; pass++)
+		for (s = h->segments; s; s = s->next)
+			if ((i = find_run(s, span, pass == 0)) >= 0)
+				break;
+	if (i < 0) {
+		s = segment_new(h);
+		if (!s)
+			return NULL;
+		i = find_run(s, span, false);
+	}
+	mask = span_mask((unsigned)i, span);
+	fresh = mask & ~s->committed_slots;
+	s->free_slots &= ~mask;
+	h->free_committed_slots -= (uint64_t)__builtin_popcountll(mask & s->committed_slots);
+	s->committed_slots |= mask;
+	for (unsigned j = 0; j < RASP__SLOTS; j++)
+		if (fresh & (UINT64_C(1) << j))
+			atomic_fetch_add(&h->committed_bytes, slot_bytes(s, j, 1));
+	pg = &s->pages[i];
+	memset(pg, 0, sizeof(*pg));
+	pg->bsize = (uint32_t)rasp__class_size[cls];
+	pg->cls = (uint16_t)cls;
+	pg->span = (uint8_t)span;
+	pg->slot = (uint8_t)i;
+	pg->start = i ? (uintptr_t)s + (size_t)i * RASP__SLOT_SIZE : s->slot0_start;
+	pg->capacity = (uint32_t)(slot_bytes(s, (unsigned)i, span) / pg->bsize);
+	for (unsigned j = 0; j < span; j++)
+		s->slot_page[i + j] = pg;
+	atomic_fetch_add(&h->pages_n, 1);
+	return pg;
+}
+
+static void purge_slots(struct rasp_heap *h, struct rasp__segment *s, uint64_t mask)
+{
+	for (unsigned j = 0; j < RASP__SLOTS; j++) {
+		size_t n;
+		uintptr_t a;
+
+		if (!(mask & (UINT64_C(1) << j)))
+			continue;
+		a = j ? (uintptr_t)s + j * RASP__SLOT_SIZE : s->slot0_start;
+		n = slot_bytes(s, j, 1);
+		rasp__os_purge((void *)a, n);
+		atomic_fetch_sub(&h->committed_bytes, n);
+		atomic_fetch_add(&h->purged_bytes, n);
+	}
+	s->committed_slots &= ~mask;
+	h->free_committed_slots -= (uint64_t)__builtin_popcountll(mask);
+}
+
+/* An empty segment goes back to the OS unless no other segment has room (then the next page
+ * would map a new one at once). */
+static void maybe_unmap(struct rasp_heap *h, struct rasp__segment *s, bool always)
+{
+	struct rasp__segment *o;
+
+	if (s->free_slots != ALL_SLOTS)
+		return;
+	if (!always) {
+		for (o = h->segments; o; o = o->next)
+			if (o != s && o->free_slots)
+				break;
+		if (!o)
+			return;
+	}
+	h->free_committed_slots -= (uint64_t)__builtin_popcountll(s->committed_slots);
+	for (unsigned j = 0; j < RASP__SLOTS; j++)
+		if (s->committed_slots & (UINT64_C(1) << j))
+			atomic_fetch_sub(&h->committed_bytes, slot_bytes(s, j, 1));
+	atomic_fetch_sub(&h->committed_bytes, meta_size());
+	unlink_seg(&h->segments, s);
+	unmap_seg(h, s);
+}
+
+void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg)
+{
+	struct rasp__segment *s = rasp__segment_of(pg);
+	uint64_t mask = span_mask(pg->slot, pg->span);
+
+	RASP__UNPOISON((void *)pg->start, (size_t)pg->capacity * pg->bsize);
+	for (unsigned j = 0; j < pg->span; j++)
+		s->slot_page[pg->slot + j] = NULL;
+	pg->bsize = 0;
+	s->free_slots |= mask;
+	h->free_committed_slots += (uint64_t)__builtin_popcountll(mask);
+	atomic_fetch_sub(&h->pages_n, 1);
+	if (h->free_committed_slots > RASP__RETAIN_SLOTS)
+		purge_slots(h, s, mask);
+	maybe_unmap(h, s, false);
+}
+
+void rasp__segments_trim(struct rasp_heap *h)
+{
+	struct rasp__segment *s, *sn;
+
+	for (s = h->segments; s; s = sn) {
+		sn = s->next;
+		if (s->free_slots == ALL_SLOTS) {
+			maybe_unmap(h, s, true);
+			continue;
+		}
+		purge_slots(h, s, s->free_slots & s->committed_slots);
+	}
+}
+
+/* ---- Large objects ------------------------------------------------------------------------ */
+
+void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type_t *type)
+{
+	size_t size = LARGE_HEADER_OFFSET + z;
+	struct rasp__segment *s;
+	struct rasp__header *hdr;
+
+	if (size < z)
+		return NULL;
+	size = round_up(size, PAGE_SIZE_ASSUMED);
+	pthread_mutex_lock(&h->lock);
+	s = map_aligned(h, size, RASP__SEG_LARGE);
+	if (s) {
+		link_seg(&h->large, s);
+		atomic_fetch_add(&h->committed_bytes, size);
+		atomic_fetch_add(&h->large_live_bytes, z);
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (!s)
+		return NULL;
+	hdr = (struct rasp__header *)((uintptr_t)s + LARGE_HEADER_OFFSET);
+	hdr->size_flags = (uint64_t)z | ((uint64_t)kind << RASP__HDR_KIND_SHIFT);
+	hdr->type = type;
+	return hdr + 1;
+}
+
+struct rasp__header *rasp__large_header(struct rasp__segment *s)
+{
+	return (struct rasp__header *)((uintptr_t)s + LARGE_HEADER_OFFSET);
+}
+
+void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s)
+{
+	size_t z = (size_t)(rasp__large_header(s)->size_flags & ~RASP__HDR_FLAGS);
+
+	pthread_mutex_lock(&h->lock);
+	unlink_seg(&h->large, s);
+	atomic_fetch_sub(&h->committed_bytes, s->map_size);
+	atomic_fetch_sub(&h->large_live_bytes, z);
+	unmap_seg(h, s);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* ---- Whole-heap operations ---------------------------------------------------------------- */
+
+/* fn for the object whose block header is hdr (resolving an aligned object's own header). */
+static int visit(struct rasp__header *hdr, size_t bsize, rasp_walk_fn fn, void *arg)
+{
+	uint64_t sf = hdr->size_flags;
+	int kind = (int)((sf & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT);
+
+	if (sf & RASP__HDR_FREE)
+		return 0;
+	if ((unsigned)kind == RASP__KIND_ALIGNED) {
+		struct rasp__header *in =
+		    (struct rasp__header *)((uintptr_t)hdr + (hdr->inner & ~RASP__HDR_FLAGS));
+
+		return fn(in + 1, in->type, bsize, (int)(hdr->inner & RASP__HDR_FLAGS), arg);
+	}
+	return fn(hdr + 1, hdr->type, bsize, kind, arg);
+}
+
+int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg)
+{
+	struct rasp__segment *s;
+	int rc = 0;
+
+	for (s = h->segments; s && !rc; s = s->next) {
+		for (unsigned i = 0; i < RASP__SLOTS && !rc; i++) {
+			struct rasp__page *pg = s->slot_page[i];
+
+			if (!pg || pg->slot != i)
+				continue;
+			for (uint32_t j = 0; j < pg->extended && !rc; j++)
+				rc = visit((struct rasp__header *)(pg->start + (size_t)j * pg->bsize),
+					   pg->bsize, fn, arg);
+		}
+	}
+	for (s = h->large; s && !rc; s = s->next) {
+		struct rasp__header *hdr = rasp__large_header(s);
+
+		rc = visit(hdr, (size_t)(hdr->size_flags & ~RASP__HDR_FLAGS), fn, arg);
+	}
+	return rc;
+}
+
+uint64_t rasp__segments_used_bytes(struct rasp_heap *h)
+{
+	uint64_t n = 0;
+
+	for (struct rasp__segment *s = h->segments; s; s = s->next)
+		for (unsigned i = 0; i < RASP__SLOTS; i++) {
+			struct rasp__page *pg = s->slot_page[i];
+
+			if (pg && pg->slot == i)
+				n += rasp__relaxed_load32(&pg->used) * (uint64_t)pg->bsize;
+		}
+	return n;
+}
+
+void rasp__segments_unmap_all(struct rasp_heap *h)
+{
+	struct rasp__segment *s, *sn;
+
+	for (s = h->segments; s; s = sn) {
+		sn = s->next;
+		unmap_seg(h, s);
+	}
+	for (s = h->large; s; s = sn) {
+		sn = s->next;
+		unmap_seg(h, s);
+	}
+	h->segments = h->large = NULL;
+}

@@ -1,0 +1,124 @@
+/* Allocation variants built on rasp_alloc and rasp_free: arrays, zeroed, aligned, resized.
+ * Their sampling needs nothing of their own: every block they take is allocated by rasp_alloc,
+ * whose trials cover it once, and a resize in place allocates no byte, so it draws no trial.
+ * An estimate therefore counts the bytes of every block handed out, a moved resize included
+ * (as a growing .NET List allocates a new array), and never bytes that were already counted. */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Largest alignment rasp_alloc_aligned accepts: a quarter of a segment, so an aligned small
+ * object still fits the small classes' pages in most cases and a large one wastes little. */
+#define MAX_ALIGNMENT ((size_t)1 << 20)
+
+void *rasp_alloc_array(rasp_heap_t *h, const rasp_type_t *type, size_t count, size_t size,
+		       unsigned flags)
+{
+	size_t n;
+
+	if (__builtin_mul_overflow(count, size, &n)) {
+		errno = EOVERFLOW;
+		return NULL;
+	}
+	return rasp_alloc(h, type, n, flags);
+}
+
+void *rasp_alloc_zeroed(rasp_heap_t *h, const rasp_type_t *type, size_t count, size_t size,
+			unsigned flags)
+{
+	void *p = rasp_alloc_array(h, type, count, size, flags);
+
+	if (p)
+		memset(p, 0, count * size);
+	return p;
+}
+
+void *rasp_alloc_aligned(rasp_heap_t *h, const rasp_type_t *type, size_t size, size_t alignment,
+			 unsigned flags)
+{
+	struct rasp__header *blk, *in;
+	uintptr_t p, q, off;
+	uint64_t kind;
+	size_t need;
+	void *obj;
+
+	if (alignment == 0 || (alignment & (alignment - 1)) || alignment > MAX_ALIGNMENT) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (alignment <= 8)
+		return rasp_alloc(h, type, size, flags);
+	/* Room for the aligned start and, before it, a header of its own. */
+	if (size == 0 || __builtin_add_overflow(size, alignment + RASP_OBJECT_HEADER_SIZE, &need)) {
+		errno = size ? ENOMEM : EINVAL;
+		return NULL;
+	}
+	obj = rasp_alloc(h, type, need, flags);
+	if (!obj)
+		return NULL;
+	p = (uintptr_t)obj;
+	if (!(p & (alignment - 1)))
+		return obj;
+	q = (p + RASP_OBJECT_HEADER_SIZE + alignment - 1) & ~(uintptr_t)(alignment - 1);
+	off = q - p;
+	blk = rasp__header_of(obj);
+	in = rasp__header_of((void *)q);
+	kind = (blk->size_flags & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT;
+	blk->size_flags = (blk->size_flags & ~RASP__HDR_KIND_MASK) |
+			  ((uint64_t)RASP__KIND_ALIGNED << RASP__HDR_KIND_SHIFT);
+	blk->inner = off | kind;
+	in->size_flags = off | ((uint64_t)RASP__KIND_ALIGNED << RASP__HDR_KIND_SHIFT);
+	in->type = type;
+	return (void *)q;
+}
+
+void *rasp_realloc(rasp_heap_t *h, void *obj, size_t size)
+{
+	struct rasp__segment *s;
+	struct rasp__header *blk;
+	const rasp_type_t *type;
+	size_t usable, z, old_z;
+	uintptr_t align;
+	unsigned flags;
+	void *n;
+
+	if (!h || !obj || size == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	blk = rasp__block_of(h, obj, "rasp_realloc", &s);
+	if (!blk)
+		return NULL;
+	z = rasp__object_size_raw(size);
+	if (!z) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	usable = rasp_usable_size(obj);
+	type = rasp_object_type(obj);
+	flags = rasp_object_kind(obj) == RASP_KIND_PINNED ? RASP_ALLOC_PINNED : 0;
+	old_z = (size_t)(blk->size_flags & ~RASP__HDR_FLAGS);
+	if (blk == rasp__header_of(obj)) {
+		/* In place: the same size class, or a large object shrinking by at most half
+		 * (its ObjectSize stays what its trials covered). */
+		if (s->kind == RASP__SEG_SMALL && z <= RASP__SMALL_MAX_Z &&
+		    rasp__class_size[rasp__class_of(z)] == old_z)
+			return obj;
+		if (s->kind == RASP__SEG_LARGE && z <= old_z && z > RASP__SMALL_MAX_Z &&
+		    z >= old_z / 2)
+			return obj;
+		n = rasp_alloc(h, type, size, flags);
+	} else {
+		if (size <= usable && size >= usable / 2)
+			return obj;
+		align = (uintptr_t)obj & (0 - (uintptr_t)obj); /* at least what was asked */
+		n = rasp_alloc_aligned(h, type, size, align > MAX_ALIGNMENT ? MAX_ALIGNMENT : align,
+				       flags);
+	}
+	if (!n)
+		return NULL;
+	memcpy(n, obj, size < usable ? size : usable);
+	rasp_free(h, obj);
+	return n;
+}

@@ -1,0 +1,139 @@
+/* Segments and large objects (runtime/segment.c), white-box through the OS seam: empty pages
+ * are kept committed up to RASP__RETAIN_SLOTS and purged past it, collect purges the rest and
+ * unmaps empty segments, and large objects are mapped and unmapped one by one, so memory goes
+ * back as it is freed. */
+#define _DEFAULT_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+static _Atomic uint64_t purged, maps, unmaps;
+static void *counting_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	atomic_fetch_add(&maps, 1);
+	return p == MAP_FAILED ? NULL : p;
+}
+static void counting_unmap(void *p, size_t size)
+{
+	atomic_fetch_add(&unmaps, 1);
+	munmap(p, size);
+}
+static void counting_purge(void *p, size_t size)
+{
+	atomic_fetch_add(&purged, size);
+	madvise(p, size, MADV_DONTNEED);
+}
+static const struct rasp__os_ops counting = {counting_map, counting_unmap, counting_purge};
+
+static rasp_heap_t *make_heap(void)
+{
+	rasp_config_t cfg;
+	rasp_heap_t *h;
+
+	rasp_config_init(&cfg);
+	cfg.sampling = RASP_SAMPLING_OFF;
+	assert_int_equal(rasp_heap_create(&h, &cfg), 0);
+	return h;
+}
+
+/* 64 MiB of 1000-byte objects freed but the first of each segment (so no segment empties and
+ * is unmapped): pages empty one after another; at most RASP__RETAIN_SLOTS slots stay
+ * committed, the rest are purged as they empty (not at collect), and the committed figure
+ * comes down to that bound plus a page and the metadata per segment. */
+static void test_empty_pages_purged_past_the_bound(void **state)
+{
+	enum { N = 65536 };
+	rasp_heap_t *h = make_heap();
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	void **objs = malloc(N * sizeof(void *));
+	rasp_heap_stats_t st;
+	struct rasp__segment *prev = NULL;
+
+	(void)state;
+	rasp__os_set_ops(&counting);
+	atomic_store(&purged, 0);
+	for (int i = 0; i < N; i++)
+		assert_non_null(objs[i] = rasp_alloc(h, t, 1000, 0));
+	rasp_heap_stats(h, &st);
+	assert_true(st.committed_bytes >= (uint64_t)N * 1024);
+	assert_true(st.live_bytes >= (uint64_t)(N - 1024) * 1024);
+	for (int i = 1; i < N; i++) {
+		if (rasp__segment_of(objs[i]) != rasp__segment_of(objs[0]) &&
+		    rasp__segment_of(objs[i]) != prev) {
+			prev = rasp__segment_of(objs[i]);
+			continue; /* the first of its segment stays */
+		}
+		rasp_free(h, objs[i]);
+		objs[i] = NULL;
+	}
+	rasp_heap_stats(h, &st);
+	printf("%llu segments, committed %llu, purged %llu\n", (unsigned long long)st.regions,
+	       (unsigned long long)st.committed_bytes, (unsigned long long)atomic_load(&purged));
+	assert_true(st.regions >= 16);
+	assert_true(atomic_load(&purged) > 32u << 20);
+	assert_int_equal(st.purged_bytes, atomic_load(&purged));
+	assert_true(st.committed_bytes <=
+		    RASP__RETAIN_SLOTS * RASP__SLOT_SIZE + st.regions * (RASP__SLOT_SIZE + 16384));
+	for (int i = 0; i < N; i++)
+		rasp_free(h, objs[i]);
+	/* collect: everything back. */
+	assert_int_equal(rasp_heap_collect(h), 0);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.regions, 0);
+	assert_int_equal(st.committed_bytes, 0);
+	assert_int_equal(st.reserved_bytes, 0);
+	rasp__os_set_ops(NULL);
+	free(objs);
+	rasp_heap_destroy(h);
+}
+
+/* Large objects: each its own mapping, given back at its free without a collect. */
+static void test_large_objects_mapped_and_unmapped(void **state)
+{
+	rasp_heap_t *h = make_heap();
+	const rasp_type_t *t = rasp_type_register(h, "big");
+	void *objs[100];
+	rasp_heap_stats_t st;
+
+	(void)state;
+	rasp__os_set_ops(&counting);
+	atomic_store(&unmaps, 0);
+	for (int i = 0; i < 100; i++) {
+		objs[i] = rasp_alloc(h, t, 100000 + (size_t)i * 5000, 0);
+		assert_non_null(objs[i]);
+		assert_int_equal(rasp_object_kind(objs[i]), RASP_KIND_LARGE);
+	}
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.regions, 100);
+	assert_true(st.live_bytes >= 100 * 100000);
+	for (int i = 0; i < 100; i++)
+		rasp_free(h, objs[i]);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.regions, 0);
+	assert_int_equal(st.reserved_bytes, 0);
+	assert_int_equal(st.live_bytes, 0);
+	assert_true(atomic_load(&unmaps) >= 100);
+	rasp__os_set_ops(NULL);
+	rasp_heap_destroy(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_empty_pages_purged_past_the_bound),
+	    cmocka_unit_test(test_large_objects_mapped_and_unmapped),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

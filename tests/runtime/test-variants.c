@@ -1,0 +1,210 @@
+/* Allocation variants (runtime/variants.c), white-box: zeroed, aligned (every power of 2 up
+ * to 1 MiB, small and large, freed and queried through their own header), realloc (contents,
+ * in place within a class, moves across classes, large shrink, errors), and realloc's
+ * sampling: in place draws no trial, a move is sampled as a new object (model within 4 SE). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static uint64_t nsampled;
+static void count(void *arg, uint32_t kind, const rasp_type_t *type, void *addr, uint64_t z,
+		  uint64_t offset, uint64_t mean)
+{
+	(void)arg, (void)kind, (void)type, (void)addr, (void)z, (void)offset, (void)mean;
+	nsampled++;
+}
+
+static rasp_heap_t *make_heap(int sampling, uint64_t mean)
+{
+	rasp_config_t cfg;
+	rasp_heap_t *h;
+
+	rasp_config_init(&cfg);
+	cfg.sampling = sampling;
+	cfg.sampling_mean = mean;
+	cfg.has_seed = 1;
+	cfg.seed = 31;
+	assert_int_equal(rasp_heap_create(&h, &cfg), 0);
+	h->sample_hook = count;
+	return h;
+}
+
+static void test_zeroed(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+	const rasp_type_t *t = rasp_type_register(h, "z");
+	unsigned char *p;
+
+	(void)state;
+	/* Dirty a block, free it, get it back zeroed. */
+	p = rasp_alloc(h, t, 200, 0);
+	memset(p, 0xff, 200);
+	rasp_free(h, p);
+	p = rasp_alloc_zeroed(h, t, 25, 8, 0);
+	assert_non_null(p);
+	for (int i = 0; i < 200; i++)
+		assert_int_equal(p[i], 0);
+	rasp_free(h, p);
+	errno = 0;
+	assert_null(rasp_alloc_zeroed(h, t, SIZE_MAX / 2, 4, 0));
+	assert_int_equal(errno, EOVERFLOW);
+	rasp_heap_destroy(h);
+}
+
+static void test_aligned(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+	const rasp_type_t *t = rasp_type_register(h, "a");
+	static const size_t sizes[] = {1, 100, 5000, 200000};
+
+	(void)state;
+	for (size_t a = 1; a <= ((size_t)1 << 20); a *= 2) {
+		for (size_t s = 0; s < 4; s++) {
+			char *p = rasp_alloc_aligned(h, t, sizes[s], a, s == 1 ? RASP_ALLOC_PINNED : 0);
+
+			assert_non_null(p);
+			if ((uintptr_t)p % a)
+				fail_msg("alignment %zu: %p", a, (void *)p);
+			memset(p, 0x11, sizes[s]);
+			assert_ptr_equal(rasp_object_type(p), t);
+			assert_true(rasp_usable_size(p) >= sizes[s]);
+			assert_int_equal(rasp_object_kind(p), s == 1   ? RASP_KIND_PINNED
+							      : rasp_object_size(p) >= RASP_LARGE_OBJECT_SIZE
+								  ? RASP_KIND_LARGE
+								  : RASP_KIND_SMALL);
+			rasp_free(h, p);
+		}
+	}
+	errno = 0;
+	assert_null(rasp_alloc_aligned(h, t, 10, 24, 0));
+	assert_int_equal(errno, EINVAL);
+	assert_null(rasp_alloc_aligned(h, t, 10, (size_t)1 << 21, 0));
+	assert_int_equal(rasp_heap_collect(h), 0);
+	rasp_heap_stats_t st;
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.regions, 0); /* every aligned object was freed through its header */
+	assert_int_equal(st.invalid_frees, 0);
+	rasp_heap_destroy(h);
+}
+
+static void test_resize(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+	const rasp_type_t *t = rasp_type_register(h, "r");
+	unsigned char *p, *q;
+	size_t n = 10;
+
+	(void)state;
+	p = rasp_alloc(h, t, n, 0);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)i;
+	/* Grow through small classes into the large range and back, keeping the contents. */
+	while (n < 400000) {
+		size_t m = n * 3 / 2 + 1;
+
+		q = rasp_realloc(h, p, m);
+		assert_non_null(q);
+		for (size_t i = 0; i < n; i++)
+			if (q[i] != (unsigned char)i)
+				fail_msg("byte %zu lost growing %zu -> %zu", i, n, m);
+		for (size_t i = n; i < m; i++)
+			q[i] = (unsigned char)i;
+		assert_ptr_equal(rasp_object_type(q), t);
+		p = q;
+		n = m;
+	}
+	/* A large object shrinking by less than half stays where it is. */
+	q = rasp_realloc(h, p, n - 1000);
+	assert_ptr_equal(q, p);
+	q = rasp_realloc(h, p, 100);
+	assert_ptr_not_equal(q, p);
+	for (size_t i = 0; i < 100; i++)
+		assert_int_equal(q[i], (unsigned char)i);
+	/* Within its class: in place (100 and 104 both make a 120-byte object). */
+	p = rasp_realloc(h, q, 104);
+	assert_ptr_equal(p, q);
+	/* Errors leave the object alone. */
+	errno = 0;
+	assert_null(rasp_realloc(h, p, 0));
+	assert_int_equal(errno, EINVAL);
+	assert_null(rasp_realloc(h, NULL, 10));
+	assert_null(rasp_realloc(h, p + 8, 10));
+	errno = 0;
+	assert_null(rasp_realloc(h, p, SIZE_MAX));
+	assert_int_equal(errno, ENOMEM);
+	assert_int_equal(p[3], 3);
+	rasp_free(h, p);
+	rasp_heap_destroy(h);
+}
+
+/* In place draws no trial: 100000 resizes within a class, mean 64 bytes, no sample. Moves are
+ * new objects: a growth chain's samples match sum(1 - q^b) over the blocks it allocated. */
+static void test_realloc_sampling(void **state)
+{
+	const uint64_t mean = 4096;
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 64);
+	const rasp_type_t *t = rasp_type_register(h, "s");
+	double expect = 0, var = 0;
+	void *p = rasp_alloc(h, t, 100, 0);
+
+	(void)state;
+	nsampled = 0;
+	for (int i = 0; i < 100000; i++)
+		p = rasp_realloc(h, p, 97 + (size_t)(i % 8));
+	assert_int_equal(nsampled, 0);
+	rasp_free(h, p);
+	rasp_heap_destroy(h);
+
+	h = make_heap(RASP_SAMPLING_ON, mean);
+	t = rasp_type_register(h, "s");
+	nsampled = 0;
+	for (int r = 0; r < 3000; r++) {
+		size_t n = 8;
+
+		double p0;
+
+		p = rasp_alloc(h, t, n, 0);
+		p0 = -expm1((double)rasp_object_size(p) * log1p(-1.0 / (double)mean));
+		expect += p0;
+		var += p0 * (1 - p0);
+		while (n < 20000) {
+			size_t before = rasp_object_size(p);
+			void *q = rasp_realloc(h, p, n *= 2);
+			double ps;
+
+			assert_non_null(q);
+			if (q == p && rasp_object_size(q) == before)
+				continue;
+			ps = -expm1((double)rasp_object_size(q) * log1p(-1.0 / (double)mean));
+			expect += ps;
+			var += ps * (1 - ps);
+			p = q;
+		}
+		rasp_free(h, p);
+	}
+	printf("%llu samples over the moves, model %.1f +- %.1f\n", (unsigned long long)nsampled,
+	       expect, sqrt(var));
+	assert_true(fabs((double)nsampled - expect) <= 4 * sqrt(var) + 1);
+	rasp_heap_destroy(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_zeroed),
+	    cmocka_unit_test(test_aligned),
+	    cmocka_unit_test(test_resize),
+	    cmocka_unit_test(test_realloc_sampling),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
