@@ -31,7 +31,7 @@ static bool debug_owns(struct rasp_heap *h, const struct rasp__header *hdr)
 		uintptr_t off = (uintptr_t)hdr - (pg ? pg->start : 0);
 
 		ok = pg && (uintptr_t)hdr >= pg->start && off % pg->bsize == 0 &&
-		     off / pg->bsize < pg->extended;
+		     off / pg->bsize < pg->capacity;
 	} else {
 		for (s = h->large; s && s != want; s = s->next)
 			;

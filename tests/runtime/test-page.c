@@ -64,6 +64,7 @@ static void test_owner_frees_are_reused(void **state)
 	}
 	assert_int_equal(stats(h).pages, pages);
 	assert_int_equal(same, N);
+	free(a);
 	rasp_heap_destroy(h);
 }
 
