@@ -312,6 +312,10 @@ static int list_refill(struct rasp_context *c, unsigned k)
 	if (!pg)
 		return -ENOMEM;
 	n = pg->local_n;
+	if (pg->kept_empty) { /* back in use */
+		pg->kept_empty = false;
+		c->kept_empty--;
+	}
 	c->hot[k].free = pg->local_free;
 	pg->local_free = NULL;
 	pg->local_n = 0;

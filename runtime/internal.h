@@ -63,6 +63,10 @@
 /* Empty slots kept committed per heap for reuse without page faults; past this, a slot that
  * empties is purged (MADV_DONTNEED) at once. rasp_heap_collect purges them all. */
 #define RASP__RETAIN_SLOTS 64
+/* Empty pages a context keeps in its class queues for reuse: a class whose live count breathes
+ * around a page boundary would otherwise give a page back and take a new one (heap lock,
+ * formatting) over and over. */
+#define RASP__KEEP_EMPTY 8
 /* Cross-thread frees of one page queued by the freeing thread before one atomic push. */
 #define RASP__BATCH_MAX 64
 
@@ -96,7 +100,9 @@ struct rasp_type {
 enum rasp__segment_kind { RASP__SEG_SMALL = 1, RASP__SEG_LARGE = 2 };
 
 /* A page: blocks of one size class in 1..16 slots, owned by one thread's context (or by
- * none: abandoned at thread exit). Fields marked "owner" are written by the owning thread only
+ * none: abandoned at thread exit). Aligned to a cache line and padded to two, so the records
+ * of two threads' pages side by side in a segment never share a line (their owners write
+ * them on every free). Fields marked "owner" are written by the owning thread only
  * (or by a whole-heap operation while it is quiescent); the atomics are for other threads. */
 struct rasp__page {
 	struct rasp__header *local_free; /* owner: blocks freed by the owner, not yet reused */
@@ -116,7 +122,8 @@ struct rasp__page {
 	_Atomic(struct rasp__header *) thread_free; /* blocks freed by other threads */
 	_Atomic int full;			    /* on the owner's full list */
 	bool in_full;				    /* owner: on the full list, not the queue */
-};
+	bool kept_empty;			    /* owner: empty, kept in its queue for reuse */
+} __attribute__((aligned(128)));
 
 /* The first bytes of every mapping: a segment of pages, or one large object. */
 struct rasp__segment {
@@ -170,6 +177,7 @@ struct rasp_context {
 	uint64_t index;			  /* attach order in the heap (seeding) */
 	_Atomic int full_dirty;		  /* another thread freed into a page on a full list */
 	_Atomic int trim;		  /* collect asked: release empty pages at the next slow path */
+	uint32_t kept_empty;		  /* pages kept empty in the queues (<= RASP__KEEP_EMPTY) */
 	/* Cross-thread frees queued for one page (RASP__BATCH_MAX at most), pushed at once. */
 	struct rasp__page *batch_page;
 	struct rasp__header *batch_head, *batch_tail;

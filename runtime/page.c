@@ -208,6 +208,10 @@ static void page_release(struct rasp_context *c, struct rasp__page *pg)
 	queue_unlink(pg->in_full ? &w->full : &w->queue, pg);
 	if (w->page == pg)
 		w->page = NULL;
+	if (pg->kept_empty) {
+		pg->kept_empty = false;
+		c->kept_empty--;
+	}
 	atomic_store(&pg->owner, 0);
 	atomic_store(&pg->ctx, NULL);
 	rasp__segment_page_free(c->heap, pg);
@@ -219,8 +223,13 @@ void rasp__page_empty(struct rasp_context *c, struct rasp__page *pg)
 
 	if (pg->in_full)
 		unfull(w, pg);
-	if (rasp__relaxed_load32(&pg->used) || w->page == pg)
+	if (rasp__relaxed_load32(&pg->used) || w->page == pg || pg->kept_empty)
 		return;
+	if (c->kept_empty < RASP__KEEP_EMPTY) {
+		pg->kept_empty = true;
+		c->kept_empty++;
+		return;
+	}
 	pthread_mutex_lock(&c->heap->lock);
 	page_release(c, pg);
 	pthread_mutex_unlock(&c->heap->lock);
@@ -283,6 +292,7 @@ void rasp__pages_abandon(struct rasp_context *c)
 		return_list(c, k);
 		while ((pg = w->queue) || (pg = w->full)) {
 			queue_unlink(pg->in_full ? &w->full : &w->queue, pg);
+			pg->kept_empty = false;
 			atomic_store(&pg->owner, 0);
 			atomic_store(&pg->ctx, NULL);
 			atomic_store(&pg->full, 0);
@@ -294,6 +304,7 @@ void rasp__pages_abandon(struct rasp_context *c)
 				queue_push(&h->abandoned[k], pg);
 		}
 	}
+	c->kept_empty = 0;
 	pthread_mutex_unlock(&h->lock);
 }
 

@@ -21,7 +21,7 @@ $CC $CFLAGS -DBENCH_RASP -I"$SRC/include" "$SRC/bench/runtime/suite.c" \
 	-L"$BUILD/lib" -lrasp -Wl,-rpath,"$BUILD/lib" -o "$OUT/suite-rasp"
 $CC $CFLAGS "$SRC/bench/runtime/suite.c" -o "$OUT/suite-malloc"
 # The demo on malloc (the peers come in with LD_PRELOAD, as for suite-malloc).
-$CC $CFLAGS -D_GNU_SOURCE -I"$SRC/include" -I"$SRC/examples" "$SRC/examples/docstore.c" \
+$CC $CFLAGS -I"$SRC/include" -I"$SRC/examples" "$SRC/examples/docstore.c" \
 	"$SRC/examples/docstore-json.c" "$SRC/bench/runtime/malloc-shim.c" -lm -o "$OUT/docstore-malloc"
 
 declare -A PRELOAD=([glibc]="" [jemalloc]=$LIBDIR/libjemalloc.so.2
