@@ -267,7 +267,8 @@ void rasp__context_retire(struct rasp_context *c, void *arg)
 {
 	(void)arg;
 	for (unsigned k = 1; k < RASP__NCLASS; k++) {
-		c->win[k].rest += (uint32_t)((c->hot[k].left + c->win[k].gap) / rasp__class_size[k]);
+		c->win[k].rest +=
+		    (uint32_t)((c->hot[k].left + c->win[k].gap) / rasp__class_size[k]);
 		c->hot[k].left = 0;
 		c->win[k].gap = 0;
 	}
@@ -319,11 +320,11 @@ static int list_refill(struct rasp_context *c, unsigned k)
 	c->hot[k].free = pg->local_free;
 	pg->local_free = NULL;
 	pg->local_n = 0;
-	atomic_store_explicit(&pg->used, rasp__relaxed_load32(&pg->used) + n,
-			      memory_order_relaxed);
+	atomic_store_explicit(&pg->used, rasp__relaxed_load32(&pg->used) + n, memory_order_relaxed);
 	w->rest = n;
 	w->page = pg;
-	atomic_store_explicit(&c->n_refills, atomic_load_explicit(&c->n_refills, memory_order_relaxed) + 1,
+	atomic_store_explicit(&c->n_refills,
+			      atomic_load_explicit(&c->n_refills, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	return 0;
 }
@@ -381,8 +382,8 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 	if (RASP__UNLIKELY(atomic_load_explicit(&c->trim, memory_order_relaxed)))
 		context_trim(c);
 	if (z > RASP__SMALL_MAX_Z)
-		return alloc_large(c, type, z,
-				   (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_LARGE);
+		return alloc_large(
+		    c, type, z, (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_LARGE);
 	kind = (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_SMALL;
 	k = rasp__class_of(z);
 	b = rasp__class_size[k];

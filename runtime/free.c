@@ -67,8 +67,9 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 	/* Debug builds look the mapping up before reading anything at the pointer, so a pointer
 	 * to memory given back to the OS is reported, not a fault. */
 	if (RASP__DEBUG && !debug_mapped(h, s)) {
-		bad_free(h, obj, op, "not a live object of this heap (foreign pointer or double "
-				     "free)");
+		bad_free(h, obj, op,
+			 "not a live object of this heap (foreign pointer or double "
+			 "free)");
 		return NULL;
 	}
 	if (s->magic != RASP__SEGMENT_MAGIC || s->heap != h) {
@@ -94,8 +95,9 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 		    ((b->size_flags & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT) !=
 			RASP__KIND_ALIGNED ||
 		    (b->inner & ~RASP__HDR_FLAGS) != off) {
-			bad_free(h, obj, op, "not the start of an object (the words before it are "
-					     "no object header)");
+			bad_free(h, obj, op,
+				 "not the start of an object (the words before it are "
+				 "no object header)");
 			return NULL;
 		}
 		if (b->size_flags & RASP__HDR_FREE) {

@@ -1,5 +1,5 @@
-/* The OS seam: every mmap/munmap/madvise and every read of OS entropy goes through here, so tests can
- * make the OS fail (rasp__os_set_ops) without touching the code under test. */
+/* The OS seam: every mmap/munmap/madvise and every read of OS entropy goes through here, so tests
+ * can make the OS fail (rasp__os_set_ops) without touching the code under test. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdatomic.h>

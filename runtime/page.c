@@ -65,8 +65,9 @@ uint32_t rasp__page_collect(struct rasp__page *pg)
 	 * threads freeing one object at once), which must not loop forever. */
 	for (tail = list; tail->next; tail = tail->next)
 		if (++n > pg->capacity) {
-			fprintf(stderr, "rasp: free list of page %p is corrupt (an object was freed "
-					"twice at once by two threads?)\n",
+			fprintf(stderr,
+				"rasp: free list of page %p is corrupt (an object was freed "
+				"twice at once by two threads?)\n",
 				(void *)pg);
 			abort();
 		}

@@ -321,8 +321,9 @@ int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg)
 			if (!pg || pg->slot != i)
 				continue;
 			for (uint32_t j = 0; j < pg->extended && !rc; j++)
-				rc = visit((struct rasp__header *)(pg->start + (size_t)j * pg->bsize),
-					   pg->bsize, fn, arg);
+				rc = visit(
+				    (struct rasp__header *)(pg->start + (size_t)j * pg->bsize),
+				    pg->bsize, fn, arg);
 		}
 	}
 	for (s = h->large; s && !rc; s = s->next) {

@@ -2,6 +2,7 @@
  * demo runs on glibc, jemalloc, tcmalloc or mimalloc for suite.sh's comparison. No sampling,
  * no events: the peers' figures are the allocator alone. Benchmark only, never linked into
  * librasp or a test. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -50,8 +51,7 @@ rasp_context_t *rasp_context_get(rasp_heap_t *heap)
 	return (rasp_context_t *)heap;
 }
 
-void *rasp_context_alloc(rasp_context_t *ctx, const rasp_type_t *type, size_t size,
-			 unsigned flags)
+void *rasp_context_alloc(rasp_context_t *ctx, const rasp_type_t *type, size_t size, unsigned flags)
 {
 	(void)ctx, (void)type, (void)flags;
 	return malloc(size);

@@ -43,8 +43,8 @@ static void test_pages_waste_little(void **state)
 		size_t page = rasp__class_span[k] * RASP__SLOT_SIZE, b = rasp__class_size[k];
 
 		if (page / b < 8 || page % b > page / 8)
-			fail_msg("class %u (%zu B): %u slots hold %zu blocks, %zu bytes left over", k,
-				 b, rasp__class_span[k], page / b, page % b);
+			fail_msg("class %u (%zu B): %u slots hold %zu blocks, %zu bytes left over",
+				 k, b, rasp__class_span[k], page / b, page % b);
 	}
 }
 

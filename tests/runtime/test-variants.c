@@ -69,7 +69,8 @@ static void test_aligned(void **state)
 	(void)state;
 	for (size_t a = 1; a <= ((size_t)1 << 20); a *= 2) {
 		for (size_t s = 0; s < 4; s++) {
-			char *p = rasp_alloc_aligned(h, t, sizes[s], a, s == 1 ? RASP_ALLOC_PINNED : 0);
+			char *p =
+			    rasp_alloc_aligned(h, t, sizes[s], a, s == 1 ? RASP_ALLOC_PINNED : 0);
 
 			assert_non_null(p);
 			if ((uintptr_t)p % a)
@@ -77,10 +78,11 @@ static void test_aligned(void **state)
 			memset(p, 0x11, sizes[s]);
 			assert_ptr_equal(rasp_object_type(p), t);
 			assert_true(rasp_usable_size(p) >= sizes[s]);
-			assert_int_equal(rasp_object_kind(p), s == 1   ? RASP_KIND_PINNED
-							      : rasp_object_size(p) >= RASP_LARGE_OBJECT_SIZE
-								  ? RASP_KIND_LARGE
-								  : RASP_KIND_SMALL);
+			assert_int_equal(rasp_object_kind(p),
+					 s == 1 ? RASP_KIND_PINNED
+					 : rasp_object_size(p) >= RASP_LARGE_OBJECT_SIZE
+					     ? RASP_KIND_LARGE
+					     : RASP_KIND_SMALL);
 			rasp_free(h, p);
 		}
 	}
