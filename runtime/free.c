@@ -129,16 +129,6 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 	return hdr;
 }
 
-void rasp__batch_flush(struct rasp_context *c)
-{
-	if (!c->batch_n)
-		return;
-	rasp__page_push_remote(c->batch_page, c->batch_head, c->batch_tail);
-	c->batch_page = NULL;
-	c->batch_head = c->batch_tail = NULL;
-	c->batch_n = 0;
-}
-
 /* Another thread owns pg (or nobody: its thread exited). */
 static void free_remote(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 {

@@ -292,9 +292,10 @@ void rasp__abandoned_trim(struct rasp_heap *h);
 void rasp__page_push_remote(struct rasp__page *pg, struct rasp__header *first,
 			    struct rasp__header *last);
 
-/* free.c */
 /* Pushes the calling thread's queued cross-thread frees (c is its context). */
 void rasp__batch_flush(struct rasp_context *c);
+
+/* free.c */
 /* The object's block header and its page (NULL for a large object), after the checks every
  * build makes; NULL header (errno EINVAL, reported) when obj is not one of h's objects. */
 struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *op,

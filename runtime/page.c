@@ -338,3 +338,14 @@ void rasp__page_push_remote(struct rasp__page *pg, struct rasp__header *first,
 	if (atomic_load(&pg->full) && (owner = atomic_load(&pg->ctx)))
 		atomic_store(&owner->full_dirty, 1);
 }
+
+/* A freeing thread's queue of blocks of one page (free.c fills it) goes out as one push. */
+void rasp__batch_flush(struct rasp_context *c)
+{
+	if (!c->batch_n)
+		return;
+	rasp__page_push_remote(c->batch_page, c->batch_head, c->batch_tail);
+	c->batch_page = NULL;
+	c->batch_head = c->batch_tail = NULL;
+	c->batch_n = 0;
+}
