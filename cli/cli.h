@@ -19,6 +19,7 @@ int rasp_cli_record(int argc, char **argv);
 int rasp_cli_report(int argc, char **argv);
 int rasp_cli_diff(int argc, char **argv);
 int rasp_cli_convert(int argc, char **argv);
+int rasp_cli_ps(int argc, char **argv);
 
 /* --- util.c ------------------------------------------------------------------------------ */
 
@@ -34,8 +35,8 @@ int rasp_cli_parse_u64(const char *cmd, const char *opt, const char *text, uint6
 
 /* A flag of one subcommand beside its parameter table's. */
 struct rasp_cli_flag {
-	const char *name; /* long name, without -- */
-	char short_flag;  /* or 0 */
+	const char *name;    /* long name, without -- */
+	char short_flag;     /* or 0 */
 	const char *metavar; /* NULL: takes no value */
 	const char *help;
 };
@@ -52,8 +53,7 @@ enum { RASP_CLI_ARGS_OK = 0, RASP_CLI_ARGS_HELP = 1, RASP_CLI_ARGS_USAGE = 2 };
  * `stop_at_operand`: stop at the first operand (record: PROGRAM's own flags follow). */
 int rasp_cli_args_parse(const char *cmd, int argc, char **argv, const struct rasp_param *table,
 			void *opts, const struct rasp_cli_flag *extra, size_t nextra,
-			rasp_cli_flag_fn on_extra, void *ctx, bool stop_at_operand,
-			int *operands);
+			rasp_cli_flag_fn on_extra, void *ctx, bool stop_at_operand, int *operands);
 
 /* The flags' help lines, aligned, from the table and the extra flags. */
 void rasp_cli_args_help(const struct rasp_param *table, const struct rasp_cli_flag *extra,
@@ -69,8 +69,8 @@ enum rasp_input_kind {
 
 struct rasp_input {
 	enum rasp_input_kind kind;
-	char *path;	    /* the trace directory (real path) or the URL */
-	const char *given;  /* the operand it came from */
+	char *path;	   /* the trace directory (real path) or the URL */
+	const char *given; /* the operand it came from */
 };
 
 struct rasp_inputs {
@@ -105,9 +105,8 @@ int rasp_graph_tally(const char *cmd, const struct rasp_inputs *in, bool strict,
  * find doubtful (a .nettrace input cut short) to warnings. 0 or -errno with the causes
  * printed. */
 struct rasp_nettrace_sink_stats;
-int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char *path,
-		       int64_t pid, struct rasp_nettrace_sink_stats *stats,
-		       struct rasp_tally *warnings);
+int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char *path, int64_t pid,
+		       struct rasp_nettrace_sink_stats *stats, struct rasp_tally *warnings);
 
 /* Resolves operands and reads them into t, as rasp report does (warnings included). */
 int rasp_cli_tally_operands(const char *cmd, char *const *operands, size_t n, bool strict,

@@ -1,7 +1,8 @@
 /* rasp record: runs a program under an LTTng session that records its sampled allocations,
  * then says where the trace is and what it holds: events, samples and discarded events as the
  * report will count them (the same tally reads the trace), and whether the trace is complete.
- * The program's exit status is passed through, as perf record does. */
+ * The program's exit status is passed through, as perf record does. With -p PID it attaches
+ * to a running process through its diagnostic socket instead (attach.c). */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "child.h"
 #include "rasp/rasp.h"
 #include "record-args.h"
@@ -31,11 +33,30 @@ extern char **environ;
 /* A file system with less free space than this after recording most likely filled up. */
 #define NEARLY_FULL (UINT64_C(1) << 20)
 
-enum { F_OUTPUT, F_ALL, F_ALL_USERS, F_MEAN, F_SEED, F_SUBBUF, F_NUMSUBBUF, F_NO_STACKS, NFLAGS };
+enum {
+	F_OUTPUT,
+	F_PID,
+	F_DURATION,
+	F_ALL,
+	F_ALL_USERS,
+	F_MEAN,
+	F_SEED,
+	F_SUBBUF,
+	F_NUMSUBBUF,
+	F_NO_STACKS,
+	NFLAGS
+};
 
 static const struct rasp_cli_flag flags[NFLAGS] = {
     [F_OUTPUT] = {"output", 'o', "DIR",
-		  "trace directory (default rasp-YYYYMMDD-HHMMSS); must not exist or be empty"},
+		  "trace directory (default rasp-YYYYMMDD-HHMMSS); must not exist or be empty; "
+		  "with -p: the .nettrace file (default rasp-PID-YYYYMMDD-HHMMSS.nettrace), "
+		  "which must not exist"},
+    [F_PID] = {"pid", 'p', "PID",
+	       "attach to running process PID (.NET 10, or a rasp program with "
+	       "RASP_DIAGNOSTICS=1) through its diagnostic socket instead of running PROGRAM"},
+    [F_DURATION] = {"duration", 0, "SECONDS",
+		    "with -p: stop after SECONDS (default: at Ctrl-C or when PID exits)"},
     [F_ALL] = {"all", 'a', NULL,
 	       "record every process of your user while PROGRAM runs, not only PROGRAM's own "
 	       "(for programs it starts, or that already run: rasp record -a -- sleep 30)"},
@@ -73,30 +94,56 @@ static int on_flag(void *ctx, size_t f, const char *value)
 	case F_OUTPUT:
 		a->output = value;
 		return 0;
+	case F_PID:
+		if (rasp_cli_parse_u64(cmd, "-p", value, 1, INT32_MAX, false, &v))
+			return -1;
+		a->pid = (long)v;
+		return 0;
+	case F_DURATION: {
+		char *end;
+		double d;
+
+		errno = 0;
+		d = strtod(value, &end);
+		if (errno || end == value || *end || !(d > 0) || d > 1e7) {
+			rasp_cli_error(
+			    cmd, "--duration '%s' is not a number of seconds in (0, 1e7]", value);
+			return -1;
+		}
+		a->duration = d;
+		return 0;
+	}
 	case F_ALL:
+		a->launch_flag = "-a";
 		a->s.all_processes = true;
 		return 0;
 	case F_ALL_USERS:
+		a->launch_flag = "--all-users";
 		a->s.all_users = true;
 		return 0;
 	case F_MEAN:
+		a->launch_flag = "--mean";
 		if (rasp_cli_parse_u64(cmd, "--mean", value, 1, RASP_MAX_SAMPLING_MEAN, true, &v))
 			return -1;
 		snprintf(a->mean_env, sizeof(a->mean_env), "RASP_SAMPLING_MEAN=%" PRIu64, v);
 		return 0;
 	case F_NO_STACKS:
+		a->launch_flag = "--no-stacks";
 		a->s.stacks = false;
 		return 0;
 	case F_SEED:
+		a->launch_flag = "--seed";
 		if (rasp_cli_parse_u64(cmd, "--seed", value, 0, UINT64_MAX, false, &v))
 			return -1;
 		snprintf(a->seed_env, sizeof(a->seed_env), "RASP_SEED=%" PRIu64, v);
 		return 0;
 	case F_SUBBUF:
+		a->launch_flag = "--subbuf-size";
 		/* 4 KiB is LTTng's smallest; past 256 MiB a sub-buffer is no longer a buffer. */
 		return pow2_flag("--subbuf-size", value, 4096, UINT64_C(256) << 20, true,
 				 &a->s.subbuf_size);
 	case F_NUMSUBBUF:
+		a->launch_flag = "--num-subbuf";
 		return pow2_flag("--num-subbuf", value, 2, 1024, false, &a->s.num_subbuf);
 	}
 	return -1;
@@ -106,12 +153,16 @@ static void usage(void)
 {
 	fputs(
 	    "usage: rasp record [options] -- PROGRAM [ARGS...]\n"
+	    "       rasp record -p PID [--duration SECONDS] [-o FILE.nettrace]\n"
 	    "Runs PROGRAM under an LTTng session recording DotNETRuntime:AllocationSampled and\n"
 	    "rasp's own events (contexts vpid, vtid, procname), then prints the trace directory,\n"
 	    "the events and samples it holds and the events lost. Exits with PROGRAM's status\n"
 	    "(128+N when a signal N ended it; signals sent to rasp are passed on to PROGRAM), or\n"
 	    "1 when PROGRAM succeeded but the trace is incomplete. A session daemon is started\n"
-	    "when none is running; the session never outlives rasp record.\n",
+	    "when none is running; the session never outlives rasp record.\n"
+	    "With -p, starts an EventPipe session in running process PID over its diagnostic\n"
+	    "socket, as dotnet-trace does, writes the stream to FILE.nettrace as it arrives, and\n"
+	    "prints its report when the session ends (Ctrl-C, --duration, or PID's exit).\n",
 	    stdout);
 	rasp_cli_args_help(NULL, flags, NFLAGS);
 }
@@ -328,6 +379,25 @@ int rasp_cli_record_parse(int argc, char **argv, struct rasp_record_args *a, int
 				 first);
 	if (rc != RASP_CLI_ARGS_OK)
 		return rc;
+	if (a->pid) {
+		if (*first < argc) {
+			rasp_cli_error(cmd,
+				       "-p %ld and PROGRAM '%s' given: record one or the other",
+				       a->pid, argv[*first]);
+			return RASP_CLI_ARGS_USAGE;
+		}
+		if (a->launch_flag) {
+			rasp_cli_error(cmd, "%s is for a PROGRAM rasp runs, not with -p",
+				       a->launch_flag);
+			return RASP_CLI_ARGS_USAGE;
+		}
+		return RASP_CLI_ARGS_OK;
+	}
+	if (a->duration > 0) {
+		rasp_cli_error(cmd,
+			       "--duration goes with -p (a PROGRAM is recorded until it exits)");
+		return RASP_CLI_ARGS_USAGE;
+	}
 	if (*first >= argc) {
 		rasp_cli_error(cmd, "no PROGRAM given (usage: rasp record [options] -- PROGRAM "
 				    "[ARGS...])");
@@ -355,6 +425,12 @@ int rasp_cli_record(int argc, char **argv)
 		if (rc == RASP_CLI_ARGS_HELP)
 			usage();
 		return rc == RASP_CLI_ARGS_HELP ? 0 : 2;
+	}
+	if (a.pid) {
+		struct rasp_attach at = {
+		    .cmd = cmd, .pid = (pid_t)a.pid, .duration = a.duration, .output = a.output};
+
+		return rasp_cli_attach(&at);
 	}
 	if (find_program(argv[first]) != 0) {
 		rasp_cli_error(cmd, "PROGRAM '%s' not found or not executable", argv[first]);

@@ -6,11 +6,52 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "output.h"
 #include "writer.h"
+
+enum { F_LIVE, F_PID, F_INTERVAL, NFLAGS };
+
+static const struct rasp_cli_flag flags[NFLAGS] = {
+    [F_LIVE] = {"live", 0, NULL,
+		"with -p: record process PID through its diagnostic socket and redraw the "
+		"per-type table every --interval seconds until Ctrl-C or its exit"},
+    [F_PID] = {"pid", 'p', "PID", "the process for --live"},
+    [F_INTERVAL] = {"interval", 0, "SECONDS", "--live's refresh period (default 2)"},
+};
+
+struct live {
+	bool on;
+	long pid;
+	double interval;
+};
+
+static int on_flag(void *ctx, size_t f, const char *value)
+{
+	struct live *l = ctx;
+	uint64_t v;
+
+	switch (f) {
+	case F_LIVE:
+		l->on = true;
+		return 0;
+	case F_PID:
+		if (rasp_cli_parse_u64("report", "-p", value, 1, INT32_MAX, false, &v))
+			return -1;
+		l->pid = (long)v;
+		return 0;
+	case F_INTERVAL:
+		if (rasp_cli_parse_u64("report", "--interval", value, 1, 3600, false, &v))
+			return -1;
+		l->interval = (double)v;
+		return 0;
+	}
+	return -1;
+}
 
 static void usage(void)
 {
@@ -18,9 +59,12 @@ static void usage(void)
 	      "Estimates the bytes and objects each type allocated, with confidence intervals, "
 	      "from\nthe AllocationSampled events of one or more traces (directories recorded by "
 	      "rasp record\nor lttng, reported together: unbiased per sample, then summed) or of "
-	      "one live session\n(net://HOST[:PORT]/host/HOSTNAME/SESSION through lttng-relayd).\n",
+	      "one live session\n(net://HOST[:PORT]/host/HOSTNAME/SESSION through lttng-relayd).\n"
+	      "       rasp report --live -p PID [--interval SECONDS]\n"
+	      "records running process PID over its diagnostic socket (rasp record -p) and\n"
+	      "redraws the table as events arrive.\n",
 	      stdout);
-	rasp_cli_args_help(rasp_report_params, NULL, 0);
+	rasp_cli_args_help(rasp_report_params, flags, NFLAGS);
 }
 
 int rasp_cli_report(int argc, char **argv)
@@ -29,17 +73,42 @@ int rasp_cli_report(int argc, char **argv)
 	struct rasp_report_options opt;
 	struct rasp_tally *t = NULL;
 	struct rasp_output out = {0};
+	struct live live = {.interval = 2};
 	char err[512];
 	int first, rc, status = 1;
 
 	rasp_report_options_init(&opt);
-	rc = rasp_cli_args_parse(cmd, argc, argv, rasp_report_params, &opt, NULL, 0, NULL, NULL,
-				 false, &first);
+	rc = rasp_cli_args_parse(cmd, argc, argv, rasp_report_params, &opt, flags, NFLAGS, on_flag,
+				 &live, false, &first);
 	if (rc != RASP_CLI_ARGS_OK) {
 		if (rc == RASP_CLI_ARGS_HELP)
 			usage();
 		rasp_report_options_fini(&opt);
 		return rc == RASP_CLI_ARGS_HELP ? 0 : 2;
+	}
+	if (live.on != (live.pid != 0) || (live.on && first < argc)) {
+		rasp_cli_error(cmd, live.on
+					? (first < argc ? "--live reads process -p PID, not TRACE "
+							  "operands"
+							: "--live needs -p PID")
+					: "-p PID goes with --live");
+		rasp_report_options_fini(&opt);
+		return 2;
+	}
+	if (live.on) {
+		/* The stream is kept where temporary files go, and said at the end. */
+		char path[4096];
+		const char *tmp = getenv("TMPDIR");
+		struct rasp_attach a = {.cmd = cmd,
+					.pid = (pid_t)live.pid,
+					.live = true,
+					.interval = live.interval,
+					.output = path};
+
+		snprintf(path, sizeof(path), "%s/rasp-live-%ld-%ld.nettrace",
+			 tmp && *tmp ? tmp : "/tmp", live.pid, (long)getpid());
+		rasp_report_options_fini(&opt);
+		return rasp_cli_attach(&a);
 	}
 	if (first >= argc) {
 		rasp_cli_error(cmd, "no TRACE given (usage: rasp report [options] TRACE...)");

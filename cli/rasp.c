@@ -17,6 +17,8 @@
 static const char usage[] =
     "usage: rasp COMMAND [options]\n"
     "  record [options] -- PROGRAM [ARGS...]   record a program's sampled allocations\n"
+    "  record -p PID [--duration SECONDS]      record a running .NET or rasp program\n"
+    "  ps                                      processes record -p can attach to\n"
     "  report [options] TRACE...               per-type estimates with confidence intervals\n"
     "  diff [options] BASE NEW                 significant per-type changes between two\n"
     "                                          recordings\n"
@@ -42,8 +44,10 @@ int main(int argc, char **argv)
 		return rasp_cli_diff(argc - 1, argv + 1);
 	if (strcmp(argv[1], "convert") == 0)
 		return rasp_cli_convert(argc - 1, argv + 1);
+	if (strcmp(argv[1], "ps") == 0)
+		return rasp_cli_ps(argc - 1, argv + 1);
 	fprintf(stderr,
-		"rasp: unknown command '%s' (record, report, diff, convert; see rasp --help)\n",
+		"rasp: unknown command '%s' (record, report, diff, convert, ps; see rasp --help)\n",
 		argv[1]);
 	return 2;
 }

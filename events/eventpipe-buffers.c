@@ -18,6 +18,7 @@
 #define TLS_MODEL    __attribute__((tls_model("initial-exec")))
 
 struct rasp__ep_pool rasp__ep_pool;
+_Atomic uint32_t rasp__ep_epoch;
 #define P rasp__ep_pool
 
 static __thread struct {
@@ -25,6 +26,7 @@ static __thread struct {
 	uint64_t tid;
 	int64_t last_ts;
 	uint32_t seq;
+	uint32_t epoch; /* of the thread's records */
 	bool keyed;
 	bool lost_tail;	    /* events dropped since the last one recorded */
 	bool recorded;	    /* the thread has recorded an event */
@@ -122,6 +124,7 @@ static int put_record(struct rasp__ep_buf *b, unsigned desc, const union rasp_nt
 	r->seq = seq;
 	r->desc = desc;
 	r->ts = ts;
+	r->epoch = tls.epoch;
 	atomic_store_explicit(&b->committed, used + r->size, memory_order_release);
 	atomic_store_explicit(&b->pending, 0, memory_order_release);
 	tls.last_ts = ts;
@@ -180,10 +183,20 @@ void rasp__ep_write(unsigned desc, const union rasp_nt_value *vals)
 			tls.frames[i] = f[i];
 		return;
 	}
+	{
+		uint32_t e = atomic_load_explicit(&rasp__ep_epoch, memory_order_relaxed);
+
+		/* A session started: this thread's next record starts it for that session. */
+		if (__builtin_expect(e != tls.epoch, 0)) {
+			tls.epoch = e;
+			tls.recorded = false;
+		}
+	}
 	if (__builtin_expect(!tls.recorded, 0)) {
 		/* Readers take a thread's first number as its start (TraceEvent: a thread id
-		 * reused), so a gap before it would go uncounted: the first recorded event gets
-		 * number 1 and the losses before it show as a gap after it. */
+		 * reused), so a gap before it would go uncounted: the first recorded event (of the
+		 * process, or of an epoch) gets the number after the last and the losses before it
+		 * show as a gap after it. */
 		if (!record(desc, vals, tls.seq + 1)) {
 			tls.head_lost++;
 			atomic_fetch_add_explicit(&P.dropped, 1, memory_order_relaxed);
@@ -192,6 +205,7 @@ void rasp__ep_write(unsigned desc, const union rasp_nt_value *vals)
 		tls.recorded = true;
 		tls.seq += 1 + tls.head_lost;
 		tls.lost_tail = tls.head_lost != 0;
+		tls.head_lost = 0;
 		return;
 	}
 	/* Dropped or not, the number advances: a gap is how readers learn of a loss. */
@@ -207,7 +221,7 @@ void rasp__ep_write(unsigned desc, const union rasp_nt_value *vals)
 void rasp__ep_mark_tail(void)
 {
 	if (!tls.recorded && tls.head_lost) {
-		tls.seq = tls.head_lost;
+		tls.seq += tls.head_lost;
 		tls.head_lost = 0;
 		tls.lost_tail = true;
 	}

@@ -43,7 +43,10 @@ struct rasp__ep_rec {
 	uint32_t desc;
 	int64_t ts;
 	uint32_t nframes; /* the event's stack: 64-bit instruction pointers after the payload */
-	uint32_t reserved;
+	/* The session epoch the thread wrote it in (rasp__ep_epoch): a session started in epoch
+	 * e takes records of epochs e and later. A thread's first record of an epoch is
+	 * numbered one past its previous number (losses just before it show after it). */
+	uint32_t epoch;
 };
 
 /* The stack of a record: after its payload, 8-byte aligned. */
@@ -70,6 +73,8 @@ struct rasp__ep_pool {
 };
 
 extern struct rasp__ep_pool rasp__ep_pool;
+/* Advanced by the writer each time a session starts (eventpipe.c). */
+extern _Atomic uint32_t rasp__ep_epoch;
 
 static inline int64_t rasp__ep_now(void)
 {

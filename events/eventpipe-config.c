@@ -149,6 +149,36 @@ bad_level:
 	return false;
 }
 
+/* The descriptors provider p turns on; *rasp_listed set when it is rasp's own. */
+static uint64_t provider_bits(const struct provider *p, bool *rasp_listed)
+{
+	uint64_t mask = 0;
+
+	if (p->len == strlen(RASP_PROVIDER) && strncasecmp(p->name, RASP_PROVIDER, p->len) == 0)
+		*rasp_listed = true;
+	for (size_t i = 0; i < rasp_event_ndescs; i++)
+		if (rasp_event_descs[i].emitted && event_on(&rasp_event_descs[i], p))
+			mask |= UINT64_C(1) << i;
+	return mask;
+}
+
+static uint64_t finish_mask(uint64_t mask, bool rasp_listed, bool stackwalk)
+{
+	/* A trace of samples needs the mean they were drawn with: rasp's announcements follow
+	 * AllocationSampled unless the user chose for Rasp-Runtime. */
+	if (!rasp_listed && (mask >> RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED & 1))
+		for (size_t i = 0; i < rasp_event_ndescs; i++)
+			if (rasp_event_descs[i].emitted &&
+			    strcmp(rasp_event_descs[i].provider, RASP_PROVIDER) == 0)
+				mask |= UINT64_C(1) << i;
+	/* Stacks: .NET walks the stack of every event of a session unless the stackwalk switch
+	 * is off, whatever the keywords; rasp's samples (the only events with stacks) likewise. */
+	mask &= ~(UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK);
+	if (stackwalk && (mask >> RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED & 1))
+		mask |= UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK;
+	return mask;
+}
+
 uint64_t rasp__ep_config_mask(const char *spec, bool stackwalk, char *w, size_t cap)
 {
 	uint64_t mask = 0;
@@ -164,30 +194,27 @@ uint64_t rasp__ep_config_mask(const char *spec, bool stackwalk, char *w, size_t 
 
 		if (!e)
 			e = s + strlen(s);
-		if (e > s && parse_entry(s, e, &p, w, cap)) {
-			if (p.len == strlen(RASP_PROVIDER) &&
-			    strncasecmp(p.name, RASP_PROVIDER, p.len) == 0)
-				rasp_listed = true;
-			for (size_t i = 0; i < rasp_event_ndescs; i++)
-				if (rasp_event_descs[i].emitted &&
-				    event_on(&rasp_event_descs[i], &p))
-					mask |= UINT64_C(1) << i;
-		}
+		if (e > s && parse_entry(s, e, &p, w, cap))
+			mask |= provider_bits(&p, &rasp_listed);
 		s = *e ? e + 1 : e;
 	}
-	/* A trace of samples needs the mean they were drawn with: rasp's announcements follow
-	 * AllocationSampled unless the user chose for Rasp-Runtime. */
-	if (!rasp_listed && (mask >> RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED & 1))
-		for (size_t i = 0; i < rasp_event_ndescs; i++)
-			if (rasp_event_descs[i].emitted &&
-			    strcmp(rasp_event_descs[i].provider, RASP_PROVIDER) == 0)
-				mask |= UINT64_C(1) << i;
-	/* Stacks: .NET walks the stack of every event of a session unless the stackwalk switch
-	 * is off, whatever the keywords; rasp's samples (the only events with stacks) likewise. */
-	mask &= ~(UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK);
-	if (stackwalk && (mask >> RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED & 1))
-		mask |= UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK;
-	return mask;
+	return finish_mask(mask, rasp_listed, stackwalk);
+}
+
+uint64_t rasp__ep_providers_mask(const struct rasp__ep_provider *ps, size_t n, bool stackwalk)
+{
+	uint64_t mask = 0;
+	bool rasp_listed = false;
+
+	for (size_t i = 0; i < n; i++) {
+		struct provider p = {.name = ps[i].name,
+				     .len = strlen(ps[i].name),
+				     .keywords = ps[i].keywords,
+				     .level = ps[i].level};
+
+		mask |= provider_bits(&p, &rasp_listed);
+	}
+	return finish_mask(mask, rasp_listed, stackwalk);
 }
 
 /* Every {pid} in the path replaced by the process id, as .NET does. */

@@ -35,4 +35,12 @@ void rasp__ep_config_read(struct rasp__ep_config *c, const char *(*get)(const ch
  * bytes). */
 uint64_t rasp__ep_config_mask(const char *spec, bool stackwalk, char *warn, size_t cap);
 
+/* The same rules for providers given one by one (a diagnostic client's CollectTracing). */
+struct rasp__ep_provider {
+	const char *name;
+	uint64_t keywords;
+	uint32_t level; /* 0: every level */
+};
+uint64_t rasp__ep_providers_mask(const struct rasp__ep_provider *p, size_t n, bool stackwalk);
+
 #endif /* RASP_EVENTS_EVENTPIPE_CONFIG_H */

@@ -1,29 +1,40 @@
-/* The runtime's EventPipe session: what a program started with DOTNET_EnableEventPipe=1 writes
- * to its .nettrace file, as .NET 10's runtime writes it (a streaming file session, NetTrace V4).
+/* The runtime's EventPipe sessions: the one a program started with DOTNET_EnableEventPipe=1
+ * writes to its .nettrace file (as .NET 10's runtime writes it: a streaming file session,
+ * NetTrace V4), and those diagnostic clients start over the IPC socket (diag-server.c), each
+ * streamed back on its connection. Any number run at once (up to MAX_SESSIONS); the event
+ * mask is the union of theirs, and sampling (auto mode) follows it: on when the first
+ * session wanting AllocationSampled starts, off when the last ends.
  *
  * Threads that emit events write records (a small header and the payload already encoded) into
- * buffers they own, taken from a pool mapped at start: no lock, no system call (clock_gettime
- * is the vDSO; gettid is called once per thread). A full buffer is sealed and the next taken;
- * when the pool is empty the event is dropped and its thread's sequence number still advances,
- * so readers see the loss (TraceEvent's EventsLost, rasp's lost-data note).
+ * buffers they own, taken from a pool mapped when the first session starts: no lock, no
+ * system call (clock_gettime is the vDSO; gettid is called once per thread). A full buffer is
+ * sealed and the next taken; when the pool is empty the event is dropped and its thread's
+ * sequence number still advances, so readers see the loss (TraceEvent's EventsLost, rasp's
+ * lost-data note).
  *
- * A writer thread wakes every 100 ms (or when rasp_events_flush asks), takes every complete
- * record older than a cut, sorts them by time and writes them as EventBlocks, every event
- * marked sorted, then a sequence point listing each thread's last sequence number. The cut is
- * "now", lowered to a bound below any record being written at that moment: a writing thread
- * first publishes a lower bound of the timestamp it is about to take (its previous one), so a
- * record the writer cannot see yet is never older than what it writes out. The file is
- * therefore in time order, and readers need not hold events back. Fully written sealed
- * buffers go back to the pool.
+ * A writer thread wakes every 100 ms (10 ms while a client has bytes waiting, or when
+ * rasp_events_flush asks), takes every complete record older than a cut, sorts them by time
+ * and hands them to every session (eventpipe-session.c: each keeps the events it wants and
+ * numbers them for itself), then a sequence point. The cut is "now", lowered to a bound below
+ * any record being written at that moment: a writing thread first publishes a lower bound of
+ * the timestamp it is about to take (its previous one), so a record the writer cannot see yet
+ * is never older than what it writes out. Streams are therefore in time order, and readers
+ * need not hold events back. Fully written sealed buffers go back to the pool.
+ *
+ * Sessions start and stop on the writer thread only (callers queue a request and wait): a
+ * session starting opens a new epoch, and every thread's first record of an epoch starts
+ * its numbering for the sessions of that epoch. A client that hangs up ends its session;
+ * one that reads too slowly loses events of its own session (gaps in its numbers), never
+ * the program's time.
  *
  * A thread whose last events were dropped leaves a marker record (no event) when it exits or
  * flushes, so the sequence point shows its final number and readers count the tail it lost.
  *
- * At exit (library destructor) the session stops, the writer writes the rest and the end tag
- * closes the file. Every write after the header happens on the writer thread, which blocks all
- * signals (a pipe's reader gone or a file size limit is an error code there, not a signal that
- * ends the program). A write error is reported once and ends the session; the program goes
- * on. A forked child has no session. */
+ * At exit (library destructor) every session ends: the writer writes the rest and the end
+ * tag. Every write after a header happens on the writer thread, which blocks all signals (a
+ * pipe's reader gone or a file size limit is an error code there, not a signal that ends the
+ * program). A write error is reported once and ends that session; the program goes on. A
+ * forked child has no session. */
 #define _GNU_SOURCE
 #include "eventpipe.h"
 
@@ -38,19 +49,24 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "eventpipe-config.h"
 #include "eventpipe-buffers.h"
-#include "nettrace-stream.h"
+#include "eventpipe-config.h"
+#include "eventpipe-session.h"
 #include "rasp-event-desc.h"
 #include "rasp/events.h"
 
-/* The EventBlocks written: the runtime's size. */
-#define BLOCK_CAP    ((size_t)100 << 10)
-#define PERIOD_NS    (100 * 1000000L)
-#define FLUSH_WAIT_S 5
+#define PERIOD_NS	  (100 * 1000000L)
+#define BACKLOG_PERIOD_NS (10 * 1000000L)
+#define FLUSH_WAIT_S	  5
 /* Retries of a flush held back by a record in flight before the writer waits a period. */
 #define MAX_RETRIES 1000
-#define P	    rasp__ep_pool
+/* A client's last bytes at the end of its session: how long it has to read them. */
+#define CLOSE_TIMEOUT_MS 5000
+#define MAX_SESSIONS	 16
+/* The pool when a client's session starts it (mapped, not committed: untouched pages cost
+ * nothing). */
+#define CLIENT_POOL_BYTES ((uint64_t)256 << 20)
+#define P		  rasp__ep_pool
 
 _Atomic uint64_t rasp__ep_mask;
 
@@ -59,47 +75,49 @@ struct item {
 	uint64_t tid;
 };
 
+/* A request to the writer: a session to start or to stop. The caller waits for done. */
+struct request {
+	struct request *next;
+	bool start;
+	int fd;		  /* start: the client's socket, or the file */
+	bool stream;	  /* start: fd is a client's socket */
+	uint64_t mask;	  /* start */
+	size_t queue_max; /* start */
+	const void *pre;  /* start: bytes the client gets before the stream */
+	size_t npre;
+	uint64_t id; /* the session */
+	bool done;
+	int rc;
+};
+
 static struct {
 	bool started; /* the writer thread runs (this process, not a forked child) */
-	int fd;
 	char path[4096];
+	uint64_t file_id; /* the startup file session, 0 when none runs */
 	pthread_t writer;
 	pthread_mutex_t lock;
 	pthread_cond_t wake, done;
 	/* Under lock. */
 	bool stop;
-	int err;	    /* the write error that ended the session */
+	int file_err;	    /* the write error that ended the file session */
 	int64_t want;	    /* latest time a flush was asked to reach */
 	int64_t flushed_to; /* every record older than this is written */
+	struct request *requests;
+	size_t nsessions;
 	/* The writer thread's. */
-	struct rasp_nt_out out;
-	struct rasp_nt_stream stream;
+	struct rasp__ep_session *sessions[MAX_SESSIONS];
 	struct item *items;
 	size_t cap_items;
-} S = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* ---- the writer ---------------------------------------------------------------------------- */
+static _Atomic uint64_t next_id = 1;
 
-static int fd_write(void *ctx, const void *p, size_t n)
+uint64_t rasp__ep_session_new_id(void)
 {
-	const uint8_t *q = p;
-	int fd = *(const int *)ctx;
-
-	while (n) {
-		ssize_t w = write(fd, q, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		q += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
 }
 
+/* ---- the writer ---------------------------------------------------------------------------- */
 static int cmp_item(const void *a, const void *b)
 {
 	const struct item *x = a, *y = b;
@@ -109,6 +127,50 @@ static int cmp_item(const void *a, const void *b)
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
 	return x->r->seq < y->r->seq ? -1 : x->r->seq > y->r->seq;
+}
+
+/* The union of the sessions' masks is what threads record. Writer thread, lock not needed. */
+static void update_mask(void)
+{
+	uint64_t m = 0;
+
+	for (size_t j = 0; j < MAX_SESSIONS; j++)
+		if (S.sessions[j])
+			m |= rasp__ep_session_mask(S.sessions[j]);
+	atomic_store_explicit(&rasp__ep_mask, m, memory_order_release);
+}
+
+/* Ends session j: clean (a stop or the exit) with its end tag, else (an error, a client gone)
+ * at once, said once on stderr unless the client just went away. */
+static int end_session(size_t j, int err, bool clean)
+{
+	struct rasp__ep_session *x = S.sessions[j];
+	uint64_t id = rasp__ep_session_id(x), dropped = rasp__ep_session_dropped(x);
+	bool file = id == S.file_id;
+	int rc;
+
+	if (err && err != -EPIPE && file)
+		fprintf(stderr, "rasp: EventPipe: writing '%s' failed (%s); the trace stops here\n",
+			S.path, strerror(-err));
+	else if (err && err != -EPIPE)
+		fprintf(stderr, "rasp: EventPipe: writing %s failed (%s); it ends here\n",
+			rasp__ep_session_name(x), strerror(-err));
+	else if (dropped)
+		fprintf(stderr,
+			"rasp: EventPipe: %s lost %llu events: its reader did not keep up (the "
+			"trace shows the gaps)\n",
+			rasp__ep_session_name(x), (unsigned long long)dropped);
+	S.sessions[j] = NULL;
+	update_mask();
+	rc = rasp__ep_session_close(x, clean && !err, rasp__ep_now(), CLOSE_TIMEOUT_MS);
+	pthread_mutex_lock(&S.lock);
+	S.nsessions--;
+	if (file) {
+		S.file_id = 0;
+		S.file_err = err ? err : rc;
+	}
+	pthread_mutex_unlock(&S.lock);
+	return err ? err : rc;
 }
 
 /* Writes out every complete record older than the cut, in time order. Returns the cut (every
@@ -171,19 +233,22 @@ static int64_t flush(bool final, int *rc)
 			break;
 		}
 
-	for (size_t k = 0; k < n && !*rc; k++) {
-		const struct rasp__ep_rec *r = S.items[k].r;
+	/* Every session gets every record; a session that fails ends alone (end_session). */
+	for (size_t j = 0; j < MAX_SESSIONS; j++) {
+		struct rasp__ep_session *x = S.sessions[j];
+		int e = 0;
 
-		*rc = r->desc == RASP__EP_MARKER
-			  ? rasp_nt_stream_note(&S.stream, S.items[k].tid, r->seq)
-			  : rasp_nt_stream_event(&S.stream, r->desc, S.items[k].tid, r->seq, r->ts,
-						 r + 1, r->payload, rasp__ep_rec_frames(r),
-						 r->nframes);
+		if (!x)
+			continue;
+		for (size_t k = 0; k < n && !e; k++)
+			e = rasp__ep_session_record(x, S.items[k].r, S.items[k].tid);
+		if (!e && n)
+			e = rasp__ep_session_sequence_point(x, S.items[n - 1].r->ts);
+		if (!e)
+			e = rasp__ep_session_send(x);
+		if (e)
+			end_session(j, e, false);
 	}
-	if (!*rc && n)
-		*rc = rasp_nt_stream_sequence_point(&S.stream, S.items[n - 1].r->ts);
-	if (*rc)
-		return INT64_MIN;
 
 	for (size_t i = 0; i < P.nbufs; i++) {
 		struct rasp__ep_buf *bf = &P.bufs[i];
@@ -196,16 +261,6 @@ static int64_t flush(bool final, int *rc)
 	}
 	return cut;
 }
-
-/* The session ends on a write error: once, on stderr; the program goes on. */
-static void fail(int rc)
-{
-	atomic_store_explicit(&rasp__ep_mask, 0, memory_order_relaxed);
-	atomic_store_explicit(&P.on, false, memory_order_relaxed);
-	fprintf(stderr, "rasp: EventPipe: writing '%s' failed (%s); the trace stops here\n", S.path,
-		strerror(-rc));
-}
-
 static void deadline_in(struct timespec *t, long ns)
 {
 	clock_gettime(CLOCK_MONOTONIC, t);
@@ -214,26 +269,116 @@ static void deadline_in(struct timespec *t, long ns)
 	t->tv_nsec %= 1000000000;
 }
 
+/* A start: the session joins before any thread can write a record of its epoch, so it sees
+ * each thread's first. */
+static void start_session(struct request *q)
+{
+	uint32_t epoch = atomic_load_explicit(&rasp__ep_epoch, memory_order_relaxed) + 1;
+	char name[64];
+	size_t j;
+
+	for (j = 0; j < MAX_SESSIONS && S.sessions[j]; j++)
+		;
+	if (j == MAX_SESSIONS) {
+		q->rc = -EBUSY;
+		return;
+	}
+	if (q->stream)
+		snprintf(name, sizeof(name), "the diagnostic session %llu",
+			 (unsigned long long)q->id);
+	else
+		snprintf(name, sizeof(name), "the startup session");
+	q->rc = rasp__ep_session_open(&S.sessions[j], q->fd, q->stream, q->id, q->mask, epoch,
+				      q->queue_max, name, q->pre, q->npre);
+	if (q->rc)
+		return;
+	rasp__ep_session_send(S.sessions[j]); /* the reply now; errors show at the next flush */
+	atomic_store_explicit(&rasp__ep_epoch, epoch, memory_order_release);
+	update_mask();
+	pthread_mutex_lock(&S.lock);
+	S.nsessions++;
+	pthread_mutex_unlock(&S.lock);
+}
+
+/* A stop: what every thread recorded before the request is written, then the end. */
+static void stop_session(struct request *q, int64_t asked)
+{
+	size_t j;
+	int rc = 0;
+
+	for (j = 0; j < MAX_SESSIONS; j++)
+		if (S.sessions[j] && rasp__ep_session_id(S.sessions[j]) == q->id)
+			break;
+	if (j == MAX_SESSIONS) {
+		q->rc = -ENOENT;
+		return;
+	}
+	for (int tries = 0; tries < MAX_RETRIES; tries++) {
+		if (flush(false, &rc) > asked || rc)
+			break;
+		sched_yield();
+	}
+	/* flush may have ended it on an error (or its client left) */
+	if (S.sessions[j] && rasp__ep_session_id(S.sessions[j]) == q->id)
+		q->rc = end_session(j, rc, true);
+}
+
+/* The requests waiting, taken under the lock; each done when handled. */
+static void handle_requests(void)
+{
+	struct request *q = S.requests;
+	int64_t now = rasp__ep_now();
+
+	S.requests = NULL;
+	pthread_mutex_unlock(&S.lock);
+	for (struct request *r = q; r; r = r->next) {
+		if (r->start)
+			start_session(r);
+		else
+			stop_session(r, now);
+	}
+	pthread_mutex_lock(&S.lock);
+	for (struct request *r = q, *next; r; r = next) {
+		next = r->next;
+		r->done = true;
+	}
+	pthread_cond_broadcast(&S.done);
+}
+
+static bool backlog(void)
+{
+	for (size_t j = 0; j < MAX_SESSIONS; j++)
+		if (S.sessions[j] && rasp__ep_session_backlog(S.sessions[j]))
+			return true;
+	return false;
+}
+
 static void *writer_main(void *arg)
 {
 	int retries = 0;
 
 	(void)arg;
 	pthread_mutex_lock(&S.lock);
-	while (!S.stop && !S.err) {
+	while (!S.stop) {
 		int64_t cut;
 		int rc;
 
+		if (S.requests) {
+			handle_requests();
+			continue;
+		}
 		/* Someone waits for a flush that an in-flight record held back: go again at once,
 		 * a bounded number of times. */
 		if (S.want < S.flushed_to || retries >= MAX_RETRIES) {
 			struct timespec t;
 
-			deadline_in(&t, PERIOD_NS);
+			deadline_in(&t, backlog() ? BACKLOG_PERIOD_NS : PERIOD_NS);
 			pthread_cond_timedwait(&S.wake, &S.lock, &t);
 			retries = 0;
 			if (S.stop)
 				break;
+			if (S.requests)
+				continue;
 		} else if (retries++) {
 			pthread_mutex_unlock(&S.lock);
 			sched_yield();
@@ -242,26 +387,28 @@ static void *writer_main(void *arg)
 		pthread_mutex_unlock(&S.lock);
 		cut = flush(false, &rc);
 		pthread_mutex_lock(&S.lock);
-		if (rc)
-			S.err = rc;
-		else if (cut > S.flushed_to)
+		if (!rc && cut > S.flushed_to)
 			S.flushed_to = cut;
 		pthread_cond_broadcast(&S.done);
 	}
-	if (!S.err) {
-		/* The end: what is left, then the end tag. */
+	/* The end: what is left, then every session's end. Requests still queued fail. */
+	{
 		int rc;
 
 		pthread_mutex_unlock(&S.lock);
 		flush(true, &rc);
-		if (!rc)
-			rc = rasp_nt_write_end(&S.out);
+		for (size_t j = 0; j < MAX_SESSIONS; j++)
+			if (S.sessions[j])
+				end_session(j, 0, true);
 		pthread_mutex_lock(&S.lock);
-		S.err = rc;
+		for (struct request *r = S.requests; r; r = r->next) {
+			r->rc = -ESHUTDOWN;
+			r->done = true;
+		}
+		S.requests = NULL;
+		pthread_cond_broadcast(&S.done);
 	}
 	pthread_mutex_unlock(&S.lock);
-	if (S.err)
-		fail(S.err);
 	return NULL;
 }
 
@@ -276,25 +423,33 @@ int rasp_events_flush(void)
 	rasp__ep_mark_tail();
 	deadline_in(&t, FLUSH_WAIT_S * 1000000000L);
 	pthread_mutex_lock(&S.lock);
+	if (!S.nsessions) {
+		rc = S.file_err ? S.file_err : -ENODEV;
+		pthread_mutex_unlock(&S.lock);
+		return rc;
+	}
 	if (at > S.want)
 		S.want = at;
 	pthread_cond_signal(&S.wake);
-	while (S.flushed_to <= at && !S.stop && !S.err)
+	while (S.flushed_to <= at && !S.stop && S.nsessions)
 		if (pthread_cond_timedwait(&S.done, &S.lock, &t) == ETIMEDOUT) {
 			rc = S.flushed_to <= at ? -ETIMEDOUT : 0;
 			break;
 		}
-	if (S.err)
-		rc = S.err;
-	else if (S.stop && S.flushed_to <= at)
-		rc = -ENODEV;
+	if (!rc && S.flushed_to <= at)
+		rc = S.file_err ? S.file_err : -ENODEV;
 	pthread_mutex_unlock(&S.lock);
 	return rc;
 }
 
 const char *rasp_events_eventpipe_path(void)
 {
-	return S.started ? S.path : NULL;
+	const char *p;
+
+	pthread_mutex_lock(&S.lock);
+	p = S.started && S.file_id ? S.path : NULL;
+	pthread_mutex_unlock(&S.lock);
+	return p;
 }
 
 /* ---- start and end ------------------------------------------------------------------------- */
@@ -306,12 +461,16 @@ static const char *env(const char *name)
 
 static void after_fork_child(void)
 {
-	/* The parent's session and file are the parent's. */
+	/* The parent's sessions are the parent's; the child's copies of their descriptors go. */
 	atomic_store_explicit(&rasp__ep_mask, 0, memory_order_relaxed);
 	atomic_store_explicit(&P.on, false, memory_order_relaxed);
-	if (S.started)
-		close(S.fd);
 	S.started = false;
+	S.nsessions = 0;
+	S.file_id = 0;
+	S.requests = NULL;
+	pthread_mutex_init(&S.lock, NULL);
+	for (size_t j = 0; j < MAX_SESSIONS; j++)
+		S.sessions[j] = NULL; /* leaked in the child: the parent's writer owns them */
 }
 
 static void print_warnings(const char *w)
@@ -325,44 +484,27 @@ static void print_warnings(const char *w)
 	}
 }
 
-static int start(const struct rasp__ep_config *c)
+/* The pool and the writer thread, once per process. Under S.lock. */
+static int start_writer(uint64_t pool_bytes)
 {
-	struct rasp_nt_trace_header h = {
-	    .frequency = 1000000000, .pointer_size = sizeof(void *), .pid = (uint32_t)getpid()};
-	struct timespec mono, real;
 	pthread_condattr_t ca;
 	pthread_attr_t attr;
 	sigset_t all, old;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int rc;
 
-	snprintf(S.path, sizeof(S.path), "%s", c->path);
-	rc = rasp__ep_pool_init(c->buffer_bytes);
+	if (S.started)
+		return 0;
+	if (S.stop)
+		return -ESHUTDOWN;
+	rc = rasp__ep_pool_init(pool_bytes);
 	if (rc)
 		return rc;
-
-	S.fd = open(S.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (S.fd < 0)
-		return -errno;
-	S.out = (struct rasp_nt_out){.write = fd_write, .ctx = &S.fd};
-	rc = rasp_nt_stream_init(&S.stream, &S.out, BLOCK_CAP);
-	if (rc)
-		return rc;
-	clock_gettime(CLOCK_REALTIME, &real);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	h.sync_utc_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
-	h.sync_ticks = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
-	h.processors = cpus > 0 ? (uint32_t)cpus : 1;
-	rc = rasp_nt_write_header(&S.out, &h);
-	if (rc)
-		return rc;
-
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&S.wake, &ca);
 	pthread_cond_init(&S.done, &ca);
 	pthread_condattr_destroy(&ca);
-	S.flushed_to = h.sync_ticks;
+	S.flushed_to = rasp__ep_now();
 	S.want = INT64_MIN;
 	/* The program's signal handlers never run on the writer thread. */
 	sigfillset(&all);
@@ -377,28 +519,90 @@ static int start(const struct rasp__ep_config *c)
 	pthread_atfork(NULL, NULL, after_fork_child);
 	S.started = true;
 	atomic_store_explicit(&P.on, true, memory_order_release);
-	atomic_store_explicit(&rasp__ep_mask, c->mask, memory_order_release);
 	return 0;
+}
+
+/* Queues q for the writer and waits until it is handled. */
+static int submit(struct request *q)
+{
+	int rc;
+
+	pthread_mutex_lock(&S.lock);
+	if (!S.started || S.stop) {
+		pthread_mutex_unlock(&S.lock);
+		return -ESHUTDOWN;
+	}
+	if (q->start && !q->stream)
+		S.file_id = q->id;
+	q->next = S.requests;
+	S.requests = q;
+	pthread_cond_signal(&S.wake);
+	while (!q->done)
+		pthread_cond_wait(&S.done, &S.lock);
+	rc = q->rc;
+	pthread_mutex_unlock(&S.lock);
+	return rc;
+}
+
+int rasp__ep_session_start(int fd, uint64_t id, uint64_t mask, size_t queue_bytes, const void *pre,
+			   size_t npre)
+{
+	struct request q = {.start = true,
+			    .fd = fd,
+			    .stream = true,
+			    .mask = mask,
+			    .queue_max = queue_bytes,
+			    .pre = pre,
+			    .npre = npre,
+			    .id = id};
+	int rc;
+
+	if (fd < 0 || !id)
+		return -EINVAL;
+	pthread_mutex_lock(&S.lock);
+	rc = start_writer(CLIENT_POOL_BYTES);
+	pthread_mutex_unlock(&S.lock);
+	return rc ? rc : submit(&q);
+}
+
+int rasp__ep_session_stop(uint64_t id)
+{
+	struct request q = {.start = false, .id = id};
+
+	return submit(&q);
 }
 
 __attribute__((constructor)) static void rasp__ep_init(void)
 {
 	struct rasp__ep_config c;
+	struct request q = {.start = true, .stream = false, .id = rasp__ep_session_new_id()};
 	int rc;
 
 	rasp__ep_config_read(&c, env, (long)getpid());
 	print_warnings(c.warnings);
 	if (!c.enabled)
 		return;
-	rc = start(&c);
+	snprintf(S.path, sizeof(S.path), "%s", c.path);
+	q.fd = open(S.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	q.mask = c.mask;
+	rc = q.fd < 0 ? -errno : 0;
+	if (!rc) {
+		pthread_mutex_lock(&S.lock);
+		rc = start_writer(c.buffer_bytes);
+		pthread_mutex_unlock(&S.lock);
+		if (!rc)
+			rc = submit(&q);
+		if (rc)
+			close(q.fd);
+	}
 	if (rc) {
+		pthread_mutex_lock(&S.lock);
+		S.file_id = 0;
+		pthread_mutex_unlock(&S.lock);
 		fprintf(stderr,
 			"rasp: EventPipe: cannot start the session writing '%s' (%s); "
 			"no EventPipe trace\n",
 			c.path, strerror(-rc));
-		if (S.fd >= 0)
-			close(S.fd);
-		S.fd = -1;
 	}
 }
 
@@ -407,13 +611,12 @@ __attribute__((destructor)) static void rasp__ep_fini(void)
 	if (!S.started)
 		return;
 	rasp__ep_mark_tail();
-	atomic_store_explicit(&rasp__ep_mask, 0, memory_order_relaxed);
 	pthread_mutex_lock(&S.lock);
 	S.stop = true;
 	pthread_cond_signal(&S.wake);
 	pthread_mutex_unlock(&S.lock);
-	pthread_join(S.writer, NULL); /* it writes the rest and the end */
+	pthread_join(S.writer, NULL); /* it writes the rest and the ends */
+	atomic_store_explicit(&rasp__ep_mask, 0, memory_order_relaxed);
 	atomic_store_explicit(&P.on, false, memory_order_relaxed);
-	close(S.fd);
 	S.started = false;
 }

@@ -1,5 +1,6 @@
-/* The runtime's EventPipe session (eventpipe.c), as the generated event API sees it: whether an
- * event goes to it, and the call that hands it one. Internal to librasp. */
+/* The runtime's EventPipe sessions (eventpipe.c), as the generated event API and the
+ * diagnostic server see them: whether an event goes to one, the call that hands it one, and
+ * starting and stopping a client's session. Internal to librasp. */
 #ifndef RASP_EVENTS_EVENTPIPE_H
 #define RASP_EVENTS_EVENTPIPE_H
 
@@ -9,8 +10,8 @@
 
 #include "nettrace-format.h"
 
-/* Bit i: descriptor i (rasp-event-desc.h) goes to the session. Set once at load, cleared when
- * the session ends or fails. */
+/* Bit i: descriptor i (rasp-event-desc.h) goes to a session: the union of the running
+ * sessions' masks, set by the writer as sessions start and end. */
 extern _Atomic uint64_t rasp__ep_mask;
 
 static inline bool rasp__ep_enabled(unsigned desc)
@@ -22,5 +23,20 @@ static inline bool rasp__ep_enabled(unsigned desc)
  * No lock and no system call (but gettid once per thread); an event that finds no buffer is
  * dropped and shows as a gap in its thread's sequence numbers. */
 void rasp__ep_write(unsigned desc, const union rasp_nt_value *vals);
+
+/* A session id, never 0 and never given twice. */
+uint64_t rasp__ep_session_new_id(void);
+/* Session id streamed to a diagnostic client's connected socket fd (taken on success: closed
+ * when the session ends), with the events of mask (descriptor bits), its bytes queued up to
+ * queue_bytes while the client reads (past that the session drops events). The client gets
+ * the npre bytes at pre (the reply to its command), then the NetTrace stream. 0, -EBUSY (too
+ * many sessions), -ESHUTDOWN (the process is exiting) or -errno; on error fd is the
+ * caller's. */
+int rasp__ep_session_start(int fd, uint64_t id, uint64_t mask, size_t queue_bytes, const void *pre,
+			   size_t npre);
+/* Ends session id: what threads recorded before the call is written, then the end of the
+ * stream, and the connection is closed. Waits for all that. 0, -ENOENT (no such session) or
+ * the session's last error. */
+int rasp__ep_session_stop(uint64_t id);
 
 #endif /* RASP_EVENTS_EVENTPIPE_H */

@@ -1,0 +1,220 @@
+/* rasp record -p PID and rasp report --live -p PID: a session started in a running process over
+ * its diagnostic socket (diag-client.c), its NetTrace stream written to a file as it arrives,
+ * until Ctrl-C, the duration or the process's exit; then the report of that file. Works on a
+ * .NET program and on a rasp program with its diagnostic server on alike: both speak .NET's
+ * protocol. */
+#define _GNU_SOURCE
+#include "attach.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "diag-client.h"
+#include "diag-protocol.h"
+
+/* After StopTracing: how long the process may take to end its stream (a .NET program runs
+ * its rundown first). */
+#define END_TIMEOUT_S 60
+#define POLL_MS	      200
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted++;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int write_all(int fd, const uint8_t *b, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, b, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* The process's command line, for the first message. */
+static void command_line(pid_t pid, char *out, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(out, cap, "?");
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, out, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	while (n > 0 && out[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (out[i] == '\0')
+			out[i] = ' ';
+	out[n] = '\0';
+}
+
+/* The stop: sent once, on its own connection, its reply read in the loop so the stream keeps
+ * being read meanwhile (the process writes its last blocks before it answers). */
+struct stopper {
+	const char *cmd, *socket;
+	uint64_t session;
+	bool sent;
+	double since;
+};
+
+static void stop_session(struct stopper *s, const char *why)
+{
+	if (s->sent)
+		return;
+	s->sent = true;
+	s->since = now_s();
+	fprintf(stderr, "rasp %s: %s: stopping the session\n", s->cmd, why);
+	/* A refusal (the process ending at that moment) is said; the stream ends anyway. */
+	rasp_diag_stop(s->cmd, s->socket, s->session);
+}
+
+static void refresh(const char *cmd, const char *path, pid_t pid, double elapsed)
+{
+	char *argv[] = {"report", (char *)path, NULL};
+
+	(void)cmd;
+	/* Clear the terminal, then the table of what has arrived so far. */
+	printf("\033[H\033[2J");
+	printf("rasp report --live: process %d, %.0f s so far (Ctrl-C ends)\n", (int)pid, elapsed);
+	fflush(stdout);
+	rasp_cli_report(2, argv);
+	fflush(stdout);
+}
+
+int rasp_cli_attach(const struct rasp_attach *a)
+{
+	char socket_path[4200], cmdline[512], path[PATH_MAX];
+	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+	struct stopper stop = {.cmd = a->cmd};
+	uint8_t buf[65536];
+	uint64_t bytes = 0;
+	double start, last_refresh;
+	bool ended = false, abandoned = false;
+	int fd, out, rc;
+
+	if (rasp_diag_find_socket(a->cmd, a->pid, socket_path, sizeof(socket_path)) != 0)
+		return 1;
+	if (a->output) {
+		snprintf(path, sizeof(path), "%s", a->output);
+	} else {
+		time_t t = time(NULL);
+		struct tm tm;
+		char stamp[32];
+
+		localtime_r(&t, &tm);
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+		snprintf(path, sizeof(path), "rasp-%d-%s.nettrace", (int)a->pid, stamp);
+	}
+	/* An existing file is somebody's trace: never overwritten. */
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0) {
+		rasp_cli_error(a->cmd, "cannot create '%s': %s%s", path, strerror(errno),
+			       errno == EEXIST ? " (choose another with -o)" : "");
+		return 2;
+	}
+	command_line(a->pid, cmdline, sizeof(cmdline));
+	if (rasp_diag_start(a->cmd, socket_path, &fd, &stop.session) != 0) {
+		close(out);
+		unlink(path);
+		return 1;
+	}
+	stop.socket = socket_path;
+	fprintf(stderr, "rasp %s: recording process %d (%s) into %s%s\n", a->cmd, (int)a->pid,
+		cmdline, path, a->duration > 0 ? "" : "; Ctrl-C stops");
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	start = last_refresh = now_s();
+
+	while (!ended && !abandoned) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		double t;
+
+		rc = poll(&p, 1, POLL_MS);
+		if (rc < 0 && errno != EINTR) {
+			rasp_cli_error(a->cmd, "poll: %s", strerror(errno));
+			break;
+		}
+		if (rc > 0) {
+			ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+			if (n == 0) {
+				ended = true;
+			} else if (n < 0 && errno != EINTR && errno != EAGAIN) {
+				rasp_cli_error(a->cmd, "reading the stream: %s", strerror(errno));
+				break;
+			} else if (n > 0) {
+				rc = write_all(out, buf, (size_t)n);
+				if (rc) {
+					rasp_cli_error(a->cmd, "writing '%s': %s", path,
+						       strerror(-rc));
+					stop_session(&stop, "the output cannot be written");
+					abandoned = true;
+				}
+				bytes += (uint64_t)n;
+			}
+		}
+		t = now_s();
+		if (interrupted > 1 || (stop.sent && t - stop.since > END_TIMEOUT_S)) {
+			fprintf(stderr, "rasp %s: not waiting for the end of the stream\n", a->cmd);
+			abandoned = true;
+		} else if (interrupted) {
+			stop_session(&stop, "interrupted");
+		} else if (a->duration > 0 && t - start >= a->duration) {
+			stop_session(&stop, "duration reached");
+		}
+		if (a->live && !ended && t - last_refresh >= a->interval) {
+			refresh(a->cmd, path, a->pid, t - start);
+			last_refresh = t;
+		}
+	}
+	close(fd);
+	close(out);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	fprintf(stderr, "rasp %s: %" PRIu64 " bytes in %s over %.1f s%s\n", a->cmd, bytes, path,
+		now_s() - start, ended ? "" : "; the stream did not end: the trace is INCOMPLETE");
+	{
+		char *argv[] = {"report", path, NULL};
+
+		if (a->live)
+			printf("\033[H\033[2J");
+		rc = rasp_cli_report(2, argv);
+	}
+	return rc ? rc : ended ? 0 : 1;
+}

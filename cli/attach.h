@@ -1,0 +1,22 @@
+/* Recording a running process through its diagnostic socket (attach.c): rasp record -p and
+ * rasp report --live -p. */
+#ifndef RASP_CLI_ATTACH_H
+#define RASP_CLI_ATTACH_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct rasp_attach {
+	const char *cmd; /* for messages: "record" or "report" */
+	pid_t pid;
+	double duration;    /* seconds; 0: until Ctrl-C or the process's exit */
+	const char *output; /* the .nettrace file (must not exist); NULL: a dated name */
+	bool live;	    /* redraw the report every interval seconds while recording */
+	double interval;
+};
+
+/* Records, then prints the report of what was recorded. Returns the exit status: 0, 1 (no
+ * socket, refused, or the stream did not end cleanly) or 2 (the output exists). */
+int rasp_cli_attach(const struct rasp_attach *a);
+
+#endif /* RASP_CLI_ATTACH_H */

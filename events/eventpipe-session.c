@@ -1,0 +1,343 @@
+/* One EventPipe session (eventpipe-session.h). */
+#define _GNU_SOURCE
+#include "eventpipe-session.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nettrace-stream.h"
+
+/* The EventBlocks written: the runtime's size. */
+#define BLOCK_CAP ((size_t)100 << 10)
+/* Room a client's queue must have for the session to take an event: a whole EventBlock, its
+ * metadata and stack blocks, and a sequence point, so what is queued never exceeds the
+ * limit by more than what is being encoded. */
+#define QUEUE_MARGIN (4 * BLOCK_CAP)
+
+/* A thread as the session numbers it. */
+struct sthread {
+	uint64_t tid;
+	uint32_t base;	  /* process-wide number before the session's first */
+	uint32_t skipped; /* events not wanted since */
+	uint32_t last;	  /* the session's number of its last record */
+	bool used;
+};
+
+struct rasp__ep_session {
+	uint64_t id, mask, dropped;
+	uint32_t epoch;
+	bool stream;
+	int fd;
+	char name[64];
+	struct rasp_nt_out out;
+	struct rasp_nt_stream nt;
+	struct sthread *thr;
+	size_t nthr, capthr;
+	/* A client's bytes not yet sent: q[qoff, qlen). */
+	uint8_t *q;
+	size_t qoff, qlen, qcap, qmax;
+};
+
+static int fd_write(void *ctx, const void *p, size_t n)
+{
+	struct rasp__ep_session *s = ctx;
+	const uint8_t *b = p;
+
+	while (n) {
+		ssize_t w = write(s->fd, b, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int queue_write(void *ctx, const void *p, size_t n)
+{
+	struct rasp__ep_session *s = ctx;
+
+	if (s->qoff && s->qlen == s->qoff)
+		s->qoff = s->qlen = 0;
+	if (s->qcap - s->qlen < n) {
+		size_t cap = s->qcap ? s->qcap : 64 << 10;
+		uint8_t *v;
+
+		/* Compact first: what was sent is not kept. */
+		if (s->qoff) {
+			memmove(s->q, s->q + s->qoff, s->qlen - s->qoff);
+			s->qlen -= s->qoff;
+			s->qoff = 0;
+		}
+		while (cap - s->qlen < n)
+			cap *= 2;
+		if (cap != s->qcap) {
+			v = realloc(s->q, cap);
+			if (!v)
+				return -ENOMEM;
+			s->q = v;
+			s->qcap = cap;
+		}
+	}
+	memcpy(s->q + s->qlen, p, n);
+	s->qlen += n;
+	return 0;
+}
+
+int rasp__ep_session_open(struct rasp__ep_session **out, int fd, bool stream, uint64_t id,
+			  uint64_t mask, uint32_t epoch, size_t queue_max, const char *name,
+			  const void *pre, size_t npre)
+{
+	struct rasp_nt_trace_header h = {
+	    .frequency = 1000000000, .pointer_size = sizeof(void *), .pid = (uint32_t)getpid()};
+	struct rasp__ep_session *s;
+	struct timespec mono, real;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int rc;
+
+	*out = NULL;
+	if (fd < 0 || !name)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->id = id;
+	s->mask = mask;
+	s->epoch = epoch;
+	s->stream = stream;
+	s->fd = fd;
+	s->qmax = queue_max > QUEUE_MARGIN ? queue_max : QUEUE_MARGIN;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->out = (struct rasp_nt_out){.write = stream ? queue_write : fd_write, .ctx = s};
+	rc = rasp_nt_stream_init(&s->nt, &s->out, BLOCK_CAP);
+	/* Not part of the stream: its alignment counts from the header. */
+	if (!rc && stream && npre)
+		rc = queue_write(s, pre, npre);
+	if (!rc) {
+		clock_gettime(CLOCK_REALTIME, &real);
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		h.sync_utc_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+		h.sync_ticks = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
+		h.processors = cpus > 0 ? (uint32_t)cpus : 1;
+		rc = rasp_nt_write_header(&s->out, &h);
+	}
+	if (rc) {
+		s->fd = -1; /* the caller's */
+		rasp__ep_session_close(s, false, 0, 0);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+uint64_t rasp__ep_session_id(const struct rasp__ep_session *s)
+{
+	return s->id;
+}
+
+uint64_t rasp__ep_session_mask(const struct rasp__ep_session *s)
+{
+	return s->mask;
+}
+
+const char *rasp__ep_session_name(const struct rasp__ep_session *s)
+{
+	return s->name;
+}
+
+uint64_t rasp__ep_session_dropped(const struct rasp__ep_session *s)
+{
+	return s->dropped;
+}
+
+size_t rasp__ep_session_backlog(const struct rasp__ep_session *s)
+{
+	return s->qlen - s->qoff;
+}
+
+/* ---- numbering ----------------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static struct sthread *slot(const struct rasp__ep_session *s, uint64_t tid)
+{
+	size_t mask = s->capthr - 1, i;
+
+	for (i = mix(tid) & mask; s->thr[i].used && s->thr[i].tid != tid; i = (i + 1) & mask)
+		;
+	return &s->thr[i];
+}
+
+/* tid's entry (used false when new); NULL without memory. */
+static struct sthread *thread_of(struct rasp__ep_session *s, uint64_t tid)
+{
+	if (2 * (s->nthr + 1) > s->capthr) {
+		size_t cap = s->capthr ? 2 * s->capthr : 64, oldcap = s->capthr;
+		struct sthread *old = s->thr, *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		s->thr = v;
+		s->capthr = cap;
+		for (size_t k = 0; k < oldcap; k++)
+			if (old[k].used)
+				*slot(s, old[k].tid) = old[k];
+		free(old);
+	}
+	return slot(s, tid);
+}
+
+int rasp__ep_session_record(struct rasp__ep_session *s, const struct rasp__ep_rec *r, uint64_t tid)
+{
+	struct sthread *t;
+	uint32_t seq;
+
+	if (s->out.err)
+		return s->out.err;
+	if (r->epoch < s->epoch)
+		return 0; /* written before the session began */
+	t = thread_of(s, tid);
+	if (!t)
+		return -ENOMEM;
+	if (!t->used) {
+		if (r->desc == RASP__EP_MARKER)
+			return 0; /* every event of it lost before the session saw one: unknown */
+		*t = (struct sthread){.tid = tid, .base = r->seq - 1, .used = true};
+		s->nthr++;
+	}
+	seq = r->seq - t->base - t->skipped;
+	if (r->desc == RASP__EP_MARKER) {
+		t->last = seq;
+		return rasp_nt_stream_note(&s->nt, tid, seq);
+	}
+	if (!(s->mask >> r->desc & 1)) {
+		t->skipped++;
+		return 0;
+	}
+	t->last = seq;
+	/* A client that does not keep up: the event is lost for this session only, and the
+	 * gap in the thread's numbers says so. */
+	if (s->stream && s->qlen - s->qoff + QUEUE_MARGIN > s->qmax) {
+		s->dropped++;
+		return 0;
+	}
+	return rasp_nt_stream_event(&s->nt, r->desc, tid, seq, r->ts, r + 1, r->payload,
+				    rasp__ep_rec_frames(r), r->nframes);
+}
+
+int rasp__ep_session_sequence_point(struct rasp__ep_session *s, int64_t ts)
+{
+	if (s->out.err)
+		return s->out.err;
+	if (s->stream && s->qlen - s->qoff + QUEUE_MARGIN > s->qmax)
+		return 0; /* the next one, when the client has read */
+	return rasp_nt_stream_sequence_point(&s->nt, ts);
+}
+
+/* ---- sending ------------------------------------------------------------------------------- */
+
+int rasp__ep_session_send(struct rasp__ep_session *s)
+{
+	if (!s->stream)
+		return 0;
+	while (s->qoff < s->qlen) {
+		ssize_t w =
+		    send(s->fd, s->q + s->qoff, s->qlen - s->qoff, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (w < 0)
+			return errno == ECONNRESET ? -EPIPE : -errno;
+		s->qoff += (size_t)w;
+	}
+	if (s->qoff == s->qlen)
+		s->qoff = s->qlen = 0;
+	/* A client that hung up while nothing was to be sent: nothing else would tell. */
+	{
+		struct pollfd p = {.fd = s->fd, .events = POLLRDHUP};
+
+		if (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			return -EPIPE;
+	}
+	return 0;
+}
+
+static int drain(struct rasp__ep_session *s, int timeout_ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (s->qoff < s->qlen) {
+		struct pollfd p = {.fd = s->fd, .events = POLLOUT};
+		long left;
+		int rc;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = timeout_ms -
+		       ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0)
+			return -ETIMEDOUT;
+		rc = poll(&p, 1, (int)left);
+		if (rc < 0 && errno != EINTR)
+			return -errno;
+		if (rc == 1 && (p.revents & (POLLERR | POLLHUP)))
+			return -EPIPE;
+		if (rc == 1) {
+			ssize_t w = send(s->fd, s->q + s->qoff, s->qlen - s->qoff,
+					 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+			if (w < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+				return -errno;
+			if (w > 0)
+				s->qoff += (size_t)w;
+		}
+	}
+	return 0;
+}
+
+int rasp__ep_session_close(struct rasp__ep_session *s, bool clean, int64_t ts, int timeout_ms)
+{
+	int rc = 0;
+
+	if (!s)
+		return 0;
+	if (clean) {
+		/* Each thread's last number, so a tail the session dropped is counted. */
+		for (size_t k = 0; k < s->capthr; k++)
+			if (s->thr[k].used &&
+			    s->thr[k].last != rasp_nt_stream_seq(&s->nt, s->thr[k].tid))
+				rasp_nt_stream_note(&s->nt, s->thr[k].tid, s->thr[k].last);
+		rc = rasp_nt_stream_sequence_point(&s->nt, ts);
+		if (!rc)
+			rc = rasp_nt_write_end(&s->out);
+		if (!rc && s->stream)
+			rc = drain(s, timeout_ms);
+	}
+	if (s->fd >= 0 && s->stream)
+		shutdown(s->fd, SHUT_RDWR);
+	if (s->fd >= 0)
+		close(s->fd);
+	rasp_nt_stream_fini(&s->nt);
+	free(s->thr);
+	free(s->q);
+	free(s);
+	return rc;
+}

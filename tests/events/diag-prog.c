@@ -1,0 +1,120 @@
+/* Test program for the diagnostic server (test-diag-server.c, the .NET tests): THREADS threads
+ * allocate and free three types (Diag.Small 40 B, Diag.Medium 1000 B, Diag.Large 100000 B) in
+ * turn from one heap until SECONDS have passed or SIGTERM/SIGINT arrives, then print
+ * "allocations=N failed=F samples=S starts=T pid=P" and exit 0 when no allocation failed.
+ * With a file argument, it waits until that file exists before allocating, and prints each
+ * type's allocation count (its truth) as "truth TYPE OBJECTS BYTES" at the end: a client can
+ * start its session first. Sampling is the heap's auto mode: on while a session wants it.
+ *   diag-prog THREADS SECONDS [GO-FILE] */
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rasp/rasp.h"
+
+static rasp_heap_t *heap;
+static const rasp_type_t *types[3];
+static const size_t sizes[3] = {40, 1000, 100000};
+static const char *const names[3] = {"Diag.Small", "Diag.Medium", "Diag.Large"};
+static volatile sig_atomic_t stop;
+static _Atomic uint64_t counts[3], failed;
+static double seconds;
+static size_t zs[3];
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void *work(void *arg)
+{
+	double end = now() + seconds;
+	uint64_t n[3] = {0, 0, 0}, bad = 0;
+
+	(void)arg;
+	for (unsigned i = 0; !stop; i++) {
+		int k = i % 16 == 15 ? 2 : i % 4 == 3 ? 1 : 0; /* mostly small */
+		void *p = rasp_alloc(heap, types[k], sizes[k], 0);
+
+		if (!p)
+			bad++;
+		else
+			n[k]++;
+		rasp_free(heap, p);
+		if (i % 4096 == 0 && now() > end)
+			break;
+	}
+	for (int k = 0; k < 3; k++)
+		atomic_fetch_add(&counts[k], n[k]);
+	atomic_fetch_add(&failed, bad);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	rasp_config_t cfg;
+	rasp_heap_stats_t st;
+	pthread_t th[64];
+	long threads;
+	uint64_t total = 0;
+
+	if (argc < 3 || (threads = strtol(argv[1], NULL, 10)) < 1 || threads > 64 ||
+	    (seconds = strtod(argv[2], NULL)) <= 0) {
+		fprintf(stderr, "usage: diag-prog THREADS(1-64) SECONDS [GO-FILE]\n");
+		return 2;
+	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	rasp_config_init(&cfg);
+	if (rasp_config_from_env(&cfg) || rasp_heap_create(&heap, &cfg))
+		return 1;
+	for (int k = 0; k < 3; k++) {
+		void *p;
+
+		types[k] = rasp_type_register(heap, names[k]);
+		/* ObjectSize: the block of the size's class. */
+		p = rasp_alloc(heap, types[k], sizes[k], 0);
+		if (!p)
+			return 1;
+		zs[k] = rasp_object_size(p);
+		rasp_free(heap, p);
+	}
+	if (argc > 3) {
+		printf("waiting for %s\n", argv[3]);
+		fflush(stdout);
+		while (access(argv[3], F_OK) != 0 && !stop)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	printf("allocating\n");
+	fflush(stdout);
+	for (long t = 0; t < threads; t++)
+		pthread_create(&th[t], NULL, work, NULL);
+	for (long t = 0; t < threads; t++)
+		pthread_join(th[t], NULL);
+	for (int k = 0; k < 3; k++) {
+		total += counts[k];
+		if (argc > 3)
+			printf("truth %s %" PRIu64 " %" PRIu64 "\n", names[k], counts[k],
+			       counts[k] * zs[k]);
+	}
+	rasp_heap_stats(heap, &st);
+	printf("allocations=%" PRIu64 " failed=%" PRIu64 " samples=%" PRIu64 " starts=%" PRIu64
+	       " pid=%d\n",
+	       total, (uint64_t)failed, st.samples, st.sampling_starts, (int)getpid());
+	rasp_heap_destroy(heap);
+	return failed ? 1 : 0;
+}
