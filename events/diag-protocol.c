@@ -109,12 +109,15 @@ int rasp_diag_collect_parse(uint8_t id, const uint8_t *p, size_t n, struct rasp_
 	/* .NET's defaults for what older versions do not carry. */
 	c->rundown = true;
 	c->stackwalk = true;
-	if (id == RASP_DIAG_EP_COLLECT5)
+	if (id == RASP_DIAG_EP_COLLECT5) {
 		c->session_type = (uint32_t)get(&r, 4, "the session type");
-	if (c->session_type == 0) {
-		c->buffer_mb = (uint32_t)get(&r, 4, "the buffer size");
-		c->format = (uint32_t)get(&r, 4, "the format");
+		/* Another session type (1: user_events) has its own layout, and rasp runs none:
+		 * returned without the rest, for the server to refuse as not supported. */
+		if (!r.bad && c->session_type != 0)
+			return 0;
 	}
+	c->buffer_mb = (uint32_t)get(&r, 4, "the buffer size");
+	c->format = (uint32_t)get(&r, 4, "the format");
 	if (id == RASP_DIAG_EP_COLLECT2 || id == RASP_DIAG_EP_COLLECT3)
 		c->rundown = get(&r, 1, "requestRundown") != 0;
 	if (id >= RASP_DIAG_EP_COLLECT4) {
@@ -154,7 +157,7 @@ int rasp_diag_collect_parse(uint8_t id, const uint8_t *p, size_t n, struct rasp_
 		}
 		c->nproviders++;
 	}
-	if (!r.bad && c->session_type == 0 && c->buffer_mb == 0)
+	if (!r.bad && c->buffer_mb == 0)
 		bad(&r, "a circular buffer of 0 MB");
 	if (!r.bad && count == 0)
 		bad(&r, "no provider");

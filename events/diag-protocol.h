@@ -73,7 +73,8 @@ struct rasp_diag_collect {
 	struct rasp_diag_provider providers[RASP_DIAG_MAX_PROVIDERS];
 };
 
-/* The payload of EventPipe command id (COLLECT..COLLECT5): 0, or -EBADMSG with the reason in
+/* The payload of EventPipe command id (COLLECT..COLLECT5): 0 (a COLLECT5 of a session type
+ * other than 0 stops there: session_type set, no providers), or -EBADMSG with the reason in
  * why (cap bytes): a short or overlong payload, a count past what is left, a string without
  * its terminator, an empty provider name, more than RASP_DIAG_MAX_PROVIDERS providers, a
  * buffer size of 0. -ENOTSUP for another command. */

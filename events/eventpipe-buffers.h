@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "eventpipe.h"
 #include "rasp-event-desc.h"
 
 /* Small buffers, many of them: a thread holds one at a time, so the pool serves many threads,
@@ -73,8 +74,6 @@ struct rasp__ep_pool {
 };
 
 extern struct rasp__ep_pool rasp__ep_pool;
-/* Advanced by the writer each time a session starts (eventpipe.c). */
-extern _Atomic uint32_t rasp__ep_epoch;
 
 static inline int64_t rasp__ep_now(void)
 {

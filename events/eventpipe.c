@@ -442,6 +442,11 @@ int rasp_events_flush(void)
 	return rc;
 }
 
+unsigned rasp_events_session_epoch(void)
+{
+	return rasp__ep_generation();
+}
+
 const char *rasp_events_eventpipe_path(void)
 {
 	const char *p;

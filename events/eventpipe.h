@@ -14,6 +14,15 @@
  * sessions' masks, set by the writer as sessions start and end. */
 extern _Atomic uint64_t rasp__ep_mask;
 
+/* Advanced by the writer each time a session starts (eventpipe.c): a thread that samples
+ * announces its mean again when it changes, so every session has it. */
+extern _Atomic uint32_t rasp__ep_epoch;
+
+static inline uint32_t rasp__ep_generation(void)
+{
+	return atomic_load_explicit(&rasp__ep_epoch, memory_order_relaxed);
+}
+
 static inline bool rasp__ep_enabled(unsigned desc)
 {
 	return (atomic_load_explicit(&rasp__ep_mask, memory_order_relaxed) >> desc) & 1;

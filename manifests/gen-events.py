@@ -424,7 +424,10 @@ def gen_api_header(m, rel):
            " * until it is written (at most 5 s). 0; -ENODEV when no session runs; -ETIMEDOUT; or the\n"
            " * session's write error (negative errno) once it has stopped on one. rasp_heap_destroy\n"
            " * calls it. */",
-           "RASP_API int rasp_events_flush(void);\n"]
+           "RASP_API int rasp_events_flush(void);",
+           "/* A number that changes each time an EventPipe session starts (the runtime announces",
+           " * its sampling mean again, so every session's stream has it). */",
+           "RASP_API unsigned rasp_events_session_epoch(void);\n"]
     for p in m.providers:
         for e in p["events"]:
             fields = e["template"]["fields"]

@@ -171,6 +171,7 @@ struct rasp_context {
 	uint64_t rng[4];		  /* xoshiro256++ state */
 	bool sampling;			  /* windows were drawn with sampling on */
 	bool listening;			  /* a SamplingConfigured listener, at the last update */
+	uint32_t ep_epoch;		  /* EventPipe sessions' epoch it last announced in */
 	uint64_t mean;			  /* sampling mean the budgets were drawn with (announced) */
 	double inv_log_q;		  /* 1 / ln(1 - 1/mean) */
 	double neg_log_q;		  /* -ln(1 - 1/mean): the bounded draw multiplies */

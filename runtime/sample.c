@@ -117,6 +117,19 @@ bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g)
  * also re-announces when a SamplingConfigured listener appears (a session that enabled
  * Rasp_Runtime after sampling started). Cost when nothing changed: two tracepoint-state loads
  * and two relaxed loads; no shared write. Returns true when the thread's state changed. */
+static void announce(struct rasp_context *c, uint64_t mean, int mode)
+{
+	struct rasp_heap *h = c->heap;
+
+	atomic_store_explicit(&h->announced, 1, memory_order_relaxed);
+	if (h->announce_hook)
+		h->announce_hook(h->sample_hook_arg, mean);
+	rasp_event_sampling_configured(h->cfg.clr_instance_id, mean, h->cfg.alloc_quantum,
+				       mode == RASP_SAMPLING_ON
+					   ? RASP_MAP_SAMPLINGTRIGGERMAP_FORCED
+					   : RASP_MAP_SAMPLINGTRIGGERMAP_SESSION);
+}
+
 bool rasp__sampling_update(struct rasp_context *c)
 {
 	struct rasp_heap *h = c->heap;
@@ -125,22 +138,20 @@ bool rasp__sampling_update(struct rasp_context *c)
 	bool listening = rasp_event_sampling_configured_enabled();
 	bool on = mode == RASP_SAMPLING_AUTO ? rasp_event_allocation_sampled_enabled()
 					     : mode == RASP_SAMPLING_ON;
-	bool new_listener = listening && !c->listening;
+	uint32_t epoch = rasp_events_session_epoch();
+	/* A new listener: a session enabled SamplingConfigured, or an EventPipe session started
+	 * beside one that had it (each session needs the mean in its own stream). */
+	bool new_listener = listening && (!c->listening || epoch != c->ep_epoch);
 
 	c->listening = listening;
+	c->ep_epoch = epoch;
 	if (on == c->sampling && (!on || (mean == c->mean && !new_listener)))
 		return false;
 	if (on) {
 		if (!c->sampling)
 			atomic_fetch_add_explicit(&h->starts, 1, memory_order_relaxed);
 		rasp__context_set_mean(c, mean);
-		atomic_store_explicit(&h->announced, 1, memory_order_relaxed);
-		if (h->announce_hook)
-			h->announce_hook(h->sample_hook_arg, mean);
-		rasp_event_sampling_configured(h->cfg.clr_instance_id, mean, h->cfg.alloc_quantum,
-					       mode == RASP_SAMPLING_ON
-						   ? RASP_MAP_SAMPLINGTRIGGERMAP_FORCED
-						   : RASP_MAP_SAMPLINGTRIGGERMAP_SESSION);
+		announce(c, mean, mode);
 	} else {
 		if (h->announce_hook)
 			h->announce_hook(h->sample_hook_arg, 0);
@@ -158,6 +169,14 @@ void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t 
 	atomic_store_explicit(&c->n_samples,
 			      atomic_load_explicit(&c->n_samples, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
+	/* An EventPipe session started since the thread last announced: the mean this sample was
+	 * drawn under goes first, so the new session weighs it right. */
+	if (__builtin_expect(rasp_events_session_epoch() != c->ep_epoch, 0)) {
+		c->ep_epoch = rasp_events_session_epoch();
+		if (rasp_event_sampling_configured_enabled())
+			announce(c, mean,
+				 atomic_load_explicit(&h->sampling_mode, memory_order_relaxed));
+	}
 	if (h->sample_hook)
 		h->sample_hook(h->sample_hook_arg, kind, type, obj, z, offset, mean);
 	/* The stack goes just before its sample, on the same thread (the manifest's contract:

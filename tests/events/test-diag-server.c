@@ -1,0 +1,634 @@
+/* The diagnostic server (events/diag-server.c) and the EventPipe sessions it starts
+ * (events/eventpipe.c), black box: diag-prog runs with RASP_DIAGNOSTICS=1 in a private TMPDIR
+ * and this test is its client, speaking the protocol's bytes (events/diag-protocol.h) over
+ * the real socket. Its streams are read back with rasp's NetTrace reader (itself checked
+ * against TraceEvent by tests/dotnet). Covered: no socket and no thread when disabled;
+ * ProcessInfo, ResumeRuntime and the protocol's errors (wrong magic, short and oversized
+ * headers, unknown commands, malformed and unsupported requests, an unknown session);
+ * 100 connect/disconnect cycles; two sessions at once, each a complete trace with every sample
+ * after its thread's SamplingConfigured and nothing lost; a client that vanishes; a client
+ * that does not read (its session drops events and the trace counts them, the program goes
+ * on); the program exiting mid-session (the stream ends cleanly, the socket file goes). After
+ * each, the program still answers and ends with every allocation made. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "diag-protocol.h"
+#include "nettrace-read.h"
+#include "rasp-event-desc.h"
+
+extern char **environ;
+
+static const char *prog_path;
+static char dir[PATH_MAX];
+static pid_t running;	      /* killed by the teardown when a test fails before it ends it */
+static const char *extra_env; /* one more NAME=VALUE for the next program, or NULL */
+
+struct prog {
+	pid_t pid;
+	char socket[PATH_MAX], out[PATH_MAX + 16], go[PATH_MAX + 16];
+	uint64_t allocations, failed, samples;
+};
+
+static void sleep_ms(long ms)
+{
+	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000}, NULL);
+}
+
+/* The socket file of pid in dir, or "" (none). */
+static void find_socket(pid_t pid, char *out, size_t cap)
+{
+	char prefix[64];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	out[0] = '\0';
+	assert_non_null(d);
+	snprintf(prefix, sizeof(prefix), "dotnet-diagnostic-%d-", (int)pid);
+	while ((e = readdir(d)))
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+			if ((size_t)snprintf(out, cap, "%.3000s/%.200s", dir, e->d_name) >= cap)
+				fail_msg("path too long");
+	closedir(d);
+}
+
+/* Starts diag-prog THREADS SECONDS [GO]: enabled or not; waits for its socket when enabled. */
+static void start(struct prog *p, bool enabled, const char *threads, bool go)
+{
+	char tmpdir[PATH_MAX + 8];
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->out, sizeof(p->out), "%s/prog-%ld.out", dir, (long)time(NULL) ^ random());
+	snprintf(p->go, sizeof(p->go), "%s/go", dir);
+	unlink(p->go);
+	snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", dir);
+	p->pid = fork();
+	assert_true(p->pid >= 0);
+	if (p->pid == 0) {
+		const char *argv[] = {prog_path, threads, "600", go ? p->go : NULL, NULL};
+		char *envp[12];
+		int n = 0, fd = open(p->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		envp[n++] = tmpdir;
+		envp[n++] = enabled ? "RASP_DIAGNOSTICS=1" : "RASP_DIAGNOSTICS=0";
+		/* No LTTng provider: its listener threads are not the server's. */
+		envp[n++] = "RASP_LTTNG=0";
+		if (extra_env)
+			envp[n++] = (char *)extra_env;
+		/* The sanitizers' settings of the build pass through. */
+		for (char **e = environ; *e && n < 11; e++)
+			if (strstr(*e, "SAN_OPTIONS=") && strchr(*e, '=') - *e < 14)
+				envp[n++] = *e;
+		envp[n] = NULL;
+		if (fd < 0 || dup2(fd, 1) < 0)
+			_exit(126);
+		execve(prog_path, (char **)argv, envp);
+		_exit(127);
+	}
+	running = p->pid;
+	for (int i = 0; enabled && i < 500 && !p->socket[0]; i++) {
+		sleep_ms(10);
+		find_socket(p->pid, p->socket, sizeof(p->socket));
+	}
+	if (enabled && !p->socket[0])
+		fail_msg("diag-prog %d made no socket in %s within 5 s", (int)p->pid, dir);
+	/* Its first line: main runs, its signal handlers are set. */
+	for (int i = 0; i < 500; i++) {
+		struct stat st;
+
+		if (stat(p->out, &st) == 0 && st.st_size > 0)
+			return;
+		sleep_ms(10);
+	}
+	fail_msg("diag-prog %d printed nothing within 5 s", (int)p->pid);
+}
+
+/* SIGTERM, then its exit status (0: every allocation made) and its counts. */
+static void finish(struct prog *p)
+{
+	char line[512];
+	int status;
+	FILE *f;
+
+	if (p->go[0])
+		close(open(p->go, O_WRONLY | O_CREAT, 0644));
+	kill(p->pid, SIGTERM);
+	assert_int_equal(waitpid(p->pid, &status, 0), p->pid);
+	running = 0;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("diag-prog %d: %s %d", (int)p->pid,
+			 WIFEXITED(status) ? "exit status" : "killed by signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	f = fopen(p->out, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "allocations=%" SCNu64 " failed=%" SCNu64 " samples=%" SCNu64,
+		       &p->allocations, &p->failed, &p->samples);
+	fclose(f);
+	assert_int_equal(p->failed, 0);
+	/* Its socket file goes with it. */
+	{
+		char s[PATH_MAX];
+
+		find_socket(p->pid, s, sizeof(s));
+		assert_string_equal(s, "");
+	}
+}
+
+static int connect_to(const struct prog *p)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = 10};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_true(strlen(p->socket) < sizeof(a.sun_path));
+	memcpy(a.sun_path, p->socket, strlen(p->socket) + 1);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+		fail_msg("connect %s: %s", p->socket, strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+static void send_bytes(int fd, const void *b, size_t n)
+{
+	assert_int_equal(send(fd, b, n, MSG_NOSIGNAL), (ssize_t)n);
+}
+
+static void recv_bytes(int fd, uint8_t *b, size_t n)
+{
+	while (n) {
+		ssize_t r = recv(fd, b, n, 0);
+
+		if (r <= 0)
+			fail_msg("reply cut short (%zd: %s)", r, strerror(errno));
+		b += r;
+		n -= (size_t)r;
+	}
+}
+
+/* A reply: its command id (OK 0x00, error 0xFF) and payload (cap bytes). Returns its size. */
+static size_t reply(int fd, uint8_t *id, uint8_t *payload, size_t cap)
+{
+	uint8_t h[RASP_DIAG_HEADER_SIZE];
+	struct rasp_diag_header hd;
+
+	recv_bytes(fd, h, sizeof(h));
+	assert_int_equal(rasp_diag_header_parse(h, &hd), 0);
+	assert_int_equal(hd.set, RASP_DIAG_SET_SERVER);
+	assert_true((size_t)(hd.size - RASP_DIAG_HEADER_SIZE) <= cap);
+	recv_bytes(fd, payload, hd.size - RASP_DIAG_HEADER_SIZE);
+	*id = hd.id;
+	return hd.size - RASP_DIAG_HEADER_SIZE;
+}
+
+static uint32_t u32(const uint8_t *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static uint64_t u64(const uint8_t *b)
+{
+	return (uint64_t)u32(b) | (uint64_t)u32(b + 4) << 32;
+}
+
+/* Sends msg on a new connection and expects the error hresult (then the connection closes). */
+static void expect_error(const struct prog *p, const void *msg, size_t n, uint32_t hresult)
+{
+	uint8_t id, payload[64], end;
+	int fd = connect_to(p);
+
+	send_bytes(fd, msg, n);
+	assert_int_equal(reply(fd, &id, payload, sizeof(payload)), 4);
+	assert_int_equal(id, RASP_DIAG_SERVER_ERROR);
+	assert_int_equal(u32(payload), hresult);
+	assert_int_equal(recv(fd, &end, 1, 0), 0); /* closed */
+	close(fd);
+}
+
+/* ProcessInfo answers with the program's pid and command line. */
+static void expect_alive(const struct prog *p)
+{
+	uint8_t msg[RASP_DIAG_HEADER_SIZE], id, payload[8192];
+	char cmdline[4096];
+	uint64_t pid;
+	size_t n;
+	int fd = connect_to(p);
+
+	rasp_diag_header_write(msg, sizeof(msg), RASP_DIAG_SET_PROCESS, RASP_DIAG_PROC_INFO);
+	send_bytes(fd, msg, sizeof(msg));
+	n = reply(fd, &id, payload, sizeof(payload));
+	assert_int_equal(id, RASP_DIAG_SERVER_OK);
+	assert_int_equal(rasp_diag_process_parse(payload, n, &pid, cmdline, sizeof(cmdline)), 0);
+	assert_int_equal(pid, (uint64_t)p->pid);
+	assert_non_null(strstr(cmdline, "diag-prog"));
+	close(fd);
+}
+
+/* A session for AllocationSampled; its stream follows on *fd. */
+static uint64_t collect(const struct prog *p, int *fd, uint32_t buffer_mb)
+{
+	struct rasp_diag_provider pv = {.keywords = UINT64_C(0x80000000000), .level = 4};
+	uint8_t msg[512], id, payload[64];
+	size_t n;
+
+	snprintf(pv.name, sizeof(pv.name), "Microsoft-Windows-DotNETRuntime");
+	n = rasp_diag_collect2_write(msg, sizeof(msg), buffer_mb, true, &pv, 1);
+	assert_true(n > 0);
+	*fd = connect_to(p);
+	send_bytes(*fd, msg, n);
+	assert_int_equal(reply(*fd, &id, payload, sizeof(payload)), 8);
+	assert_int_equal(id, RASP_DIAG_SERVER_OK);
+	assert_true(u64(payload) != 0);
+	return u64(payload);
+}
+
+static void stop(const struct prog *p, uint64_t session)
+{
+	uint8_t msg[RASP_DIAG_HEADER_SIZE + 8], id, payload[64];
+	int fd = connect_to(p);
+
+	rasp_diag_header_write(msg, sizeof(msg), RASP_DIAG_SET_EVENTPIPE, RASP_DIAG_EP_STOP);
+	for (int i = 0; i < 8; i++)
+		msg[RASP_DIAG_HEADER_SIZE + i] = (uint8_t)(session >> (8 * i));
+	send_bytes(fd, msg, sizeof(msg));
+	assert_int_equal(reply(fd, &id, payload, sizeof(payload)), 8);
+	assert_int_equal(id, RASP_DIAG_SERVER_OK);
+	assert_int_equal(u64(payload), session);
+	close(fd);
+}
+
+/* A stream copied into a file until EOF, on its own thread. */
+struct copier {
+	int fd;
+	char path[PATH_MAX + 16];
+	pthread_t th;
+	uint64_t bytes;
+};
+
+static void *copy_main(void *arg)
+{
+	struct copier *c = arg;
+	uint8_t buf[65536];
+	int out = open(c->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ssize_t n;
+
+	while ((n = recv(c->fd, buf, sizeof(buf), 0)) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0 && write(out, buf, (size_t)n) == n)
+			c->bytes += (uint64_t)n;
+	close(out);
+	return NULL;
+}
+
+static void copy_start(struct copier *c, int fd, const char *name)
+{
+	c->fd = fd;
+	c->bytes = 0;
+	snprintf(c->path, sizeof(c->path), "%s/%s", dir, name);
+	assert_int_equal(pthread_create(&c->th, NULL, copy_main, c), 0);
+}
+
+static void copy_end(struct copier *c)
+{
+	pthread_join(c->th, NULL);
+	close(c->fd);
+}
+
+struct seen {
+	bool complete;
+	uint64_t sampled, configured, lost, before_config, bad_name;
+	uint64_t tids[64];
+	size_t ntids;
+};
+
+static void read_trace(const char *path, struct seen *s)
+{
+	char err[1024], strs[4096];
+	struct rasp_nt_reader *r = rasp_nt_open(path, err, sizeof(err));
+	struct rasp_nt_item it;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (!r)
+		fail_msg("%s", err);
+	while ((rc = rasp_nt_next(r, &it)) == 1) {
+		const struct rasp_event_desc *d;
+		union rasp_nt_value v[16];
+		bool known = false;
+
+		if (it.kind == RASP_NT_ITEM_LOST) {
+			s->lost += it.lost;
+			continue;
+		}
+		d = it.event.meta->desc;
+		if (!d)
+			continue;
+		assert_int_equal(rasp_nt_decode(d, it.event.payload, it.event.payload_len,
+						rasp_nt_info(r)->pointer_size, v, strs,
+						sizeof(strs)),
+				 0);
+		for (size_t i = 0; i < s->ntids; i++)
+			known |= s->tids[i] == it.event.thread_id;
+		if (d == &rasp_event_descs[RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED]) {
+			s->sampled++;
+			s->before_config += !known;
+			s->bad_name += strncmp(v[3].s, "Diag.", 5) != 0;
+		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED]) {
+			s->configured++;
+			if (!known && s->ntids < 64)
+				s->tids[s->ntids++] = it.event.thread_id;
+		}
+	}
+	if (rc < 0)
+		fail_msg("%s: %s", path, rasp_nt_error(r));
+	s->complete = rasp_nt_complete(r);
+	rasp_nt_close(r);
+	printf("# %s: %" PRIu64 " samples, %" PRIu64 " SamplingConfigured, %" PRIu64
+	       " lost, complete %d\n",
+	       path, s->sampled, s->configured, s->lost, s->complete);
+}
+
+/* ---- tests --------------------------------------------------------------------------------- */
+
+/* Disabled: no socket file and no thread (the program waits on its main thread alone). */
+static void test_disabled(void **state)
+{
+	struct prog p;
+	char s[PATH_MAX], task[64];
+	int threads = 0;
+	struct dirent *e;
+	DIR *d;
+
+	(void)state;
+	start(&p, false, "1", true);
+	sleep_ms(300);
+	find_socket(p.pid, s, sizeof(s));
+	assert_string_equal(s, "");
+	snprintf(task, sizeof(task), "/proc/%d/task", (int)p.pid);
+	d = opendir(task);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		threads += e->d_name[0] != '.';
+	closedir(d);
+	assert_int_equal(threads, 1);
+	finish(&p);
+	/* Enabled, the same program has the server's thread: the count above can fail. */
+	start(&p, true, "1", true);
+	threads = 0;
+	snprintf(task, sizeof(task), "/proc/%d/task", (int)p.pid);
+	d = opendir(task);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		threads += e->d_name[0] != '.';
+	closedir(d);
+	assert_int_equal(threads, 2);
+	finish(&p);
+}
+
+/* Every malformed or unknown message gets the protocol's error; the server goes on. */
+static void test_protocol_errors(void **state)
+{
+	uint8_t m[RASP_DIAG_HEADER_SIZE + 64], id, payload[8192];
+	struct prog p;
+	int fd;
+
+	(void)state;
+	start(&p, true, "2", false);
+	expect_alive(&p);
+
+	/* ProcessInfo2 and 3, ResumeRuntime. */
+	for (uint8_t cmd = RASP_DIAG_PROC_INFO2; cmd <= RASP_DIAG_PROC_INFO3; cmd += 4) {
+		fd = connect_to(&p);
+		rasp_diag_header_write(m, RASP_DIAG_HEADER_SIZE, RASP_DIAG_SET_PROCESS, cmd);
+		send_bytes(fd, m, RASP_DIAG_HEADER_SIZE);
+		assert_true(reply(fd, &id, payload, sizeof(payload)) > 24);
+		assert_int_equal(id, RASP_DIAG_SERVER_OK);
+		close(fd);
+	}
+	fd = connect_to(&p);
+	rasp_diag_header_write(m, RASP_DIAG_HEADER_SIZE, RASP_DIAG_SET_PROCESS,
+			       RASP_DIAG_PROC_RESUME);
+	send_bytes(fd, m, RASP_DIAG_HEADER_SIZE);
+	assert_int_equal(reply(fd, &id, payload, sizeof(payload)), 4);
+	assert_int_equal(id, RASP_DIAG_SERVER_OK);
+	close(fd);
+
+	/* Wrong magic; a size below the header's; unknown set; unknown command. */
+	rasp_diag_header_write(m, RASP_DIAG_HEADER_SIZE, RASP_DIAG_SET_PROCESS, 0);
+	m[12] = '2';
+	expect_error(&p, m, RASP_DIAG_HEADER_SIZE, RASP_DIAG_E_UNKNOWN_MAGIC);
+	rasp_diag_header_write(m, 19, RASP_DIAG_SET_PROCESS, 0);
+	expect_error(&p, m, RASP_DIAG_HEADER_SIZE, RASP_DIAG_E_BAD_ENCODING);
+	rasp_diag_header_write(m, RASP_DIAG_HEADER_SIZE, 0x77, 0);
+	expect_error(&p, m, RASP_DIAG_HEADER_SIZE, RASP_DIAG_E_UNKNOWN_COMMAND);
+	rasp_diag_header_write(m, RASP_DIAG_HEADER_SIZE, RASP_DIAG_SET_PROCESS, 0x99);
+	expect_error(&p, m, RASP_DIAG_HEADER_SIZE, RASP_DIAG_E_UNKNOWN_COMMAND);
+	/* A CollectTracing that is garbage; one asking for NetPerf (format 0); StopTracing of
+	 * a session that does not exist, and one with a short payload. */
+	rasp_diag_header_write(m, RASP_DIAG_HEADER_SIZE + 6, RASP_DIAG_SET_EVENTPIPE,
+			       RASP_DIAG_EP_COLLECT2);
+	memset(m + RASP_DIAG_HEADER_SIZE, 0xEE, 6);
+	expect_error(&p, m, RASP_DIAG_HEADER_SIZE + 6, RASP_DIAG_E_BAD_ENCODING);
+	{
+		struct rasp_diag_provider pv = {.keywords = UINT64_C(0x80000000000), .level = 4};
+		uint8_t big[512];
+		size_t n;
+
+		snprintf(pv.name, sizeof(pv.name), "Microsoft-Windows-DotNETRuntime");
+		n = rasp_diag_collect2_write(big, sizeof(big), 16, true, &pv, 1);
+		big[RASP_DIAG_HEADER_SIZE + 4] = 0; /* format NetPerf */
+		expect_error(&p, big, n, RASP_DIAG_E_NOT_SUPPORTED);
+	}
+	rasp_diag_header_write(m, RASP_DIAG_HEADER_SIZE + 8, RASP_DIAG_SET_EVENTPIPE,
+			       RASP_DIAG_EP_STOP);
+	memset(m + RASP_DIAG_HEADER_SIZE, 0x42, 8);
+	expect_error(&p, m, RASP_DIAG_HEADER_SIZE + 8, RASP_DIAG_E_FAIL);
+	rasp_diag_header_write(m, RASP_DIAG_HEADER_SIZE + 3, RASP_DIAG_SET_EVENTPIPE,
+			       RASP_DIAG_EP_STOP);
+	expect_error(&p, m, RASP_DIAG_HEADER_SIZE + 3, RASP_DIAG_E_BAD_ENCODING);
+
+	/* Oversized: a header announcing 65535 bytes, then 40 and the end of the client's side:
+	 * the payload never comes. */
+	fd = connect_to(&p);
+	rasp_diag_header_write(m, 65535, RASP_DIAG_SET_EVENTPIPE, RASP_DIAG_EP_COLLECT2);
+	memset(m + RASP_DIAG_HEADER_SIZE, 0, 40);
+	send_bytes(fd, m, RASP_DIAG_HEADER_SIZE + 40);
+	shutdown(fd, SHUT_WR);
+	assert_int_equal(reply(fd, &id, payload, sizeof(payload)), 4);
+	assert_int_equal(id, RASP_DIAG_SERVER_ERROR);
+	assert_int_equal(u32(payload), RASP_DIAG_E_BAD_ENCODING);
+	close(fd);
+
+	/* 100 connect/disconnect cycles: empty, a short header, half a command. */
+	for (int i = 0; i < 100; i++) {
+		fd = connect_to(&p);
+		rasp_diag_header_write(m, RASP_DIAG_HEADER_SIZE + 8, RASP_DIAG_SET_EVENTPIPE,
+				       RASP_DIAG_EP_STOP);
+		if (i % 3)
+			send_bytes(fd, m, i % 3 == 1 ? 10 : RASP_DIAG_HEADER_SIZE + 4);
+		close(fd);
+	}
+	expect_alive(&p);
+	finish(&p);
+	assert_true(p.allocations > 0);
+}
+
+/* Two sessions at once: each a complete trace, nothing lost, every sample after its thread's
+ * SamplingConfigured; the first stopped while the second runs on. */
+static void test_two_sessions(void **state)
+{
+	struct copier a, b;
+	struct seen sa, sb;
+	struct prog p;
+	uint64_t ia, ib;
+	int fa, fb;
+
+	(void)state;
+	start(&p, true, "2", false);
+	ia = collect(&p, &fa, 64);
+	copy_start(&a, fa, "a.nettrace");
+	sleep_ms(300);
+	ib = collect(&p, &fb, 64);
+	copy_start(&b, fb, "b.nettrace");
+	assert_true(ia != ib);
+	sleep_ms(700);
+	stop(&p, ia);
+	copy_end(&a); /* the stream ended */
+	sleep_ms(500);
+	stop(&p, ib);
+	copy_end(&b);
+	expect_alive(&p);
+	finish(&p);
+
+	read_trace(a.path, &sa);
+	read_trace(b.path, &sb);
+	for (struct seen *s = &sa; s; s = s == &sa ? &sb : NULL) {
+		assert_true(s->complete);
+		assert_true(s->sampled > 100);
+		assert_true(s->configured >= 1);
+		assert_int_equal(s->lost, 0);
+		assert_int_equal(s->before_config, 0);
+		assert_int_equal(s->bad_name, 0);
+	}
+}
+
+/* A client that goes away mid-stream ends its session; the next one works. A client that
+ * does not read loses events of its own session, counted in its trace; the program goes on. */
+static void test_vanishing_and_slow_clients(void **state)
+{
+	struct copier c;
+	struct seen s;
+	struct prog p;
+	uint8_t buf[1024];
+	uint64_t id;
+	int fd;
+
+	(void)state;
+	start(&p, true, "2", false);
+	id = collect(&p, &fd, 64);
+	recv_bytes(fd, buf, sizeof(buf));
+	close(fd);
+	sleep_ms(300);
+	expect_alive(&p);
+
+	finish(&p);
+
+	/* The smallest queue (4 MiB), unread for 3 s while two threads sample every 128 bytes. */
+	extra_env = "RASP_SAMPLING_MEAN=128";
+	start(&p, true, "2", false);
+	extra_env = NULL;
+	id = collect(&p, &fd, 1);
+	sleep_ms(3000);
+	copy_start(&c, fd, "slow.nettrace");
+	sleep_ms(300);
+	stop(&p, id);
+	copy_end(&c);
+	finish(&p);
+	read_trace(c.path, &s);
+	assert_true(s.complete);
+	assert_true(s.sampled > 0);
+	assert_int_equal(s.before_config, 0);
+	/* At a 128-byte mean, 3 s make far more than 4 MiB of events: the session dropped some,
+	 * and says how many. */
+	printf("# slow client: %" PRIu64 " samples written, %" PRIu64 " lost, %" PRIu64
+	       " fired in all\n",
+	       s.sampled, s.lost, p.samples);
+	assert_true(s.lost > 0);
+}
+
+/* The program exits while a session streams: the stream ends with its end tag. */
+static void test_exit_mid_session(void **state)
+{
+	struct copier c;
+	struct seen s;
+	struct prog p;
+	int fd;
+
+	(void)state;
+	start(&p, true, "2", false);
+	collect(&p, &fd, 64);
+	copy_start(&c, fd, "exit.nettrace");
+	sleep_ms(500);
+	finish(&p);
+	copy_end(&c);
+	read_trace(c.path, &s);
+	assert_true(s.complete);
+	assert_true(s.sampled > 0);
+	assert_int_equal(s.lost, 0);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (running) {
+		kill(running, SIGKILL);
+		waitpid(running, NULL, 0);
+		running = 0;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_teardown(test_disabled, teardown),
+	    cmocka_unit_test_teardown(test_protocol_errors, teardown),
+	    cmocka_unit_test_teardown(test_two_sessions, teardown),
+	    cmocka_unit_test_teardown(test_vanishing_and_slow_clients, teardown),
+	    cmocka_unit_test_teardown(test_exit_mid_session, teardown),
+	};
+	char tmpl[] = "/tmp/rasp-diag-XXXXXX";
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: test-diag-server DIAG-PROG\n");
+		return 2;
+	}
+	prog_path = argv[1];
+	if (!mkdtemp(tmpl))
+		return 1;
+	snprintf(dir, sizeof(dir), "%s", tmpl);
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
