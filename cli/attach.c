@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,14 +84,25 @@ static void command_line(pid_t pid, char *out, size_t cap)
 	out[n] = '\0';
 }
 
-/* The stop: sent once, on its own connection, its reply read in the loop so the stream keeps
- * being read meanwhile (the process writes its last blocks before it answers). */
+/* The stop: sent once, on its own connection, from its own thread, so the stream keeps being
+ * read meanwhile (the process writes its last blocks, and .NET its rundown, before it
+ * answers: waiting for the answer without reading would deadlock). */
 struct stopper {
 	const char *cmd, *socket;
 	uint64_t session;
 	bool sent;
 	double since;
+	pthread_t th;
 };
+
+static void *stop_main(void *arg)
+{
+	struct stopper *s = arg;
+
+	/* A refusal (the process ending at that moment) is said; the stream ends anyway. */
+	rasp_diag_stop(s->cmd, s->socket, s->session);
+	return NULL;
+}
 
 static void stop_session(struct stopper *s, const char *why)
 {
@@ -99,8 +111,10 @@ static void stop_session(struct stopper *s, const char *why)
 	s->sent = true;
 	s->since = now_s();
 	fprintf(stderr, "rasp %s: %s: stopping the session\n", s->cmd, why);
-	/* A refusal (the process ending at that moment) is said; the stream ends anyway. */
-	rasp_diag_stop(s->cmd, s->socket, s->session);
+	if (pthread_create(&s->th, NULL, stop_main, s) != 0) {
+		rasp_cli_error(s->cmd, "cannot start the stop's thread");
+		s->sent = false;
+	}
 }
 
 static void refresh(const char *cmd, const char *path, pid_t pid, double elapsed)
@@ -205,6 +219,8 @@ int rasp_cli_attach(const struct rasp_attach *a)
 	}
 	close(fd);
 	close(out);
+	if (stop.sent)
+		pthread_join(stop.th, NULL); /* its socket has a reply timeout */
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	fprintf(stderr, "rasp %s: %" PRIu64 " bytes in %s over %.1f s%s\n", a->cmd, bytes, path,

@@ -4,14 +4,16 @@
  * "allocations=N failed=F samples=S starts=T pid=P" and exit 0 when no allocation failed.
  * With a file argument, it waits until that file exists before allocating, and prints each
  * type's allocation count (its truth) as "truth TYPE OBJECTS BYTES" at the end: a client can
- * start its session first. Sampling is the heap's auto mode: on while a session wants it.
- *   diag-prog THREADS SECONDS [GO-FILE] */
+ * start its session first. GO-FILE "session" waits instead until a session wants the samples
+ * (rasp_heap_sampling_active). Sampling is the heap's auto mode: on while a session wants it.
+ *   diag-prog THREADS SECONDS [GO-FILE | session] */
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,7 +98,9 @@ int main(int argc, char **argv)
 	if (argc > 3) {
 		printf("waiting for %s\n", argv[3]);
 		fflush(stdout);
-		while (access(argv[3], F_OK) != 0 && !stop)
+		while (!stop &&
+		       (strcmp(argv[3], "session") == 0 ? rasp_heap_sampling_active(heap) != 1
+							: access(argv[3], F_OK) != 0))
 			nanosleep(&(struct timespec){0, 10000000}, NULL);
 	}
 	printf("allocating\n");

@@ -155,14 +155,14 @@ static class Program
     static int Usage(string why)
     {
         Console.Error.WriteLine($"Oracle: {why}");
-        Console.Error.WriteLine("usage: Oracle [--threads N] [--scale K] [--truth PATH]");
+        Console.Error.WriteLine("usage: Oracle [--threads N] [--scale K] [--truth PATH] [--go FILE] [--linger FILE]");
         return 2;
     }
 
     static int Main(string[] args)
     {
         int threads = 4, scale = 1;
-        string? truthPath = null;
+        string? truthPath = null, goPath = null, lingerPath = null;
         for (int a = 0; a < args.Length; a++)
         {
             string opt = args[a];
@@ -184,6 +184,12 @@ static class Program
                 case "--truth":
                     truthPath = val;
                     break;
+                case "--go": // wait for FILE before the measured loops (a client attaches first)
+                    goPath = val;
+                    break;
+                case "--linger": // after the truth, run on until FILE exists
+                    lingerPath = val;
+                    break;
                 default:
                     return Usage($"unknown option '{opt}'");
             }
@@ -203,6 +209,13 @@ static class Program
         GC.KeepAlive(new int[0]);
         GC.KeepAlive(new byte[0]);
         GC.KeepAlive(GC.AllocateArray<long>(0, pinned: true));
+
+        if (goPath != null)
+        {
+            Console.WriteLine($"waiting for {goPath}; pid {Environment.ProcessId}");
+            while (!File.Exists(goPath))
+                Thread.Sleep(10);
+        }
 
         var results = new TypeTruth[threads][];
         var workers = new Thread[threads];
@@ -268,7 +281,17 @@ static class Program
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"total            objects {totalObjects} bytes {totalBytes}; pid {Environment.ProcessId} threads {threads} scale {scale}"));
         if (truthPath != null)
-            File.WriteAllText(truthPath, json.ToString());
+        {
+            // Written whole, then renamed: a reader waiting for it never sees half of it.
+            File.WriteAllText(truthPath + ".tmp", json.ToString());
+            File.Move(truthPath + ".tmp", truthPath, true);
+        }
+        if (lingerPath != null)
+        {
+            Console.WriteLine($"lingering until {lingerPath}");
+            while (!File.Exists(lingerPath))
+                Thread.Sleep(10);
+        }
         return consistent ? 0 : 1;
     }
 }
