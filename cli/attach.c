@@ -117,16 +117,14 @@ static void stop_session(struct stopper *s, const char *why)
 	}
 }
 
-static void refresh(const char *cmd, const char *path, pid_t pid, double elapsed)
+static void refresh(const struct rasp_attach *a, const char *path, double elapsed)
 {
-	char *argv[] = {"report", (char *)path, NULL};
-
-	(void)cmd;
 	/* Clear the terminal, then the table of what has arrived so far. */
 	printf("\033[H\033[2J");
-	printf("rasp report --live: process %d, %.0f s so far (Ctrl-C ends)\n", (int)pid, elapsed);
+	printf("rasp report --live: process %d, %.0f s so far (Ctrl-C ends)\n", (int)a->pid,
+	       elapsed);
 	fflush(stdout);
-	rasp_cli_report(2, argv);
+	a->report(path);
 	fflush(stdout);
 }
 
@@ -213,7 +211,7 @@ int rasp_cli_attach(const struct rasp_attach *a)
 			stop_session(&stop, "duration reached");
 		}
 		if (a->live && !ended && t - last_refresh >= a->interval) {
-			refresh(a->cmd, path, a->pid, t - start);
+			refresh(a, path, t - start);
 			last_refresh = t;
 		}
 	}
@@ -225,12 +223,8 @@ int rasp_cli_attach(const struct rasp_attach *a)
 	sigaction(SIGTERM, &old_term, NULL);
 	fprintf(stderr, "rasp %s: %" PRIu64 " bytes in %s over %.1f s%s\n", a->cmd, bytes, path,
 		now_s() - start, ended ? "" : "; the stream did not end: the trace is INCOMPLETE");
-	{
-		char *argv[] = {"report", path, NULL};
-
-		if (a->live)
-			printf("\033[H\033[2J");
-		rc = rasp_cli_report(2, argv);
-	}
+	if (a->live)
+		printf("\033[H\033[2J");
+	rc = a->report(path);
 	return rc ? rc : ended ? 0 : 1;
 }

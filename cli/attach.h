@@ -13,6 +13,8 @@ struct rasp_attach {
 	const char *output; /* the .nettrace file (must not exist); NULL: a dated name */
 	bool live;	    /* redraw the report every interval seconds while recording */
 	double interval;
+	/* Prints the report of the .nettrace file at path (rasp report's); its exit status. */
+	int (*report)(const char *path);
 };
 
 /* Records, then prints the report of what was recorded. Returns the exit status: 0, 1 (no

@@ -20,6 +20,8 @@ int rasp_cli_report(int argc, char **argv);
 int rasp_cli_diff(int argc, char **argv);
 int rasp_cli_convert(int argc, char **argv);
 int rasp_cli_ps(int argc, char **argv);
+/* rasp report FILE with the default options: its exit status. */
+int rasp_cli_report_file(const char *path);
 
 /* --- util.c ------------------------------------------------------------------------------ */
 

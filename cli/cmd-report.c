@@ -67,6 +67,14 @@ static void usage(void)
 	rasp_cli_args_help(rasp_report_params, flags, NFLAGS);
 }
 
+/* The report of one .nettrace file, with the default options (rasp record -p, --live). */
+int rasp_cli_report_file(const char *path)
+{
+	char *argv[] = {"report", (char *)path, NULL};
+
+	return rasp_cli_report(2, argv);
+}
+
 int rasp_cli_report(int argc, char **argv)
 {
 	const char *cmd = "report";
@@ -103,7 +111,8 @@ int rasp_cli_report(int argc, char **argv)
 					.pid = (pid_t)live.pid,
 					.live = true,
 					.interval = live.interval,
-					.output = path};
+					.output = path,
+					.report = rasp_cli_report_file};
 
 		snprintf(path, sizeof(path), "%s/rasp-live-%ld-%ld.nettrace",
 			 tmp && *tmp ? tmp : "/tmp", live.pid, (long)getpid());
