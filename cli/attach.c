@@ -139,6 +139,8 @@ int rasp_cli_attach(const struct rasp_attach *a)
 	bool ended = false, abandoned = false;
 	int fd, out, rc;
 
+	if (!a->report)
+		return 2;
 	if (rasp_diag_find_socket(a->cmd, a->pid, socket_path, sizeof(socket_path)) != 0)
 		return 1;
 	if (a->output) {

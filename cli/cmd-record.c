@@ -427,8 +427,11 @@ int rasp_cli_record(int argc, char **argv)
 		return rc == RASP_CLI_ARGS_HELP ? 0 : 2;
 	}
 	if (a.pid) {
-		struct rasp_attach at = {
-		    .cmd = cmd, .pid = (pid_t)a.pid, .duration = a.duration, .output = a.output};
+		struct rasp_attach at = {.cmd = cmd,
+					 .pid = (pid_t)a.pid,
+					 .duration = a.duration,
+					 .output = a.output,
+					 .report = rasp_cli_report_file};
 
 		return rasp_cli_attach(&at);
 	}
