@@ -161,6 +161,14 @@ uint64_t rasp__ep_session_dropped(const struct rasp__ep_session *s)
 	return s->dropped;
 }
 
+void rasp__ep_session_drop_fd(struct rasp__ep_session *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	s->out.err = -EBADF;
+}
+
 size_t rasp__ep_session_backlog(const struct rasp__ep_session *s)
 {
 	return s->qlen - s->qoff;

@@ -47,6 +47,8 @@ int rasp__ep_session_sequence_point(struct rasp__ep_session *s, int64_t ts);
 /* A client's session: sends what is queued without blocking. 0, or -EPIPE when the client is
  * gone (hung up or reset), or another send error. A file session: 0. */
 int rasp__ep_session_send(struct rasp__ep_session *s);
+/* A forked child's copy: closes its descriptor and writes nothing more. */
+void rasp__ep_session_drop_fd(struct rasp__ep_session *s);
 /* Bytes queued and not yet sent. */
 size_t rasp__ep_session_backlog(const struct rasp__ep_session *s);
 

@@ -474,8 +474,11 @@ static void after_fork_child(void)
 	S.file_id = 0;
 	S.requests = NULL;
 	pthread_mutex_init(&S.lock, NULL);
+	/* The child's copies of the sessions' descriptors go (a client must see its stream end
+	 * when the parent ends it); the records stay reachable, untouched, with no writer. */
 	for (size_t j = 0; j < MAX_SESSIONS; j++)
-		S.sessions[j] = NULL; /* leaked in the child: the parent's writer owns them */
+		if (S.sessions[j])
+			rasp__ep_session_drop_fd(S.sessions[j]);
 }
 
 static void print_warnings(const char *w)
