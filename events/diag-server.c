@@ -426,6 +426,7 @@ static int start(void)
 		errno = rc;
 		goto fail_bound;
 	}
+	pthread_setname_np(D.thread, "rasp-diag"); /* for top, gdb and the tests */
 	D.owner = getpid();
 	D.running = true;
 	pthread_atfork(NULL, NULL, after_fork_child);

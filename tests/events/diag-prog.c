@@ -6,6 +6,8 @@
  * type's allocation count (its truth) as "truth TYPE OBJECTS BYTES" at the end: a client can
  * start its session first. GO-FILE "session" waits instead until a session wants the samples
  * (rasp_heap_sampling_active). Sampling is the heap's auto mode: on while a session wants it.
+ * DIAG_COUNT=N in the environment: each thread stops after N allocations; the program prints
+ * "done" and waits for SIGTERM (a known volume of events, whatever the build's speed).
  *   diag-prog THREADS SECONDS [GO-FILE | session] */
 #include <inttypes.h>
 #include <pthread.h>
@@ -23,10 +25,12 @@ static rasp_heap_t *heap;
 static const rasp_type_t *types[3];
 static const size_t sizes[3] = {40, 1000, 100000};
 static const char *const names[3] = {"Diag.Small", "Diag.Medium", "Diag.Large"};
-static volatile sig_atomic_t stop;
+/* Lock-free, so the handler may set it; atomic, so the workers may read it. */
+static _Atomic int stop;
 static _Atomic uint64_t counts[3], failed;
 static double seconds;
 static size_t zs[3];
+static unsigned long count_limit; /* DIAG_COUNT; 0: none */
 
 static void on_signal(int sig)
 {
@@ -59,6 +63,8 @@ static void *work(void *arg)
 		rasp_free(heap, p);
 		if (i % 4096 == 0 && now() > end)
 			break;
+		if (count_limit && i + 1 >= count_limit)
+			break;
 	}
 	for (int k = 0; k < 3; k++)
 		atomic_fetch_add(&counts[k], n[k]);
@@ -79,6 +85,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: diag-prog THREADS(1-64) SECONDS [GO-FILE]\n");
 		return 2;
 	}
+	if (getenv("DIAG_COUNT"))
+		count_limit = strtoul(getenv("DIAG_COUNT"), NULL, 10);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	rasp_config_init(&cfg);
@@ -109,6 +117,12 @@ int main(int argc, char **argv)
 		pthread_create(&th[t], NULL, work, NULL);
 	for (long t = 0; t < threads; t++)
 		pthread_join(th[t], NULL);
+	if (count_limit) {
+		printf("done\n");
+		fflush(stdout);
+		while (!stop)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
 	for (int k = 0; k < 3; k++) {
 		total += counts[k];
 		if (argc > 3)

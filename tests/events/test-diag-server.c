@@ -43,8 +43,8 @@ extern char **environ;
 
 static const char *prog_path;
 static char dir[PATH_MAX];
-static pid_t running;	      /* killed by the teardown when a test fails before it ends it */
-static const char *extra_env; /* one more NAME=VALUE for the next program, or NULL */
+static pid_t running;		 /* killed by the teardown when a test fails before it ends it */
+static const char *extra_env[2]; /* NAME=VALUE for the next program, or NULL */
 
 struct prog {
 	pid_t pid;
@@ -95,8 +95,9 @@ static void start(struct prog *p, bool enabled, const char *threads, bool go)
 		envp[n++] = enabled ? "RASP_DIAGNOSTICS=1" : "RASP_DIAGNOSTICS=0";
 		/* No LTTng provider: its listener threads are not the server's. */
 		envp[n++] = "RASP_LTTNG=0";
-		if (extra_env)
-			envp[n++] = (char *)extra_env;
+		for (int i = 0; i < 2; i++)
+			if (extra_env[i])
+				envp[n++] = (char *)extra_env[i];
 		/* The sanitizers' settings of the build pass through. */
 		for (char **e = environ; *e && n < 11; e++)
 			if (strstr(*e, "SAN_OPTIONS=") && strchr(*e, '=') - *e < 14)
@@ -123,6 +124,25 @@ static void start(struct prog *p, bool enabled, const char *threads, bool go)
 		sleep_ms(10);
 	}
 	fail_msg("diag-prog %d printed nothing within 5 s", (int)p->pid);
+}
+
+/* Waits (up to 10 minutes: sanitizer builds are slow) for a line of the program's output. */
+static void wait_line(const struct prog *p, const char *want)
+{
+	for (int i = 0; i < 60000; i++) {
+		char line[512];
+		FILE *f = fopen(p->out, "r");
+		bool found = false;
+
+		while (f && fgets(line, sizeof(line), f))
+			found |= strncmp(line, want, strlen(want)) == 0;
+		if (f)
+			fclose(f);
+		if (found)
+			return;
+		sleep_ms(10);
+	}
+	fail_msg("diag-prog %d never printed '%s'", (int)p->pid, want);
 }
 
 /* SIGTERM, then its exit status (0: every allocation made) and its counts. */
@@ -372,38 +392,48 @@ static void read_trace(const char *path, struct seen *s)
 
 /* ---- tests --------------------------------------------------------------------------------- */
 
-/* Disabled: no socket file and no thread (the program waits on its main thread alone). */
+/* Threads of pid named rasp-diag (the server's). */
+static int server_threads(pid_t pid)
+{
+	char task[64], path[PATH_MAX], name[64];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(task, sizeof(task), "/proc/%d/task", (int)pid);
+	d = opendir(task);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%.32s/comm", task, e->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(name, sizeof(name), f) && strcmp(name, "rasp-diag\n") == 0)
+			n++;
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Disabled: no socket file and no server thread; enabled, both. */
 static void test_disabled(void **state)
 {
 	struct prog p;
-	char s[PATH_MAX], task[64];
-	int threads = 0;
-	struct dirent *e;
-	DIR *d;
+	char s[PATH_MAX];
 
 	(void)state;
 	start(&p, false, "1", true);
 	sleep_ms(300);
 	find_socket(p.pid, s, sizeof(s));
 	assert_string_equal(s, "");
-	snprintf(task, sizeof(task), "/proc/%d/task", (int)p.pid);
-	d = opendir(task);
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		threads += e->d_name[0] != '.';
-	closedir(d);
-	assert_int_equal(threads, 1);
+	assert_int_equal(server_threads(p.pid), 0);
 	finish(&p);
-	/* Enabled, the same program has the server's thread: the count above can fail. */
 	start(&p, true, "1", true);
-	threads = 0;
-	snprintf(task, sizeof(task), "/proc/%d/task", (int)p.pid);
-	d = opendir(task);
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		threads += e->d_name[0] != '.';
-	closedir(d);
-	assert_int_equal(threads, 2);
+	assert_int_equal(server_threads(p.pid), 1);
 	finish(&p);
 }
 
@@ -555,12 +585,15 @@ static void test_vanishing_and_slow_clients(void **state)
 
 	finish(&p);
 
-	/* The smallest queue (4 MiB), unread for 3 s while two threads sample every 128 bytes. */
-	extra_env = "RASP_SAMPLING_MEAN=128";
+	/* The smallest queue (4 MiB), unread while two threads make 100,000 allocations each
+	 * with nearly every one sampled (a mean of 8 bytes): some 200,000 events, far more than
+	 * 4 MiB, however fast the build runs. */
+	extra_env[0] = "RASP_SAMPLING_MEAN=8";
+	extra_env[1] = "DIAG_COUNT=100000";
 	start(&p, true, "2", false);
-	extra_env = NULL;
+	extra_env[0] = extra_env[1] = NULL;
 	id = collect(&p, &fd, 1);
-	sleep_ms(3000);
+	wait_line(&p, "done");
 	copy_start(&c, fd, "slow.nettrace");
 	sleep_ms(300);
 	stop(&p, id);
@@ -570,8 +603,7 @@ static void test_vanishing_and_slow_clients(void **state)
 	assert_true(s.complete);
 	assert_true(s.sampled > 0);
 	assert_int_equal(s.before_config, 0);
-	/* At a 128-byte mean, 3 s make far more than 4 MiB of events: the session dropped some,
-	 * and says how many. */
+	/* The session dropped some, and says how many. */
 	printf("# slow client: %" PRIu64 " samples written, %" PRIu64 " lost, %" PRIu64
 	       " fired in all\n",
 	       s.sampled, s.lost, p.samples);
