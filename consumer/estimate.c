@@ -338,6 +338,13 @@ int rasp_est_cell_add(struct rasp_est_cell *cell, uint64_t object_size, uint64_t
 	cell->samples++;
 	cell->bytes += z / hit;
 	cell->objects += 1.0 / hit;
+	double a = (1.0 - hit) / (hit * hit);
+
+	cell->mix_a += a;
+	cell->mix_az += a * z;
+	cell->mix_azz += a * z * z;
+	if (cell->size_min == 0.0 || z < cell->size_min)
+		cell->size_min = z;
 	cell->unsampled += (double)(object_size - sampled_offset);
 	cell->sampled_bytes += z;
 	return 0;
@@ -506,6 +513,7 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 	if (!st)
 		return -ENOMEM;
 	double unsampled = 0.0, seen = 0.0;
+	double mix_a = 0.0, mix_az = 0.0, mix_azz = 0.0, w_max = 0.0, z_at_max = 0.0;
 
 	for (size_t i = 0; i < n; i++) {
 		st[i] = (struct stream){.p = cells[i].p, .samples = (double)cells[i].samples};
@@ -514,6 +522,17 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 		out->objects += cells[i].objects;
 		unsampled += cells[i].unsampled;
 		seen += cells[i].sampled_bytes;
+		mix_a += cells[i].mix_a;
+		mix_az += cells[i].mix_az;
+		mix_azz += cells[i].mix_azz;
+		if (cells[i].size_min > 0.0) {
+			double w = 1.0 / p_hit(cells[i].p, cells[i].size_min);
+
+			if (w > w_max) {
+				w_max = w;
+				z_at_max = cells[i].size_min;
+			}
+		}
 	}
 	qsort(st, n, sizeof(*st), stream_cmp);
 	size_t groups = 0;
@@ -558,12 +577,27 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 				   out->bytes > (hi > seen ? hi : seen);
 	}
 	free(st);
-	/* Objects: the bytes interval scaled by the sample's objects per byte. Exact for a group
-	 * of one object size (objects = bytes / z then); for mixed sizes it leaves out the
-	 * uncertainty of the size mix (docs/sampling.md, "Objects"). */
+	/* Objects: the bytes interval scaled by the sample's objects per byte, r. Exact for a
+	 * group of one object size (objects = bytes / z then), but blind to the size mix: a few
+	 * samples of small objects among large ones carry most of the objects estimate. The
+	 * mix's own uncertainty is that of the ratio estimate r N with N known, variance
+	 * sum a (1 - r z)^2, zero for one size; on the high side one more sample of the
+	 * smallest size seen may be missing (as the bytes' high bound allows one more sample).
+	 * The two parts are combined as independent (docs/sampling.md, "Objects"). */
 	if (out->bytes > 0.0) {
-		out->objects_low = out->objects * (out->bytes_low / out->bytes);
-		out->objects_high = out->objects * (out->bytes_high / out->bytes);
+		double r = out->objects / out->bytes, zq = rasp_normal_quantile(1.0 - alpha / 2.0);
+		double mix = mix_a - 2.0 * r * mix_az + r * r * mix_azz;
+		double extra = w_max * (1.0 - r * z_at_max);
+		double lo = out->objects * (out->bytes_low / out->bytes);
+		double hi = out->objects * (out->bytes_high / out->bytes);
+
+		if (!(mix > 0.0))
+			mix = 0.0; /* rounding, for one size */
+		out->objects_low =
+		    out->objects - sqrt(pow(out->objects - lo, 2.0) + zq * zq * mix);
+		out->objects_high = out->objects +
+				    sqrt(pow(hi - out->objects, 2.0) + zq * zq * (mix + extra * extra)) +
+				    extra * (zq * zq + 2.0) / 3.0;
 	}
 	if (out->objects_low < (double)out->samples)
 		out->objects_low = (double)out->samples; /* each sample is an object */

@@ -38,6 +38,10 @@ struct rasp_est_cell {
 	double objects;	      /* weighted estimate: sum 1 / (1 - q^z) */
 	double unsampled;     /* u: sum (z - o), the sampled byte and the untried bytes after it */
 	double sampled_bytes; /* sum z: bytes of the sampled objects, certainly allocated */
+	/* The size mix's part of the objects estimate's variance (docs/sampling.md, "Objects"):
+	 * sums over the samples of a = (1 - h) / h^2, h = 1 - q^z, times 1, z and z^2. */
+	double mix_a, mix_az, mix_azz;
+	double size_min; /* the smallest sampled size: the most objects one sample stands for */
 };
 
 /* p in (0, 1]; -EINVAL otherwise. */
@@ -53,8 +57,8 @@ struct rasp_est_total {
 	double objects;	     /* weighted (point) estimate */
 	double bytes_low;    /* confidence interval for bytes, from the negative binomial */
 	double bytes_high;   /* (failed trials + u), with the window adjustments of sampling.md */
-	double objects_low;  /* the bytes interval scaled by objects / bytes */
-	double objects_high; /* (exact for one object size; docs/sampling.md, "Objects") */
+	double objects_low;  /* the bytes interval scaled by objects / bytes, widened to the */
+	double objects_high; /* size mix's own (docs/sampling.md, "Objects") */
 	/* The samples contradict the model (a wrong sampling mean, or offsets no Bernoulli
 	 * sampler drew): the point estimate lies outside even the interval at odds
 	 * RASP_EST_CONTRADICTION, or every bound lies below the bytes the samples prove. */

@@ -82,9 +82,12 @@ static void interval(char *buf, size_t len, double lo, double hi, bool bytes, co
 		rasp_format_count(lo, a, sizeof(a));
 		rasp_format_count(hi, b, sizeof(b));
 	}
+	/* "1.03 - 4.27 PiB": a shared unit is written once. Bytes only: a byte count always has
+	 * a unit ("9 B"), so a bare low bound reads as sharing the high one's; a count below
+	 * 1,000 has none, and "9 - 32.5 T" would read as 9 T. */
 	ua = strrchr(a, ' ');
 	ub = strrchr(b, ' ');
-	if (ua && ub && strcmp(ua, ub) == 0) {
+	if (bytes && ua && ub && strcmp(ua, ub) == 0) {
 		snprintf(buf, len, "%s%.*s - %s", mark, (int)(ua - a), a, b);
 		return;
 	}

@@ -165,7 +165,7 @@ static int human_value(const char *cell, const char *unit, int bytes, double *v)
 	return -1;
 }
 
-/* "~1.55 - 5.24 PiB" or "884 TiB - 3.94 PiB" into its two ends. */
+/* "~1.55 - 5.24 PiB", "884 TiB - 3.94 PiB" or "9 - 32.5 T" (counts) into its two ends. */
 static int interval_values(const char *cell, int bytes, double *lo, double *hi)
 {
 	char left[128];
@@ -177,7 +177,8 @@ static int interval_values(const char *cell, int bytes, double *lo, double *hi)
 	if (!dash || (size_t)(dash - cell) >= sizeof(left))
 		return -1;
 	snprintf(left, sizeof(left), "%.*s", (int)(dash - cell), cell);
-	unit = strchr(dash + 3, ' ');
+	/* Only a bytes interval writes a shared unit once (a bare count is a count). */
+	unit = bytes ? strchr(dash + 3, ' ') : NULL;
 	return human_value(dash + 3, NULL, bytes, hi) ||
 		       human_value(left, unit ? unit + 1 : "", bytes, lo)
 		   ? -1
