@@ -593,11 +593,11 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 
 		if (!(mix > 0.0))
 			mix = 0.0; /* rounding, for one size */
-		out->objects_low =
-		    out->objects - sqrt(pow(out->objects - lo, 2.0) + zq * zq * mix);
-		out->objects_high = out->objects +
-				    sqrt(pow(hi - out->objects, 2.0) + zq * zq * (mix + extra * extra)) +
-				    extra * (zq * zq + 2.0) / 3.0;
+		out->objects_low = out->objects - sqrt(pow(out->objects - lo, 2.0) + zq * zq * mix);
+		out->objects_high =
+		    out->objects +
+		    sqrt(pow(hi - out->objects, 2.0) + zq * zq * (mix + extra * extra)) +
+		    extra * (zq * zq + 2.0) / 3.0;
 	}
 	if (out->objects_low < (double)out->samples)
 		out->objects_low = (double)out->samples; /* each sample is an object */

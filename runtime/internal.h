@@ -57,8 +57,8 @@
 /* Size classes: 24..64 by 8, then 8 classes per doubling up to 1024 (a table lookup) and on
  * to RASP__SMALL_MAX_Z (computed): internal waste below 1/8 of the object size past 64 bytes.
  * Class 0 is no class: its block size is all ones, so the fast path always falls through. */
-#define RASP__NCLASS	 90
-#define RASP__TABLE_MAX	 1024u
+#define RASP__NCLASS	     90
+#define RASP__TABLE_MAX	     1024u
 #define RASP__FIRST_COMPUTED 39u /* first class past RASP__TABLE_MAX */
 /* Empty slots kept committed per heap for reuse without page faults; past this, a slot that
  * empties is purged (MADV_DONTNEED) at once. rasp_heap_collect purges them all. */
@@ -105,19 +105,19 @@ enum rasp__segment_kind { RASP__SEG_SMALL = 1, RASP__SEG_LARGE = 2 };
  * them on every free). Fields marked "owner" are written by the owning thread only
  * (or by a whole-heap operation while it is quiescent); the atomics are for other threads. */
 struct rasp__page {
-	struct rasp__header *local_free; /* owner: blocks freed by the owner, not yet reused */
-	uint32_t local_n;		 /* owner: blocks in local_free */
-	_Atomic uint32_t used;		 /* owner: blocks out (live, held by the context, or
-					  * freed by another thread and not yet collected) */
-	uint32_t capacity;		 /* blocks the page holds */
-	uint32_t extended;		 /* blocks formatted so far (the rest never touched) */
-	uint32_t bsize;			 /* block size; 0: not a page (free slot) */
-	uint16_t cls;			 /* size class */
-	uint8_t span;			 /* slots */
-	uint8_t slot;			 /* index of its first slot */
-	uintptr_t start;		 /* first block */
-	struct rasp__page *next, *prev;	 /* owner's class queue or full list; abandoned list */
-	_Atomic uintptr_t owner;	 /* owning thread's token; 0 when abandoned */
+	struct rasp__header *local_free;    /* owner: blocks freed by the owner, not yet reused */
+	uint32_t local_n;		    /* owner: blocks in local_free */
+	_Atomic uint32_t used;		    /* owner: blocks out (live, held by the context, or
+					     * freed by another thread and not yet collected) */
+	uint32_t capacity;		    /* blocks the page holds */
+	uint32_t extended;		    /* blocks formatted so far (the rest never touched) */
+	uint32_t bsize;			    /* block size; 0: not a page (free slot) */
+	uint16_t cls;			    /* size class */
+	uint8_t span;			    /* slots */
+	uint8_t slot;			    /* index of its first slot */
+	uintptr_t start;		    /* first block */
+	struct rasp__page *next, *prev;	    /* owner's class queue or full list; abandoned list */
+	_Atomic uintptr_t owner;	    /* owning thread's token; 0 when abandoned */
 	_Atomic(struct rasp_context *) ctx; /* owner's context (for the full-page wake-up) */
 	_Atomic(struct rasp__header *) thread_free; /* blocks freed by other threads */
 	_Atomic int full;			    /* on the owner's full list */
@@ -149,13 +149,15 @@ struct rasp__segment {
 struct rasp__hot {
 	uintptr_t left;
 	struct rasp__header *free;
+	uintptr_t bsize; /* the class's block size (a copy: the fast path reads one line) */
+	uintptr_t spare; /* to 32 bytes: a class's offset is its index shifted */
 };
 
 struct rasp__window {
 	uintptr_t gap;
 	uint64_t held; /* bytes of the list, as published in held_bytes at the last slow path */
 	uint32_t rest;
-	struct rasp__page *page; /* current page (the list's), also on the class queue */
+	struct rasp__page *page;  /* current page (the list's), also on the class queue */
 	struct rasp__page *queue; /* pages with blocks to reuse (the current one first) */
 	struct rasp__page *full;  /* pages with none, until another thread frees into them */
 };
@@ -167,25 +169,25 @@ struct rasp__window {
 struct rasp_context {
 	struct rasp__hot hot[RASP__NCLASS]; /* first: the fast path's only data */
 	struct rasp_heap *heap;
-	uintptr_t token;		  /* owner thread's token (page ownership) */
-	uint64_t rng[4];		  /* xoshiro256++ state */
-	bool sampling;			  /* windows were drawn with sampling on */
-	bool listening;			  /* a SamplingConfigured listener, at the last update */
-	uint32_t ep_epoch;		  /* EventPipe sessions' epoch it last announced in */
-	uint64_t mean;			  /* sampling mean the budgets were drawn with (announced) */
-	double inv_log_q;		  /* 1 / ln(1 - 1/mean) */
-	double neg_log_q;		  /* -ln(1 - 1/mean): the bounded draw multiplies */
-	uint64_t index;			  /* attach order in the heap (seeding) */
-	_Atomic int full_dirty;		  /* another thread freed into a page on a full list */
-	_Atomic int trim;		  /* collect asked: release empty pages at the next slow path */
-	uint32_t kept_empty;		  /* pages kept empty in the queues (<= RASP__KEEP_EMPTY) */
+	uintptr_t token;	/* owner thread's token (page ownership) */
+	uint64_t rng[4];	/* xoshiro256++ state */
+	bool sampling;		/* windows were drawn with sampling on */
+	bool listening;		/* a SamplingConfigured listener, at the last update */
+	uint32_t ep_epoch;	/* EventPipe sessions' epoch it last announced in */
+	uint64_t mean;		/* sampling mean the budgets were drawn with (announced) */
+	double inv_log_q;	/* 1 / ln(1 - 1/mean) */
+	double neg_log_q;	/* -ln(1 - 1/mean): the bounded draw multiplies */
+	uint64_t index;		/* attach order in the heap (seeding) */
+	_Atomic int full_dirty; /* another thread freed into a page on a full list */
+	_Atomic int trim;	/* collect asked: release empty pages at the next slow path */
+	uint32_t kept_empty;	/* pages kept empty in the queues (<= RASP__KEEP_EMPTY) */
 	/* Cross-thread frees queued for one page (RASP__BATCH_MAX at most), pushed at once. */
 	struct rasp__page *batch_page;
 	struct rasp__header *batch_head, *batch_tail;
 	uint32_t batch_n;
 	/* Counters, written by the owner only (relaxed), summed by rasp_heap_stats. */
 	_Atomic uint64_t n_samples, n_refills;
-	_Atomic uint64_t held_bytes; /* bytes of the lists held, at the last slow path */
+	_Atomic uint64_t held_bytes;	  /* bytes of the lists held, at the last slow path */
 	struct rasp_context *next, *prev; /* heap->contexts or heap->spare_contexts, heap->lock */
 	struct rasp__window win[RASP__NCLASS];
 	/* Debug builds only (kept in every build so the layout never depends on NDEBUG). */
@@ -208,19 +210,21 @@ struct rasp_heap {
 	_Atomic int announced;		/* a thread announced sampling on (SamplingConfigured) */
 	struct rasp_context *contexts;	/* attached, lock */
 	struct rasp_context *spare_contexts; /* of exited threads, for reuse, lock */
-	struct rasp__segment *segments;	/* small segments, lock */
-	struct rasp__segment *large;	/* large objects, lock */
+	/* Small segments, lock: those with free slots first, full ones after (segment.c), so a
+	 * page search stops at the first full one. */
+	struct rasp__segment *segments, *segments_tail;
+	struct rasp__segment *large;		    /* large objects, lock */
 	struct rasp__page *abandoned[RASP__NCLASS]; /* pages of exited threads, lock */
-	uint64_t free_committed_slots;	/* empty slots not purged, lock */
-	struct rasp_type *types;	/* lock */
-	uint64_t next_ctx_index;	/* lock */
+	uint64_t free_committed_slots;		    /* empty slots not purged, lock */
+	struct rasp_type *types;		    /* lock */
+	uint64_t next_ctx_index;		    /* lock */
 	/* Written under the lock, read by stats at any time. */
 	_Atomic uint64_t regions_n, reserved_bytes, committed_bytes, large_live_bytes, pages_n,
 	    purged_bytes;
 	_Atomic uint64_t contexts_n, starts, invalid_frees;
 	/* Counters of contexts gone (their threads exited), folded in at their exit. */
 	_Atomic uint64_t samples_gone, refills_gone;
-	struct rasp_heap *reg_next; /* registry of live heaps (context.c) */
+	struct rasp_heap *reg_next;	  /* registry of live heaps (context.c) */
 	rasp__sample_hook_fn sample_hook; /* test seams (see above), NULL in programs */
 	rasp__announce_hook_fn announce_hook;
 	void *sample_hook_arg;
@@ -248,6 +252,8 @@ void rasp__os_set_ops(const struct rasp__os_ops *ops);
 /* sizeclass.c: the class tables the fast path reads (filled once, before any heap exists). */
 extern uintptr_t rasp__class_size[RASP__NCLASS];
 extern uint8_t rasp__table_class[RASP__TABLE_MAX / 8 + 1];
+/* The same lookup as byte offsets into a context's hot array (class x 32): the fast path's. */
+extern uint16_t rasp__table_hot[RASP__TABLE_MAX / 8 + 1];
 extern uint8_t rasp__class_span[RASP__NCLASS];
 void rasp__classes_init(void);
 /* Class of object size z (multiple of 8, <= RASP__SMALL_MAX_Z); 0 if z < 24. */

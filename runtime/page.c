@@ -30,9 +30,10 @@ static void used_add(struct rasp__page *pg, int64_t d)
 
 void rasp__page_extend(struct rasp__page *pg)
 {
-	uint32_t n = (uint32_t)(EXTEND_BYTES / pg->bsize), i;
-	uintptr_t b = pg->start + (size_t)pg->extended * pg->bsize;
-	struct rasp__header *first = (struct rasp__header *)b, *hdr = NULL;
+	uint32_t n = (uint32_t)(EXTEND_BYTES / pg->bsize);
+	const size_t bs = pg->bsize;
+	const uint64_t sf = bs | RASP__HDR_FREE;
+	uintptr_t b = pg->start + (size_t)pg->extended * bs, last;
 
 	if (n == 0)
 		n = 1;
@@ -40,13 +41,32 @@ void rasp__page_extend(struct rasp__page *pg)
 		n = pg->capacity - pg->extended;
 	if (n == 0)
 		return;
-	for (i = 0; i < n; i++, b += pg->bsize) {
-		hdr = (struct rasp__header *)b;
-		hdr->size_flags = pg->bsize | RASP__HDR_FREE;
-		hdr->next = i + 1 < n ? (struct rasp__header *)(b + pg->bsize) : pg->local_free;
-		RASP__POISON(hdr + 1, pg->bsize - RASP_OBJECT_HEADER_SIZE);
+	/* Each block links to the next; the last to what the list held. Two stores and an add a
+	 * block: formatting is about a tenth of an allocation's instructions on fresh pages. */
+	last = b + (size_t)(n - 1) * bs;
+	uintptr_t a = b;
+
+#define LINK(x)                                                                                    \
+	do {                                                                                       \
+		struct rasp__header *hdr_ = (struct rasp__header *)(x);                            \
+		hdr_->size_flags = sf;                                                             \
+		hdr_->next = (struct rasp__header *)((x) + bs);                                    \
+		RASP__POISON(hdr_ + 1, bs - RASP_OBJECT_HEADER_SIZE);                              \
+	} while (0)
+	/* Four blocks a turn: the loop's own compare and branch once per four. */
+	for (; last - a > 3 * bs; a += 4 * bs) {
+		LINK(a);
+		LINK(a + bs);
+		LINK(a + 2 * bs);
+		LINK(a + 3 * bs);
 	}
-	pg->local_free = first;
+	for (; a < last; a += bs)
+		LINK(a);
+#undef LINK
+	((struct rasp__header *)last)->size_flags = sf;
+	((struct rasp__header *)last)->next = pg->local_free;
+	RASP__POISON((struct rasp__header *)last + 1, bs - RASP_OBJECT_HEADER_SIZE);
+	pg->local_free = (struct rasp__header *)b;
 	pg->local_n += n;
 	pg->extended += n;
 }

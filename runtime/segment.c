@@ -84,6 +84,35 @@ static void unlink_seg(struct rasp__segment **head, struct rasp__segment *s)
 	s->next = s->prev = NULL;
 }
 
+/* The small segments' list keeps those with free slots before the full ones: a segment
+ * that fills goes to the tail, one that gets a slot back from full to the head. Each move is
+ * O(1), and a page search never walks past the first full segment (before this, every new
+ * page walked every segment twice: ~5,000 instructions a page at 12 segments). */
+static void seg_unlink(struct rasp_heap *h, struct rasp__segment *s)
+{
+	if (h->segments_tail == s)
+		h->segments_tail = s->prev;
+	unlink_seg(&h->segments, s);
+}
+
+static void seg_push_head(struct rasp_heap *h, struct rasp__segment *s)
+{
+	link_seg(&h->segments, s);
+	if (!h->segments_tail)
+		h->segments_tail = s;
+}
+
+static void seg_push_tail(struct rasp_heap *h, struct rasp__segment *s)
+{
+	s->next = NULL;
+	s->prev = h->segments_tail;
+	if (h->segments_tail)
+		h->segments_tail->next = s;
+	else
+		h->segments = s;
+	h->segments_tail = s;
+}
+
 static void unmap_seg(struct rasp_heap *h, struct rasp__segment *s)
 {
 	atomic_fetch_sub(&h->regions_n, 1);
@@ -109,7 +138,7 @@ static struct rasp__segment *segment_new(struct rasp_heap *h)
 	s->slot0_start = (uintptr_t)s + meta_size();
 	memset(s->slot_page, 0, sizeof(s->slot_page));
 	memset(s->pages, 0, sizeof(s->pages));
-	link_seg(&h->segments, s);
+	seg_push_head(h, s);
 	atomic_fetch_add(&h->committed_bytes, meta_size());
 	return s;
 }
@@ -119,6 +148,8 @@ static int find_run(const struct rasp__segment *s, unsigned span, bool committed
 {
 	uint64_t avail = s->free_slots & (committed_only ? s->committed_slots : ALL_SLOTS);
 
+	if (span == 1)
+		return avail ? __builtin_ctzll(avail) : -1;
 	for (unsigned i = 0; i + span <= RASP__SLOTS; i += span)
 		if ((avail & span_mask(i, span)) == span_mask(i, span))
 			return (int)i;
@@ -142,7 +173,7 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 
 	/* Committed empty slots first (no page faults), then any room, then a new segment. */
 	for (int pass = 0; pass < 2 && i < 0; pass++)
-		for (s = h->segments; s; s = s->next)
+		for (s = h->segments; s && s->free_slots; s = s->next)
 			if ((i = find_run(s, span, pass == 0)) >= 0)
 				break;
 	if (i < 0) {
@@ -156,9 +187,13 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 	s->free_slots &= ~mask;
 	h->free_committed_slots -= (uint64_t)__builtin_popcountll(mask & s->committed_slots);
 	s->committed_slots |= mask;
-	for (unsigned j = 0; j < RASP__SLOTS; j++)
-		if (fresh & (UINT64_C(1) << j))
-			atomic_fetch_add(&h->committed_bytes, slot_bytes(s, j, 1));
+	for (uint64_t m = fresh; m; m &= m - 1)
+		atomic_fetch_add(&h->committed_bytes,
+				 slot_bytes(s, (unsigned)__builtin_ctzll(m), 1));
+	if (!s->free_slots) {
+		seg_unlink(h, s);
+		seg_push_tail(h, s);
+	}
 	pg = &s->pages[i];
 	memset(pg, 0, sizeof(*pg));
 	pg->bsize = (uint32_t)rasp__class_size[cls];
@@ -200,18 +235,17 @@ static void maybe_unmap(struct rasp_heap *h, struct rasp__segment *s, bool alway
 	if (s->free_slots != ALL_SLOTS)
 		return;
 	if (!always) {
-		for (o = h->segments; o; o = o->next)
-			if (o != s && o->free_slots)
-				break;
-		if (!o)
+		/* Segments with room come first: the first one other than s is the candidate. */
+		o = h->segments == s ? s->next : h->segments;
+		if (!o || !o->free_slots)
 			return;
 	}
 	h->free_committed_slots -= (uint64_t)__builtin_popcountll(s->committed_slots);
-	for (unsigned j = 0; j < RASP__SLOTS; j++)
-		if (s->committed_slots & (UINT64_C(1) << j))
-			atomic_fetch_sub(&h->committed_bytes, slot_bytes(s, j, 1));
+	for (uint64_t m = s->committed_slots; m; m &= m - 1)
+		atomic_fetch_sub(&h->committed_bytes,
+				 slot_bytes(s, (unsigned)__builtin_ctzll(m), 1));
 	atomic_fetch_sub(&h->committed_bytes, meta_size());
-	unlink_seg(&h->segments, s);
+	seg_unlink(h, s);
 	unmap_seg(h, s);
 }
 
@@ -224,6 +258,10 @@ void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg)
 	for (unsigned j = 0; j < pg->span; j++)
 		s->slot_page[pg->slot + j] = NULL;
 	pg->bsize = 0;
+	if (!s->free_slots) {
+		seg_unlink(h, s);
+		seg_push_head(h, s);
+	}
 	s->free_slots |= mask;
 	h->free_committed_slots += (uint64_t)__builtin_popcountll(mask);
 	atomic_fetch_sub(&h->pages_n, 1);
@@ -360,5 +398,5 @@ void rasp__segments_unmap_all(struct rasp_heap *h)
 		sn = s->next;
 		unmap_seg(h, s);
 	}
-	h->segments = h->large = NULL;
+	h->segments = h->segments_tail = h->large = NULL;
 }

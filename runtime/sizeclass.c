@@ -13,6 +13,7 @@
 
 uintptr_t rasp__class_size[RASP__NCLASS];
 uint8_t rasp__table_class[RASP__TABLE_MAX / 8 + 1];
+uint16_t rasp__table_hot[RASP__TABLE_MAX / 8 + 1];
 uint8_t rasp__class_span[RASP__NCLASS];
 
 unsigned rasp__class_of(size_t z)
@@ -70,6 +71,7 @@ static void init_tables(void)
 			for (c = 1; rasp__class_size[c] < z; c++)
 				;
 		rasp__table_class[z >> 3] = (uint8_t)c;
+		rasp__table_hot[z >> 3] = (uint16_t)(c * sizeof(struct rasp__hot));
 	}
 	for (n = 1; n < RASP__NCLASS; n++)
 		rasp__class_span[n] = span_for(rasp__class_size[n]);

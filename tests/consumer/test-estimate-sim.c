@@ -113,7 +113,7 @@ struct config {
 
 struct tally {
 	long cases, cover95, cover99, cover95_per_thread;
-	long above95, below95;	  /* misses: truth above the upper bound, below the lower */
+	long above95, below95; /* misses: truth above the upper bound, below the lower */
 	long objects_cases, objects95, objects99; /* objects intervals that held the truth */
 	long objects_above95;
 	double sum_rel, sum_rel2; /* relative error of the point estimate */
@@ -137,9 +137,11 @@ static void tally_add(struct tally *t, const struct rasp_est_cell *cells, size_t
 	t->below95 += truth < t95.bytes_low;
 	/* A row without samples has no size to count objects by (reports show none). */
 	t->objects_cases += t95.samples > 0;
-	t->objects95 += t95.samples > 0 && t95.objects_low <= truth_objects && truth_objects <= t95.objects_high;
+	t->objects95 += t95.samples > 0 && t95.objects_low <= truth_objects &&
+			truth_objects <= t95.objects_high;
 	t->objects_above95 += t95.samples > 0 && truth_objects > t95.objects_high;
-	t->objects99 += t99.samples > 0 && t99.objects_low <= truth_objects && truth_objects <= t99.objects_high;
+	t->objects99 += t99.samples > 0 && t99.objects_low <= truth_objects &&
+			truth_objects <= t99.objects_high;
 
 	/* For comparison only (docs/sampling.md): the .NET doc's per-thread adjustment summed
 	 * over threads, an upper bound with one extra sample per thread. One p only. */
@@ -291,8 +293,10 @@ static void check(const struct config *c, int few)
 		double no = (double)t->objects_cases;
 
 		if (!(few && t == &totals)) {
-			assert_true(t->objects95 >= fmax(0.94, 0.95 - 3 * sqrt(0.95 * 0.05 / no)) * no);
-			assert_true(t->objects99 >= fmax(0.985, 0.99 - 3 * sqrt(0.99 * 0.01 / no)) * no);
+			assert_true(t->objects95 >=
+				    fmax(0.94, 0.95 - 3 * sqrt(0.95 * 0.05 / no)) * no);
+			assert_true(t->objects99 >=
+				    fmax(0.985, 0.99 - 3 * sqrt(0.99 * 0.01 / no)) * no);
 		}
 		if (!few)
 			assert_true(t->objects95 <= 0.98 * no);

@@ -100,6 +100,75 @@ static void test_empty_pages_purged_past_the_bound(void **state)
 }
 
 /* Large objects: each its own mapping, given back at its free without a collect. */
+/* The segment list keeps segments with free slots before full ones (a page search stops at
+ * the first full one). Fill 5 segments, free one page's objects in the oldest (now at the
+ * tail): it moves to the head, and the next new page of that class lands in its freed slot
+ * instead of a new segment's. The invariant is checked along the way. */
+static void check_order(struct rasp_heap *h)
+{
+	struct rasp__segment *s, *last = NULL;
+	bool full_seen = false;
+
+	for (s = h->segments; s; last = s, s = s->next) {
+		if (!s->free_slots)
+			full_seen = true;
+		else
+			assert_false(full_seen); /* a segment with room after a full one */
+		assert_ptr_equal(s->prev, last);
+	}
+	assert_ptr_equal(h->segments_tail, last);
+}
+
+static void test_segments_with_room_first(void **state)
+{
+	enum { N = 5 * 4096 }; /* 1000-byte objects: ~4,000 per 4 MiB segment */
+	rasp_heap_t *h = make_heap();
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	void **objs = malloc(N * sizeof(void *));
+	struct rasp__segment *first;
+	uint64_t before;
+
+	(void)state;
+	assert_non_null(objs);
+	for (int i = 0; i < N; i++) {
+		objs[i] = rasp_alloc(h, t, 1000, 0);
+		assert_non_null(objs[i]);
+		if (i % 1024 == 0)
+			check_order(h);
+	}
+	check_order(h);
+	first = rasp__segment_of(objs[0]);
+	assert_int_equal(first->free_slots, 0); /* full, so on the tail side */
+	assert_ptr_not_equal(h->segments, first);
+	/* Free every object of the oldest segment's second page. */
+	struct rasp__page *pg = rasp__page_of(first, objs[0]);
+	uintptr_t lo = (uintptr_t)first + (size_t)(pg->slot + pg->span) * RASP__SLOT_SIZE;
+	struct rasp__page *second = rasp__page_of(first, (void *)(lo + 64));
+
+	for (int i = 0; i < N; i++)
+		if (objs[i] && rasp__segment_of(objs[i]) == first &&
+		    rasp__page_of(first, objs[i]) == second) {
+			rasp_free(h, objs[i]);
+			objs[i] = NULL;
+		}
+	assert_int_equal(rasp_heap_collect(h), 0); /* the thread's lists go back: page empties */
+	check_order(h);
+	assert_ptr_equal(h->segments, first);
+	before = h->regions_n;
+	/* Allocate until the class needs a new page: it must come from the freed slot. */
+	for (int i = 0; i < N; i++)
+		if (!objs[i]) {
+			objs[i] = rasp_alloc(h, t, 1000, 0);
+			assert_non_null(objs[i]);
+		}
+	check_order(h);
+	assert_int_equal(h->regions_n, before);
+	for (int i = 0; i < N; i++)
+		rasp_free(h, objs[i]);
+	free(objs);
+	rasp_heap_destroy(h);
+}
+
 static void test_large_objects_mapped_and_unmapped(void **state)
 {
 	rasp_heap_t *h = make_heap();
@@ -133,6 +202,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_empty_pages_purged_past_the_bound),
+	    cmocka_unit_test(test_segments_with_room_first),
 	    cmocka_unit_test(test_large_objects_mapped_and_unmapped),
 	};
 
