@@ -230,28 +230,41 @@ static uint32_t window_blocks(const struct rasp_context *c, unsigned k)
 	return n < 8 ? 8 : n;
 }
 
-/* A fresh window of class k over its list: `avail` bytes still in the current window plus its
- * rest, at most window_blocks; the sampling budget drawn afresh and folded in (spec §3: left =
- * min(budget, window), gap = what the window holds past the sample point). A budget at or past
- * the window's end leaves its value undrawn: the next slow path draws afresh, and discarding
- * unused trials is allowed (they are memoryless). */
-static void window_set(struct rasp_context *c, unsigned k, uintptr_t avail)
+/* A new window of class k over its list: `avail` bytes still in the current window plus its
+ * rest, at most window_blocks; the sampling budget folded in (spec §3: left = min(budget,
+ * window), gap = what the window holds past the sample point). The budget is `r`, the exact
+ * count of failed trials before the next success from here, when the caller knows it
+ * (`known`: the draw that covered the last window or object goes on), else a fresh draw.
+ * A budget past the window's end keeps its remainder in `after` for the next window: one
+ * draw per sample, not one per window (CoreCLR redraws at every slow path, which is the same
+ * distribution: the remainder of a geometric past a point is a fresh geometric). */
+static void window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool known,
+		       uint64_t r)
 {
 	struct rasp__window *w = &c->win[k];
 	uintptr_t b = rasp__class_size[k], bytes;
 	uint32_t blocks = (uint32_t)(avail / b) + w->rest, wb = window_blocks(c, k);
-	uint64_t budget;
 
 	if (wb > blocks)
 		wb = blocks;
 	w->rest = blocks - wb;
 	bytes = (uintptr_t)wb * b;
-	if (!c->sampling || rasp__geometric_at_least(c, bytes, &budget)) {
+	w->known = false;
+	if (!c->sampling) {
 		c->hot[k].left = bytes;
 		w->gap = 0;
 	} else {
-		c->hot[k].left = (uintptr_t)budget;
-		w->gap = bytes - (uintptr_t)budget;
+		if (!known)
+			r = rasp__geometric(c);
+		if (r >= bytes) {
+			c->hot[k].left = bytes;
+			w->gap = 0;
+			w->after = r - bytes;
+			w->known = true;
+		} else {
+			c->hot[k].left = (uintptr_t)r;
+			w->gap = bytes - (uintptr_t)r;
+		}
 	}
 	rasp__window_publish(c, k, bytes + (uint64_t)w->rest * b);
 }
@@ -260,9 +273,11 @@ static void window_set(struct rasp_context *c, unsigned k, uintptr_t avail)
  * class goes on with trials of the old state (the announcement covers them all). */
 static void windows_redraw(struct rasp_context *c)
 {
-	for (unsigned k = 1; k < RASP__NCLASS; k++)
+	for (unsigned k = 1; k < RASP__NCLASS; k++) {
+		c->win[k].known = false; /* an empty window's remainder too: drawn under the old */
 		if (c->hot[k].left + c->win[k].gap || c->win[k].rest)
-			window_set(c, k, c->hot[k].left + c->win[k].gap);
+			window_set(c, k, c->hot[k].left + c->win[k].gap, false, 0);
+	}
 }
 
 void rasp__context_retire(struct rasp_context *c, void *arg)
@@ -273,6 +288,7 @@ void rasp__context_retire(struct rasp_context *c, void *arg)
 		    (uint32_t)((c->hot[k].left + c->win[k].gap) / rasp__class_size[k]);
 		c->hot[k].left = 0;
 		c->win[k].gap = 0;
+		c->win[k].known = false;
 	}
 	atomic_store_explicit(&c->trim, 1, memory_order_relaxed);
 }
@@ -360,7 +376,7 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 				      unsigned flags)
 {
 	struct rasp_heap *h = c->heap;
-	uint64_t budget = 0, mean, g;
+	uint64_t budget = 0, mean, r = 0;
 	uintptr_t b, avail;
 	bool was_sampling, sampled = false;
 	struct rasp__header *p;
@@ -391,29 +407,28 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 	b = rasp__class_size[k];
 	hc = &c->hot[k];
 	w = &c->win[k];
-	avail = hc->left + w->gap;
-
 	was_sampling = c->sampling;
-	if (!was_sampling) {
-		/* No trials pending: adopt the heap's state first, so that sampling switched on
-		 * covers this object too (its announcement precedes any sample). */
-		if (rasp__sampling_update(c))
-			windows_redraw(c);
-		avail = hc->left + w->gap;
-		if (c->sampling)
-			sampled = !rasp__geometric_at_least(c, b, &budget);
-	} else {
-		/* This object is decided by the trials the thread already drew, under the mean
-		 * it announced; a change of state is adopted after its sample is out. A sample
-		 * is pending in the window (gap > 0) and falls in this block if fewer than b bytes
-		 * of budget are left; past the window (avail < b: empty, as windows hold whole
-		 * blocks), the block's trials are a fresh draw. */
-		sampled = w->gap && hc->left < b;
-		budget = hc->left;
-		if (!sampled && avail < b && !rasp__geometric_at_least(c, b, &g)) {
-			sampled = true;
-			budget = g;
-		}
+	/* No trials pending: adopt the heap's state first, so that sampling switched on covers
+	 * this object too (its announcement precedes any sample). Otherwise this object is
+	 * decided by the trials the thread already drew, under the mean it announced; a change of
+	 * state is adopted after its sample is out. */
+	if (!was_sampling && rasp__sampling_update(c))
+		windows_redraw(c);
+	avail = hc->left + w->gap;
+	if (c->sampling) {
+		/* r: failed trials from here to the next success. A sample pending in the window
+		 * (gap > 0) is `left` bytes on; with none, the window's bytes then its draw's
+		 * remainder; unknown (a retired window), a fresh draw from here. */
+		if (w->gap)
+			r = hc->left;
+		else if (w->known)
+			r = hc->left + w->after;
+		else
+			r = rasp__geometric(c);
+		sampled = r < b;
+		budget = r;
+		if (!sampled)
+			r -= b;
 	}
 
 	/* The block: from the window, else from the list's rest, else from a page. */
@@ -421,6 +436,7 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 		avail -= b;
 	} else if (!w->rest && list_refill(c, k) != 0) {
 		hc->left = w->gap = 0;
+		w->known = false;
 		errno = ENOMEM;
 		return NULL;
 	} else {
@@ -431,14 +447,16 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 	/* The window as it stands, its pending draw dropped: consistent for a redraw. */
 	hc->left = avail;
 	w->gap = 0;
+	w->known = false;
 	RASP__UNPOISON(p + 1, b - RASP_OBJECT_HEADER_SIZE);
 	p->size_flags = b | ((uint64_t)kind << RASP__HDR_KIND_SHIFT);
 	p->type = type;
 	mean = c->mean; /* what the object's trials were drawn under */
 	if (sampled)
 		rasp__emit_sample(c, (uint32_t)kind, type, p + 1, b, budget, mean);
+	/* The draw goes on into the next window unless it was spent on this object. */
 	if (!was_sampling || !rasp__sampling_update(c))
-		window_set(c, k, avail);
+		window_set(c, k, avail, c->sampling && !sampled, r);
 	else
 		windows_redraw(c); /* class k's included */
 	return p + 1;

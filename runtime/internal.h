@@ -155,6 +155,11 @@ struct rasp__hot {
 
 struct rasp__window {
 	uintptr_t gap;
+	/* Sampling on, gap 0 and `known`: `after` failed trials follow the window's end before
+	 * the next success (the rest of the draw that covered the window). The next window
+	 * continues that draw instead of drawing again (docs/runtime.md, "Sampling"). */
+	uint64_t after;
+	bool known;
 	uint64_t held; /* bytes of the list, as published in held_bytes at the last slow path */
 	uint32_t rest;
 	struct rasp__page *page;  /* current page (the list's), also on the class queue */

@@ -268,6 +268,7 @@ static void return_list(struct rasp_context *c, unsigned k)
 	rasp__window_publish(c, k, 0);
 	hc->left = 0;
 	w->gap = 0;
+	w->known = false;
 	w->rest = 0;
 	if (pg && n) {
 		tail = hc->free;

@@ -4,6 +4,7 @@
  *   bench-alloc-X fastpath N   N small allocations (32-byte payload), no frees
  *   bench-alloc-X mixed N      N allocate/free pairs, mixed sizes, 4096 live objects
  *   bench-alloc-X small N      the same with 16..128-byte objects only
+ *   bench-alloc-X fixed N [Z]  the same with objects of Z bytes (2048)
  * rasp reads RASP_SAMPLING / RASP_SAMPLING_MEAN from the environment. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -89,7 +90,8 @@ __attribute__((noinline)) static uintptr_t run_fastpath(void **keep, long n)
 	return sum;
 }
 
-static int small_only; /* "small" workload: 16..128 bytes only */
+static int small_only;	  /* "small" workload: 16..128 bytes only */
+static size_t fixed_size; /* "fixed" workload: every object this size */
 
 /* A cheap deterministic size mix: 70% 8..64 bytes, 25% 64..512, 5% 512..8192. */
 static size_t mixed_size(uint64_t *x)
@@ -100,6 +102,8 @@ static size_t mixed_size(uint64_t *x)
 	*x ^= *x >> 7;
 	*x ^= *x << 17;
 	r = *x;
+	if (fixed_size)
+		return fixed_size;
 	if (small_only)
 		return 16 + (size_t)((r >> 8) % 113);
 	switch (r % 20) {
@@ -157,13 +161,16 @@ int main(int argc, char **argv)
 		t0 = now();
 		sum = run_fastpath(keep, n);
 		t1 = now();
-	} else if (strcmp(what, "mixed") == 0 || strcmp(what, "small") == 0) {
+	} else if (strcmp(what, "mixed") == 0 || strcmp(what, "small") == 0 ||
+		   strcmp(what, "fixed") == 0) {
 		small_only = what[0] == 's';
+		if (what[0] == 'f')
+			fixed_size = argc > 3 ? (size_t)atol(argv[3]) : 2048;
 		t0 = now();
 		sum = run_mixed(n);
 		t1 = now();
 	} else {
-		fprintf(stderr, "usage: %s fastpath|mixed|small [N]\n", argv[0]);
+		fprintf(stderr, "usage: %s fastpath|mixed|small|fixed [N [SIZE]]\n", argv[0]);
 		return 2;
 	}
 	printf("%s %s n=%ld ns/op=%.2f (checksum %lx)\n", NAME, what, n,
