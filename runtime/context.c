@@ -238,8 +238,7 @@ static uint32_t window_blocks(const struct rasp_context *c, unsigned k)
  * A budget past the window's end keeps its remainder in `after` for the next window: one
  * draw per sample, not one per window (CoreCLR redraws at every slow path, which is the same
  * distribution: the remainder of a geometric past a point is a fresh geometric). */
-static void window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool known,
-		       uint64_t r)
+static void window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool known, uint64_t r)
 {
 	struct rasp__window *w = &c->win[k];
 	uintptr_t b = rasp__class_size[k], bytes;
@@ -330,15 +329,7 @@ static int list_refill(struct rasp_context *c, unsigned k)
 
 	if (!pg)
 		return -ENOMEM;
-	n = pg->local_n;
-	if (pg->kept_empty) { /* back in use */
-		pg->kept_empty = false;
-		c->kept_empty--;
-	}
-	c->hot[k].free = pg->local_free;
-	pg->local_free = NULL;
-	pg->local_n = 0;
-	atomic_store_explicit(&pg->used, rasp__relaxed_load32(&pg->used) + n, memory_order_relaxed);
+	n = rasp__page_take_list(c, pg, &c->hot[k].free);
 	w->rest = n;
 	w->page = pg;
 	atomic_store_explicit(&c->n_refills,

@@ -292,6 +292,9 @@ uint32_t rasp__page_collect(struct rasp__page *pg);
 /* A page of class cls with free blocks for context c, its free blocks in local_free: the
  * class queue, pages freed into while full, abandoned pages, a new page. NULL: no memory. */
 struct rasp__page *rasp__page_find(struct rasp_context *c, unsigned cls);
+/* Takes pg's local list (pg from rasp__page_find) into *list; returns its length. */
+uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
+			      struct rasp__header **list);
 /* The owner freed the last block out: release the page unless it is current. */
 void rasp__page_empty(struct rasp_context *c, struct rasp__page *pg);
 /* Every page of c to the heap's abandoned lists (or freed, if empty); heap->lock NOT held. */

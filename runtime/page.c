@@ -221,6 +221,59 @@ found:
 	return pg;
 }
 
+/* A list shorter than this gathers the lists of the next pages of the class queue: where
+ * random frees leave a block or two in each page (a cache replacing entries at random), one
+ * page's list per refill would run the slow path every other allocation. */
+#define GATHER_MIN 16
+
+uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
+			      struct rasp__header **list)
+{
+	struct rasp__window *w = &c->win[pg->cls];
+	struct rasp__header *head = NULL, *tail = NULL;
+	struct rasp__page *p, *pn;
+	uint32_t total = 0;
+	int visited = 0;
+
+	for (p = pg; p && visited < SEARCH_MAX; p = pn, visited++) {
+		uint32_t n;
+
+		pn = p->next;
+		if (p != pg) {
+			if (total >= GATHER_MIN)
+				break;
+			if (p->local_n == 0)
+				rasp__page_collect(p);
+			if (p->local_n == 0)
+				continue;
+		}
+		n = p->local_n;
+		if (p->kept_empty) { /* back in use */
+			p->kept_empty = false;
+			c->kept_empty--;
+		}
+		if (tail)
+			tail->next = p->local_free;
+		else
+			head = p->local_free;
+		total += n;
+		/* Its tail, only if another page may follow (< GATHER_MIN steps). */
+		if (total < GATHER_MIN)
+			for (tail = p->local_free; tail->next; tail = tail->next)
+				;
+		p->local_free = NULL;
+		p->local_n = 0;
+		used_add(p, n);
+		/* Drained: off the queue now (a free wakes it), or frees pushed on the queue's
+		 * head bury it, and searches that meet SEARCH_MAX drained pages make a new page.
+		 * A page with blocks never formatted stays: the next search formats them. */
+		if (p->extended == p->capacity)
+			to_full(w, p);
+	}
+	*list = head;
+	return total;
+}
+
 /* heap->lock held. pg leaves c for its segment. */
 static void page_release(struct rasp_context *c, struct rasp__page *pg)
 {
@@ -262,22 +315,22 @@ static void return_list(struct rasp_context *c, unsigned k)
 	struct rasp__window *w = &c->win[k];
 	struct rasp__hot *hc = &c->hot[k];
 	uint32_t n = (uint32_t)((hc->left + w->gap) / rasp__class_size[k]) + w->rest;
-	struct rasp__page *pg = w->page;
-	struct rasp__header *tail;
+	struct rasp__header *hdr = hc->free, *next;
 
 	rasp__window_publish(c, k, 0);
 	hc->left = 0;
 	w->gap = 0;
 	w->known = false;
 	w->rest = 0;
-	if (pg && n) {
-		tail = hc->free;
-		for (uint32_t i = 1; i < n; i++)
-			tail = tail->next;
-		tail->next = pg->local_free;
-		pg->local_free = hc->free;
-		pg->local_n += n;
-		used_add(pg, -(int64_t)n);
+	/* Block by block: a gathered list holds blocks of several pages. */
+	for (uint32_t i = 0; i < n; i++, hdr = next) {
+		struct rasp__page *pg = rasp__page_of(rasp__segment_of(hdr), hdr);
+
+		next = hdr->next;
+		hdr->next = pg->local_free;
+		pg->local_free = hdr;
+		pg->local_n++;
+		used_add(pg, -1);
 	}
 	hc->free = NULL;
 	w->page = NULL;

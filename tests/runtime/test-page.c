@@ -101,6 +101,54 @@ static void test_steady_state_does_not_grow(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* Random replacement leaves a block or two free in each page. A refill gathers the lists of
+ * several pages (at least 16 blocks when the queue has them), and a drained page leaves the
+ * queue: 200000 replacements among 8000 live 1000-byte objects (~125 pages) take fewer than
+ * one refill per 6 allocations (8.2 measured) and not a single new page. Before: one per 1.02
+ * allocations without gathering; with it but the drained first page left on the queue, 135
+ * pages became 366 (searches met SEARCH_MAX drained pages and mapped new ones). */
+static void test_short_lists_are_gathered(void **state)
+{
+	enum { LIVE = 8000, ROUNDS = 200000 };
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 102400);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	void **live = malloc(LIVE * sizeof(void *));
+	uint64_t x = 7, pages, refills;
+
+	(void)state;
+	assert_non_null(live);
+	for (int i = 0; i < LIVE; i++)
+		assert_non_null(live[i] = rasp_alloc(h, t, 1000, 0));
+	/* Free a random tenth: every page gets a few free blocks. */
+	for (int i = 0; i < LIVE / 10; i++) {
+		x = x * 6364136223846793005u + 1442695040888963407u;
+		int k = (int)((x >> 33) % LIVE);
+
+		rasp_free(h, live[k]);
+		live[k] = rasp_alloc(h, t, 1000, 0);
+	}
+	pages = stats(h).pages;
+	refills = stats(h).refills;
+	for (long i = 0; i < ROUNDS; i++) {
+		x = x * 6364136223846793005u + 1442695040888963407u;
+		int k = (int)((x >> 33) % LIVE);
+
+		rasp_free(h, live[k]);
+		live[k] = rasp_alloc(h, t, 1000, 0);
+		assert_non_null(live[k]);
+	}
+	refills = stats(h).refills - refills;
+	printf("%d replacements: %llu refills, pages %llu -> %llu\n", ROUNDS,
+	       (unsigned long long)refills, (unsigned long long)pages,
+	       (unsigned long long)stats(h).pages);
+	assert_true(refills < ROUNDS / 6);
+	assert_true(stats(h).pages <= pages);
+	for (int i = 0; i < LIVE; i++)
+		rasp_free(h, live[i]);
+	free(live);
+	rasp_heap_destroy(h);
+}
+
 /* Producer/consumer: the consumer frees what the producer allocated (cross-thread frees, in
  * batches). The producer's pages fill, go to its full list, and come back when the consumer's
  * frees reach them: after 2 million objects through a window of at most 4096 live ones, the
@@ -286,6 +334,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_owner_frees_are_reused),
 	    cmocka_unit_test(test_steady_state_does_not_grow),
+	    cmocka_unit_test(test_short_lists_are_gathered),
 	    cmocka_unit_test(test_cross_thread_frees_are_reused),
 	    cmocka_unit_test(test_cross_thread_frees_are_batched),
 	    cmocka_unit_test(test_exited_threads_pages_are_adopted),
