@@ -161,6 +161,16 @@ struct rasp_context *rasp__context_peek(struct rasp_heap *h)
 	return NULL;
 }
 
+/* Blocks a window may cover: an allocation quantum's worth, at least 8. The window bounds how
+ * long a thread keeps a sampling state after the heap's changed (it adopts the new one at its
+ * next slow path), not what sampling costs: the budget is folded in whatever its size. */
+static uint32_t window_blocks(const struct rasp_context *c, unsigned k)
+{
+	uint32_t n = (uint32_t)(c->heap->cfg.alloc_quantum / rasp__class_size[k]);
+
+	return n < 8 ? 8 : n;
+}
+
 struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 {
 	struct thread_entry *e;
@@ -189,9 +199,12 @@ struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 		return NULL;
 	}
 	memset(c, 0, sizeof(*c));
-	for (unsigned k = 0; k < RASP__NCLASS; k++)
-		c->hot[k].bsize = rasp__class_size[k];
 	c->heap = h;
+	for (unsigned k = 0; k < RASP__NCLASS; k++) {
+		c->hot[k].bsize = rasp__class_size[k];
+		c->win[k].wb = k ? window_blocks(c, k) : 0;
+	}
+	c->state_gen = ~atomic_load(&h->state_gen); /* the first slow path checks */
 	c->token = rasp__thread_token();
 	c->owner = pthread_self();
 	atomic_init(&c->busy, 0);
@@ -220,16 +233,6 @@ found:
 
 /* ---- Windows (only this file writes them) --------------------------------------------------- */
 
-/* Blocks a window may cover: an allocation quantum's worth, at least 8. The window bounds how
- * long a thread keeps a sampling state after the heap's changed (it adopts the new one at its
- * next slow path), not what sampling costs: the budget is folded in whatever its size. */
-static uint32_t window_blocks(const struct rasp_context *c, unsigned k)
-{
-	uint32_t n = (uint32_t)(c->heap->cfg.alloc_quantum / rasp__class_size[k]);
-
-	return n < 8 ? 8 : n;
-}
-
 /* A new window of class k over its list: `avail` bytes still in the current window plus its
  * rest, at most window_blocks; the sampling budget folded in (spec §3: left = min(budget,
  * window), gap = what the window holds past the sample point). The budget is `r`, the exact
@@ -242,12 +245,13 @@ static void window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool
 {
 	struct rasp__window *w = &c->win[k];
 	uintptr_t b = rasp__class_size[k], bytes;
-	uint32_t blocks = (uint32_t)(avail / b) + w->rest, wb = window_blocks(c, k);
+	uint32_t blocks = (uint32_t)(avail / b) + w->rest, wb = w->wb;
 
 	if (wb > blocks)
 		wb = blocks;
 	w->rest = blocks - wb;
 	bytes = (uintptr_t)wb * b;
+	c->unchecked += bytes;
 	w->known = false;
 	if (!c->sampling) {
 		c->hot[k].left = bytes;
@@ -360,50 +364,25 @@ static void *alloc_large(struct rasp_context *c, const rasp_type_t *type, size_t
 	return obj;
 }
 
-/* Everything but the pop: argument errors, the sampling decision (spec §3), new windows and
- * lists, pinned and large objects, the event, the thread's adoption of a new sampling state,
- * and the redraw that every slow path ends with. Cold and never inlined. */
-RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
-				      unsigned flags)
+/* A small object of class k and kind: the sampling decision (spec §3), the block from the
+ * window, the list's rest or a refill, the event, the thread's adoption of a new sampling
+ * state, and the next window. Inlined into both slow paths below. */
+static inline __attribute__((always_inline)) void *
+alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kind)
 {
-	struct rasp_heap *h = c->heap;
 	uint64_t budget = 0, mean, r = 0;
-	uintptr_t b, avail;
+	uintptr_t b = rasp__class_size[k], avail;
 	bool was_sampling, sampled = false;
+	struct rasp__hot *hc = &c->hot[k];
+	struct rasp__window *w = &c->win[k];
 	struct rasp__header *p;
-	struct rasp__hot *hc;
-	struct rasp__window *w;
-	unsigned k;
-	size_t z;
-	int kind;
 
-	if (!type || size == 0 || (flags & ~RASP_ALLOC_PINNED) || type->heap != h) {
-		errno = EINVAL;
-		return NULL;
-	}
-	z = rasp__object_size_raw(size);
-	if (!z) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (c->batch_n)
-		rasp__batch_flush(c);
-	if (RASP__UNLIKELY(atomic_load_explicit(&c->trim, memory_order_relaxed)))
-		context_trim(c);
-	if (z > RASP__SMALL_MAX_Z)
-		return alloc_large(
-		    c, type, z, (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_LARGE);
-	kind = (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_SMALL;
-	k = rasp__class_of(z);
-	b = rasp__class_size[k];
-	hc = &c->hot[k];
-	w = &c->win[k];
 	was_sampling = c->sampling;
 	/* No trials pending: adopt the heap's state first, so that sampling switched on covers
 	 * this object too (its announcement precedes any sample). Otherwise this object is
 	 * decided by the trials the thread already drew, under the mean it announced; a change of
 	 * state is adopted after its sample is out. */
-	if (!was_sampling && rasp__sampling_update(c))
+	if (!was_sampling && rasp__state_check_due(c) && rasp__sampling_update(c))
 		windows_redraw(c);
 	avail = hc->left + w->gap;
 	if (c->sampling) {
@@ -446,11 +425,60 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 	if (sampled)
 		rasp__emit_sample(c, (uint32_t)kind, type, p + 1, b, budget, mean);
 	/* The draw goes on into the next window unless it was spent on this object. */
-	if (!was_sampling || !rasp__sampling_update(c))
+	if (!was_sampling || !rasp__state_check_due(c) || !rasp__sampling_update(c))
 		window_set(c, k, avail, c->sampling && !sampled, r);
 	else
 		windows_redraw(c); /* class k's included */
 	return p + 1;
+}
+
+/* Everything else before it: argument errors, queued frees, a collect's trim, large and
+ * pinned objects. Cold and never inlined. */
+RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
+				      unsigned flags)
+{
+	struct rasp_heap *h = c->heap;
+	size_t z;
+
+	if (!type || size == 0 || (flags & ~RASP_ALLOC_PINNED) || type->heap != h) {
+		errno = EINVAL;
+		return NULL;
+	}
+	z = rasp__object_size_raw(size);
+	if (!z) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (c->batch_n)
+		rasp__batch_flush(c);
+	if (RASP__UNLIKELY(atomic_load_explicit(&c->trim, memory_order_relaxed)))
+		context_trim(c);
+	if (z > RASP__SMALL_MAX_Z)
+		return alloc_large(
+		    c, type, z, (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_LARGE);
+	return alloc_small(c, type, rasp__class_of(z),
+			   (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_SMALL);
+}
+
+/* The fast path's miss: flags 0, a type, and the hot entry of the size's class, whose window
+ * is used up; class 0 (a size of 0 or past the small range) goes the generic way. The
+ * generic path's checks that the fast path already made are left out. */
+RASP__NOINLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *type, size_t size,
+				      struct rasp__hot *hc)
+{
+	unsigned k = (unsigned)(hc - c->hot);
+
+	if (k == 0)
+		return rasp__alloc_slow(c, type, size, 0);
+	if (RASP__UNLIKELY(type->heap != c->heap)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (c->batch_n)
+		rasp__batch_flush(c);
+	if (RASP__UNLIKELY(atomic_load_explicit(&c->trim, memory_order_relaxed)))
+		context_trim(c);
+	return alloc_small(c, type, k, RASP_KIND_SMALL);
 }
 
 /* The class of a small object size past the table (the fast path's inline copy of
@@ -486,7 +514,7 @@ static inline void *alloc_fast(struct rasp_context *c, const rasp_type_t *type, 
 	hc = (struct rasp__hot *)((char *)c->hot + k);
 	b = hc->bsize;
 	if (RASP__UNLIKELY(b > hc->left))
-		return rasp__alloc_slow(c, type, size, flags);
+		return rasp__alloc_miss(c, type, size, hc);
 	hc->left -= b;
 	p = hc->free;
 	hc->free = p->next;

@@ -246,6 +246,7 @@ int rasp_heap_set_sampling(rasp_heap_t *h, int mode, uint64_t mean)
 	if (mean)
 		atomic_store(&h->sampling_mean, mean);
 	atomic_store(&h->sampling_mode, mode);
+	atomic_fetch_add_explicit(&h->state_gen, 1, memory_order_release);
 	return 0;
 }
 

@@ -162,7 +162,8 @@ struct rasp__window {
 	bool known;
 	uint64_t held; /* bytes of the list, as published in held_bytes at the last slow path */
 	uint32_t rest;
-	struct rasp__page *page;  /* current page (the list's), also on the class queue */
+	uint32_t wb;		 /* blocks a window may cover (window_blocks, computed at attach) */
+	struct rasp__page *page; /* current page (the list's), also on the class queue */
 	struct rasp__page *queue; /* pages with blocks to reuse (the current one first) */
 	struct rasp__page *full;  /* pages with none, until another thread frees into them */
 };
@@ -179,6 +180,8 @@ struct rasp_context {
 	bool sampling;		/* windows were drawn with sampling on */
 	bool listening;		/* a SamplingConfigured listener, at the last update */
 	uint32_t ep_epoch;	/* EventPipe sessions' epoch it last announced in */
+	uint32_t state_gen;	/* the heap's state_gen at its last state check */
+	uint64_t unchecked;	/* window bytes handed out since its last state check */
 	uint64_t mean;		/* sampling mean the budgets were drawn with (announced) */
 	double inv_log_q;	/* 1 / ln(1 - 1/mean) */
 	double neg_log_q;	/* -ln(1 - 1/mean): the bounded draw multiplies */
@@ -212,8 +215,11 @@ struct rasp_heap {
 	rasp_config_t cfg;
 	_Atomic int sampling_mode;	/* enum rasp_sampling_mode */
 	_Atomic uint64_t sampling_mean; /* bytes */
-	_Atomic int announced;		/* a thread announced sampling on (SamplingConfigured) */
-	struct rasp_context *contexts;	/* attached, lock */
+	/* Bumped (release) after every rasp_heap_set_sampling: a thread that sees it change
+	 * checks its sampling state at its next slow path instead of within a quantum. */
+	_Atomic uint32_t state_gen;
+	_Atomic int announced;	       /* a thread announced sampling on (SamplingConfigured) */
+	struct rasp_context *contexts; /* attached, lock */
 	struct rasp_context *spare_contexts; /* of exited threads, for reuse, lock */
 	/* Small segments, lock: those with free slots first, full ones after (segment.c), so a
 	 * page search stops at the first full one. */
@@ -336,6 +342,14 @@ bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g);
 /* Adopts the heap's sampling state (mode, mean, listener) for the calling thread's next
  * trials, announcing a change for this thread. Returns true if sampling or the mean changed. */
 bool rasp__sampling_update(struct rasp_context *c);
+/* Whether the thread's sampling state is due for a check: a quantum of window bytes since
+ * the last one (sessions enabling or disabling the events are seen within a quantum of
+ * allocation per thread), or a rasp_heap_set_sampling since (seen at once). Two loads. */
+static inline bool rasp__state_check_due(const struct rasp_context *c)
+{
+	return c->unchecked >= c->heap->cfg.alloc_quantum ||
+	       atomic_load_explicit(&c->heap->state_gen, memory_order_relaxed) != c->state_gen;
+}
 /* Fires AllocationSampled for an object whose trials were drawn under `mean`. */
 void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
 		       uint64_t z, uint64_t offset, uint64_t mean);
@@ -369,6 +383,9 @@ static inline uintptr_t rasp__thread_token(void)
 void rasp__heap_unregister(struct rasp_heap *h);
 int rasp__heap_register(struct rasp_heap *h);
 void rasp__thread_forget_heap(struct rasp_heap *h);
+/* The fast path's miss (flags 0, a type; hc: the size's class's hot entry). */
+void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *type, size_t size,
+		       struct rasp__hot *hc);
 void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
 		       unsigned flags);
 

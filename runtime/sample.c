@@ -130,23 +130,12 @@ static void announce(struct rasp_context *c, uint64_t mean, int mode)
 					   : RASP_MAP_SAMPLINGTRIGGERMAP_SESSION);
 }
 
-bool rasp__sampling_update(struct rasp_context *c)
+/* The change itself: rare, out of line, so the check keeps few registers (its prologue and
+ * epilogue were 17 of its ~55 instructions when this was inline). */
+RASP__NOINLINE static bool sampling_change(struct rasp_context *c, int mode, uint64_t mean, bool on)
 {
 	struct rasp_heap *h = c->heap;
-	int mode = atomic_load_explicit(&h->sampling_mode, memory_order_relaxed);
-	uint64_t mean = atomic_load_explicit(&h->sampling_mean, memory_order_relaxed);
-	bool listening = rasp_event_sampling_configured_enabled();
-	bool on = mode == RASP_SAMPLING_AUTO ? rasp_event_allocation_sampled_enabled()
-					     : mode == RASP_SAMPLING_ON;
-	uint32_t epoch = rasp_events_session_epoch();
-	/* A new listener: a session enabled SamplingConfigured, or an EventPipe session started
-	 * beside one that had it (each session needs the mean in its own stream). */
-	bool new_listener = listening && (!c->listening || epoch != c->ep_epoch);
 
-	c->listening = listening;
-	c->ep_epoch = epoch;
-	if (on == c->sampling && (!on || (mean == c->mean && !new_listener)))
-		return false;
 	if (on) {
 		if (!c->sampling)
 			atomic_fetch_add_explicit(&h->starts, 1, memory_order_relaxed);
@@ -159,6 +148,31 @@ bool rasp__sampling_update(struct rasp_context *c)
 	}
 	c->sampling = on;
 	return true;
+}
+
+bool rasp__sampling_update(struct rasp_context *c)
+{
+	struct rasp_heap *h = c->heap;
+	/* The generation first (acquire): the mode and mean read next are at least those of
+	 * the rasp_heap_set_sampling that set it. */
+	uint32_t gen = atomic_load_explicit(&h->state_gen, memory_order_acquire);
+	int mode = atomic_load_explicit(&h->sampling_mode, memory_order_relaxed);
+	uint64_t mean = atomic_load_explicit(&h->sampling_mean, memory_order_relaxed);
+	bool listening = rasp_event_sampling_configured_enabled();
+	bool on = mode == RASP_SAMPLING_AUTO ? rasp_event_allocation_sampled_enabled()
+					     : mode == RASP_SAMPLING_ON;
+	uint32_t epoch = rasp_events_session_epoch();
+	/* A new listener: a session enabled SamplingConfigured, or an EventPipe session started
+	 * beside one that had it (each session needs the mean in its own stream). */
+	bool new_listener = listening && (!c->listening || epoch != c->ep_epoch);
+
+	c->listening = listening;
+	c->ep_epoch = epoch;
+	c->state_gen = gen;
+	c->unchecked = 0;
+	if (on == c->sampling && (!on || (mean == c->mean && !new_listener)))
+		return false;
+	return sampling_change(c, mode, mean, on);
 }
 
 void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,

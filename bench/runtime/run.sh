@@ -1,13 +1,13 @@
 #!/bin/sh
 # Runtime benchmarks (docs/performance.md): builds bench-alloc once per allocator against a
 # built librasp, then prints (1) instructions per small allocation under callgrind, sampling
-# on and off and the peers, (2) mixed allocate/free throughput with ratios to glibc malloc,
+# on and off and the peers, (1b) the slow path's cost per entry, apart (slowpath.py), (2) mixed allocate/free throughput with ratios to glibc malloc,
 # (3) the overhead of sampling at the default mean under a recording LTTng session, (4) the
 # instructions one AllocationSampled costs the allocating thread with EventPipe on, LTTng on,
 # or neither, and the EventPipe writer thread's share per event (callgrind), (5) the unwinders
 # at depth D (default 30), (6) the cost of a sample with and without its stack in rasp
 # record's session, and what each context adds.
-# Usage: bench/runtime/run.sh BUILD_DIR [callgrind|mixed|lttng|emit|unwind|stacks|all]
+# Usage: bench/runtime/run.sh BUILD_DIR [callgrind|slowpath|mixed|lttng|emit|unwind|stacks|all]
 # (Debian packages: valgrind, libjemalloc-dev, libmimalloc-dev, libunwind-dev; lttng-tools
 # with a running session daemon)
 set -eu
@@ -59,6 +59,21 @@ best_of() { # runs... -> best ns/op of 5 runs
 	done
 	echo "$best"
 }
+
+# (1b) The slow path, measured apart (docs/performance.md, "Allocator"): N allocate/free
+# pairs of Z bytes (4096 live, replaced at random), sampling off then on at the default mean.
+if [ "$WHAT" = all ] || [ "$WHAT" = slowpath ]; then
+	N=${N:-1000000}
+	Z=${Z:-2048}
+	echo "== callgrind: the slow path, $N allocate/free pairs of $Z bytes"
+	for m in off on; do
+		RASP_SAMPLING=$m RASP_LTTNG=0 valgrind --tool=callgrind \
+			--callgrind-out-file="$OUT/callgrind.slow-$m.out" \
+			"$OUT/bench-alloc-rasp" fixed "$N" "$Z" >/dev/null 2>&1
+	done
+	python3 "$SRC/bench/runtime/slowpath.py" "$OUT/callgrind.slow-off.out" \
+		"$OUT/callgrind.slow-on.out" "$N"
+fi
 
 if [ "$WHAT" = all ] || [ "$WHAT" = mixed ]; then
 	M=${M:-20000000}

@@ -233,7 +233,13 @@ static void test_enable_event_on_running_process(void **state)
 	assert_int_equal(rasp_test_session_discarded(s), 0);
 	assert_true(rasp_test_trace_foreach(s->dir, count_events, &c, NULL) > 0);
 	assert_int_equal(c.bad, 0);
-	assert_int_equal(c.sampled, (long)(at_stop - at_start));
+	/* Every sample fired while the tracepoint was enabled is recorded. After disable-event
+	 * the thread samples on until its next state check (within a quantum, 8 KiB, of
+	 * allocation: under 10% odds of a sample at the default mean): such a sample is counted but
+	 * finds the tracepoint off. Two would be ~0.3%; more, a thread that missed its check. */
+	printf("fired %llu, recorded %ld\n", (unsigned long long)(at_stop - at_start), c.sampled);
+	assert_true(c.sampled <= (long)(at_stop - at_start));
+	assert_true(c.sampled >= (long)(at_stop - at_start) - 2);
 	assert_true(c.configured >= 1);
 	assert_int_equal(c.last_trigger, RASP_MAP_SAMPLINGTRIGGERMAP_SESSION);
 	rasp_heap_destroy(h);

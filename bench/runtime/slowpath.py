@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""The allocation slow path's cost per entry, from two callgrind profiles of
+`bench-alloc-rasp fixed N Z` (sampling off, then on; no session, so an event costs a load).
+Reads callgrind_annotate's inclusive tree; prints instructions per allocation on and off, the
+slow path's entries, and per entry: the slow path without its list refill and its event,
+the refill, the draws, the window (limit) recomputation, the sampling-state check; and the
+event per sample. Usage: slowpath.py OFF.out ON.out N. Never a test."""
+import re
+import subprocess
+import sys
+
+LINE = re.compile(r"^\s*([\d,]+) \([^)]*\)\s+([*<> ])\s+(\S+)(?: \((\d[\d,]*)x\))?")
+
+
+def parse(path):
+    """{function: inclusive}, {function: calls}, {(caller, callee): inclusive},
+    {(caller, callee): calls}."""
+    out = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--tree=calling", path],
+                         capture_output=True, text=True, check=True).stdout
+    incl, calls, edge, ecalls, cur = {}, {}, {}, {}, None
+    for line in out.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        cost = int(m.group(1).replace(",", ""))
+        name = m.group(3).split(":")[-1]
+        if m.group(2) == "*":
+            cur = name
+            incl[name] = max(incl.get(name, 0), cost)
+        elif m.group(2) == ">" and cur:
+            n = int(m.group(4).replace(",", "")) if m.group(4) else 0
+            calls[name] = calls.get(name, 0) + n
+            edge[(cur, name)] = edge.get((cur, name), 0) + cost
+            ecalls[(cur, name)] = ecalls.get((cur, name), 0) + n
+    return incl, calls, edge, ecalls
+
+
+def total(path):
+    out = subprocess.run(["callgrind_annotate", path], capture_output=True, text=True,
+                         check=True).stdout
+    m = re.search(r"^\s*([\d,]+) .*PROGRAM TOTALS", out, re.M)
+    return int(m.group(1).replace(",", ""))
+
+
+def main():
+    off, on, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    t_off, t_on = total(off), total(on)
+    print(f"program instructions per allocate/free pair: sampling off {t_off / n:.1f}, "
+          f"on {t_on / n:.1f} ({100 * (t_on / t_off - 1):+.1f}%)")
+    for label, path in (("off", off), ("on", on)):
+        incl, calls, edge, ecalls = parse(path)
+        # The slow path: the fast path's miss (rasp__alloc_miss) and the generic one
+        # (rasp__alloc_slow), which the miss calls for sizes past the small range.
+        slow_fns = ("rasp__alloc_miss", "rasp__alloc_slow")
+        inner = ("rasp__alloc_miss", "rasp__alloc_slow")
+        entries = (sum(calls.get(f, 0) for f in slow_fns)
+                   - ecalls.get(inner, 0))
+        slow = sum(incl.get(f, 0) for f in slow_fns) - edge.get(inner, 0)
+        from_slow = lambda callee: sum(edge.get((f, callee), 0) for f in slow_fns)
+        refill = (from_slow("list_refill") + from_slow("rasp__page_find")
+                  + from_slow("rasp__page_take_list"))
+        event = from_slow("rasp__emit_sample")
+        samples = calls.get("rasp__emit_sample", 0)
+        draws = sum(c for (a, b), c in edge.items()
+                    if b in ("rasp__geometric", "rasp__geometric_at_least")
+                    and a in slow_fns + ("window_set",))
+        window = incl.get("window_set", 0)
+        update = from_slow("rasp__sampling_update") + from_slow("rasp__state_check_due")
+        if not entries:
+            print(f"sampling {label}: no slow path entry found")
+            continue
+        per = lambda x: x / entries
+        print(f"sampling {label}: {entries} slow-path entries ({n / entries:.1f} allocations "
+              f"each); per entry: {per(slow - refill - event):.0f} without refill and event "
+              f"(draws {per(draws):.1f}, window {per(window - draws):.0f}, sampling-state "
+              f"check {per(update):.0f}), refill {per(refill):.0f}"
+              + (f"; event {event / samples:.0f} per sample ({samples} samples)" if samples
+                 else ""))
+
+
+if __name__ == "__main__":
+    main()
