@@ -432,6 +432,16 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	return p + 1;
 }
 
+/* What a slow path does first: push the thread's queued cross-thread frees, and give lists
+ * and empty pages back if a collect asked. */
+static inline void pending_work(struct rasp_context *c)
+{
+	if (c->batch_n)
+		rasp__batch_flush(c);
+	if (RASP__UNLIKELY(atomic_load_explicit(&c->trim, memory_order_relaxed)))
+		context_trim(c);
+}
+
 /* Everything else before it: argument errors, queued frees, a collect's trim, large and
  * pinned objects. Cold and never inlined. */
 RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
@@ -449,10 +459,7 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (c->batch_n)
-		rasp__batch_flush(c);
-	if (RASP__UNLIKELY(atomic_load_explicit(&c->trim, memory_order_relaxed)))
-		context_trim(c);
+	pending_work(c);
 	if (z > RASP__SMALL_MAX_Z)
 		return alloc_large(
 		    c, type, z, (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_LARGE);
@@ -474,10 +481,7 @@ RASP__NOINLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t 
 		errno = EINVAL;
 		return NULL;
 	}
-	if (c->batch_n)
-		rasp__batch_flush(c);
-	if (RASP__UNLIKELY(atomic_load_explicit(&c->trim, memory_order_relaxed)))
-		context_trim(c);
+	pending_work(c);
 	return alloc_small(c, type, k, RASP_KIND_SMALL);
 }
 
