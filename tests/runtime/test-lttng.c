@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "lttng-session.h"
@@ -231,6 +232,7 @@ static void test_enable_event_on_running_process(void **state)
 
 	assert_int_equal(rasp_test_session_stop(s), 0);
 	assert_int_equal(rasp_test_session_discarded(s), 0);
+	c.vpid = getpid(); /* the session records every process of the machine that samples */
 	assert_true(rasp_test_trace_foreach(s->dir, count_events, &c, NULL) > 0);
 	assert_int_equal(c.bad, 0);
 	/* Every sample fired while the tracepoint was enabled is recorded. After disable-event
