@@ -67,6 +67,11 @@
  * around a page boundary would otherwise give a page back and take a new one (heap lock,
  * formatting) over and over. */
 #define RASP__KEEP_EMPTY 8
+/* Freed large objects' mappings a heap keeps for reuse: at most this many bytes (resident:
+ * the objects touched them) and RASP__LARGE_CACHE_MAX mappings; a mapping is reused for an
+ * object that wastes at most 1/8 of it. rasp_heap_collect unmaps them. */
+#define RASP__LARGE_CACHE_BYTES ((uint64_t)4 << 20)
+#define RASP__LARGE_CACHE_MAX	8
 /* Cross-thread frees of one page queued by the freeing thread before one atomic push. */
 #define RASP__BATCH_MAX 64
 
@@ -224,7 +229,11 @@ struct rasp_heap {
 	/* Small segments, lock: those with free slots first, full ones after (segment.c), so a
 	 * page search stops at the first full one. */
 	struct rasp__segment *segments, *segments_tail;
-	struct rasp__segment *large;		    /* large objects, lock */
+	struct rasp__segment *large; /* large objects, lock */
+	/* Freed large objects' mappings kept for reuse (segment.c), lock. */
+	struct rasp__segment *large_cache;
+	uint64_t large_cache_bytes;
+	unsigned large_cache_n;
 	struct rasp__page *abandoned[RASP__NCLASS]; /* pages of exited threads, lock */
 	uint64_t free_committed_slots;		    /* empty slots not purged, lock */
 	struct rasp_type *types;		    /* lock */

@@ -7,8 +7,10 @@
  * (MADV_DONTNEED: it leaves the resident set, the mapping stays). A segment whose slots are all
  * empty is unmapped unless it is the heap's only segment with room. rasp_heap_collect purges
  * every empty slot and unmaps every empty segment. A large object (object size >= 85000
- * bytes) has a mapping of its own, returned at its free, so large objects never fragment the
- * segments. Every function here runs with heap->lock held unless it says otherwise. */
+ * bytes) has a mapping of its own, so large objects never fragment the segments; at its free
+ * the mapping is kept for the next large object of about its size (up to
+ * RASP__LARGE_CACHE_BYTES a heap) or returned. Every function here runs with heap->lock held unless
+ * it says otherwise. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -270,10 +272,26 @@ void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg)
 	maybe_unmap(h, s, false);
 }
 
+/* The large-object cache's mappings back to the OS. */
+static void large_cache_drop(struct rasp_heap *h)
+{
+	struct rasp__segment *s, *sn;
+
+	for (s = h->large_cache; s; s = sn) {
+		sn = s->next;
+		atomic_fetch_sub(&h->committed_bytes, s->map_size);
+		unmap_seg(h, s);
+	}
+	h->large_cache = NULL;
+	h->large_cache_bytes = 0;
+	h->large_cache_n = 0;
+}
+
 void rasp__segments_trim(struct rasp_heap *h)
 {
 	struct rasp__segment *s, *sn;
 
+	large_cache_drop(h);
 	for (s = h->segments; s; s = sn) {
 		sn = s->next;
 		if (s->free_slots == ALL_SLOTS) {
@@ -286,6 +304,20 @@ void rasp__segments_trim(struct rasp_heap *h)
 
 /* ---- Large objects ------------------------------------------------------------------------ */
 
+/* A cached mapping of at least `size` bytes that wastes at most 1/8 of itself, unlinked from
+ * the cache; NULL if none. */
+static struct rasp__segment *large_cache_take(struct rasp_heap *h, size_t size)
+{
+	for (struct rasp__segment *s = h->large_cache; s; s = s->next)
+		if (s->map_size >= size && s->map_size - size <= s->map_size / 8) {
+			unlink_seg(&h->large_cache, s);
+			h->large_cache_bytes -= s->map_size;
+			h->large_cache_n--;
+			return s;
+		}
+	return NULL;
+}
+
 void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type_t *type)
 {
 	size_t size = LARGE_HEADER_OFFSET + z;
@@ -296,10 +328,16 @@ void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type
 		return NULL;
 	size = round_up(size, PAGE_SIZE_ASSUMED);
 	pthread_mutex_lock(&h->lock);
-	s = map_aligned(h, size, RASP__SEG_LARGE);
+	s = large_cache_take(h, size);
+	if (s) {
+		RASP__UNPOISON((void *)s, s->map_size);
+	} else {
+		s = map_aligned(h, size, RASP__SEG_LARGE);
+		if (s)
+			atomic_fetch_add(&h->committed_bytes, size);
+	}
 	if (s) {
 		link_seg(&h->large, s);
-		atomic_fetch_add(&h->committed_bytes, size);
 		atomic_fetch_add(&h->large_live_bytes, z);
 	}
 	pthread_mutex_unlock(&h->lock);
@@ -322,9 +360,22 @@ void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s)
 
 	pthread_mutex_lock(&h->lock);
 	unlink_seg(&h->large, s);
-	atomic_fetch_sub(&h->committed_bytes, s->map_size);
 	atomic_fetch_sub(&h->large_live_bytes, z);
-	unmap_seg(h, s);
+	/* Kept for the next large object of about its size (a program that allocates and frees
+	 * large buffers in a loop would otherwise pay three system calls and the page faults of a
+	 * fresh mapping each time), within the cache's bounds; its header keeps the free flag, so
+	 * a second free of the object is still refused. Under ASan the mapping is poisoned. */
+	if (h->large_cache_n < RASP__LARGE_CACHE_MAX &&
+	    h->large_cache_bytes + s->map_size <= RASP__LARGE_CACHE_BYTES) {
+		link_seg(&h->large_cache, s);
+		h->large_cache_bytes += s->map_size;
+		h->large_cache_n++;
+		RASP__POISON((void *)(rasp__large_header(s) + 1),
+			     s->map_size - LARGE_HEADER_OFFSET - sizeof(struct rasp__header));
+	} else {
+		atomic_fetch_sub(&h->committed_bytes, s->map_size);
+		unmap_seg(h, s);
+	}
 	pthread_mutex_unlock(&h->lock);
 }
 
@@ -398,5 +449,6 @@ void rasp__segments_unmap_all(struct rasp_heap *h)
 		sn = s->next;
 		unmap_seg(h, s);
 	}
+	large_cache_drop(h);
 	h->segments = h->segments_tail = h->large = NULL;
 }
