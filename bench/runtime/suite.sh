@@ -5,7 +5,7 @@
 # (default 3), in one run, interleaved so machine noise hits all alike. Prints the median wall
 # time, CPU time and peak RSS, and the ratios of rasp to each peer. Then callgrind's
 # instructions per small allocation (marginal: 2N minus N allocations) for rasp and mimalloc.
-# Usage: bench/runtime/suite.sh BUILD_DIR [RUNS]
+# Usage: [PLOT=docs/img/allocator.png] bench/runtime/suite.sh BUILD_DIR [RUNS]
 # (Debian packages: libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev valgrind; all
 # installed by scripts/deps.sh --bench)
 set -euo pipefail
@@ -94,3 +94,39 @@ echo "== 2-thread over 1-thread wall time (scale2 / scale1), same total work"
 for a in $ALLOCS; do
 	printf "%-9s %.2f\n" "$a" "$(awk -v x="${WALL[scale2,$a]}" -v y="${WALL[scale1,$a]}" 'BEGIN{print x/y}')"
 done
+
+# The plot (PLOT=FILE.png, needs gnuplot): rasp's wall time and peak RSS over each peer's.
+if [ -n "${PLOT:-}" ]; then
+	dat=$OUT/suite-ratios.dat
+	for w in $WORKLOADS; do
+		printf "%s" "$w"
+		for m in WALL RSS; do
+			for a in glibc jemalloc tcmalloc mimalloc; do
+				if [ $m = WALL ]; then x=${WALL[$w,rasp]} y=${WALL[$w,$a]}; else x=${RSS[$w,rasp]} y=${RSS[$w,$a]}; fi
+				printf " %s" "$(awk -v x="$x" -v y="$y" 'BEGIN{printf "%.3f", x/y}')"
+			done
+		done
+		echo
+	done >"$dat"
+	gnuplot <<GP
+set terminal pngcairo size 1000,640 font ",11"
+set output "$PLOT"
+set multiplot layout 2,1 title "rasp (sampling on) over each allocator, medians of $RUNS runs"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8
+set grid ytics
+set yrange [0:*]
+set key top left horizontal
+set ylabel "wall time ratio"
+plot "$dat" using 2:xtic(1) title "glibc" lc rgb "#3060a0", "" using 3 title "jemalloc" lc rgb "#c03030", \
+     "" using 4 title "tcmalloc" lc rgb "#e0a020", "" using 5 title "mimalloc" lc rgb "#208040", \
+     1 with lines lc rgb "#444444" dt 2 notitle
+set ylabel "peak RSS ratio"
+plot "$dat" using 6:xtic(1) title "glibc" lc rgb "#3060a0", "" using 7 title "jemalloc" lc rgb "#c03030", \
+     "" using 8 title "tcmalloc" lc rgb "#e0a020", "" using 9 title "mimalloc" lc rgb "#208040", \
+     1 with lines lc rgb "#444444" dt 2 notitle, 1.25 with lines lc rgb "#3060a0" dt 3 title "1.25"
+unset multiplot
+GP
+	echo "wrote $PLOT"
+fi
