@@ -234,8 +234,9 @@ found:
 /* ---- Windows (only this file writes them) --------------------------------------------------- */
 
 /* A new window of class k over its list: `avail` bytes still in the current window plus its
- * rest, at most window_blocks; the sampling budget folded in (spec §3: left = min(budget,
- * window), gap = what the window holds past the sample point). The budget is `r`, the exact
+ * rest, at most window_blocks; the sampling budget folded in (spec §3: combined_limit =
+ * min(budget, window), here n = the blocks wholly before the sampled byte, gap = the window's
+ * bytes from its block on). The budget is `r`, the exact
  * count of failed trials before the next success from here, when the caller knows it
  * (`known`: the draw that covered the last window or object goes on), else a fresh draw.
  * A budget past the window's end keeps its remainder in `after` for the next window: one
@@ -254,19 +255,22 @@ static void window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool
 	c->unchecked += bytes;
 	w->known = false;
 	if (!c->sampling) {
-		c->hot[k].left = bytes;
+		c->hot[k].n = wb;
 		w->gap = 0;
 	} else {
 		if (!known)
 			r = rasp__geometric(c);
 		if (r >= bytes) {
-			c->hot[k].left = bytes;
+			c->hot[k].n = wb;
 			w->gap = 0;
 			w->after = r - bytes;
 			w->known = true;
-		} else {
-			c->hot[k].left = (uintptr_t)r;
-			w->gap = bytes - (uintptr_t)r;
+		} else { /* the sample falls in block n, off bytes in (a division per sample) */
+			uintptr_t n = (uintptr_t)r / b;
+
+			c->hot[k].n = n;
+			w->gap = bytes - n * b;
+			w->off = (uintptr_t)r - n * b;
 		}
 	}
 	rasp__window_publish(c, k, bytes + (uint64_t)w->rest * b);
@@ -278,8 +282,10 @@ static void windows_redraw(struct rasp_context *c)
 {
 	for (unsigned k = 1; k < RASP__NCLASS; k++) {
 		c->win[k].known = false; /* an empty window's remainder too: drawn under the old */
-		if (c->hot[k].left + c->win[k].gap || c->win[k].rest)
-			window_set(c, k, c->hot[k].left + c->win[k].gap, false, 0);
+		uintptr_t avail = c->hot[k].n * rasp__class_size[k] + c->win[k].gap;
+
+		if (avail || c->win[k].rest)
+			window_set(c, k, avail, false, 0);
 	}
 }
 
@@ -287,9 +293,8 @@ void rasp__context_retire(struct rasp_context *c, void *arg)
 {
 	(void)arg;
 	for (unsigned k = 1; k < RASP__NCLASS; k++) {
-		c->win[k].rest +=
-		    (uint32_t)((c->hot[k].left + c->win[k].gap) / rasp__class_size[k]);
-		c->hot[k].left = 0;
+		c->win[k].rest += (uint32_t)(c->hot[k].n + c->win[k].gap / rasp__class_size[k]);
+		c->hot[k].n = 0;
 		c->win[k].gap = 0;
 		c->win[k].known = false;
 	}
@@ -384,15 +389,15 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	 * state is adopted after its sample is out. */
 	if (!was_sampling && rasp__state_check_due(c) && rasp__sampling_update(c))
 		windows_redraw(c);
-	avail = hc->left + w->gap;
+	avail = hc->n * b + w->gap;
 	if (c->sampling) {
 		/* r: failed trials from here to the next success. A sample pending in the window
-		 * (gap > 0) is `left` bytes on; with none, the window's bytes then its draw's
-		 * remainder; unknown (a retired window), a fresh draw from here. */
+		 * (gap > 0) is n blocks and off bytes on; with none, the window's bytes then its
+		 * draw's remainder; unknown (a retired window), a fresh draw from here. */
 		if (w->gap)
-			r = hc->left;
+			r = hc->n * b + w->off;
 		else if (w->known)
-			r = hc->left + w->after;
+			r = hc->n * b + w->after;
 		else
 			r = rasp__geometric(c);
 		sampled = r < b;
@@ -405,7 +410,7 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	if (avail >= b) {
 		avail -= b;
 	} else if (!w->rest && list_refill(c, k) != 0) {
-		hc->left = w->gap = 0;
+		hc->n = w->gap = 0;
 		w->known = false;
 		errno = ENOMEM;
 		return NULL;
@@ -415,7 +420,7 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	p = hc->free;
 	hc->free = p->next;
 	/* The window as it stands, its pending draw dropped: consistent for a redraw. */
-	hc->left = avail;
+	hc->n = avail / b;
 	w->gap = 0;
 	w->known = false;
 	RASP__UNPOISON(p + 1, b - RASP_OBJECT_HEADER_SIZE);
@@ -497,17 +502,17 @@ static inline uintptr_t class_computed(uintptr_t z)
 	return RASP__FIRST_COMPUTED + ((e - 10u) << 3) + ((z - 1) >> (e - 3u)) - 8u;
 }
 
-/* The fast path: the arguments' one branch, the object's size class, then one compare,
- * b > left (CoreCLR's alloc_ptr + z > combined_limit), which covers: window used up, sample
- * due, list empty, context retired, and, folded in, every size the pop cannot take (0 or past
- * the small range select class 0, whose block size is all ones). Sampling on or off, an
- * allocation that is not sampled runs exactly these instructions. A flag or a missing type
+/* The fast path: the arguments' one branch, the object's size class, then one test, n == 0
+ * (CoreCLR's alloc_ptr + z > combined_limit, counted in blocks), which covers: window used up,
+ * sample due, list empty, context retired, and, folded in, every size the pop cannot take (0
+ * or past the small range select class 0, whose window is always empty). Sampling on or off,
+ * an allocation that is not sampled runs exactly these instructions. A flag or a missing type
  * (rare, and always the same way at a call site) takes a separate, predictable branch: folding
  * it into the class as well cost 5 more instructions on every allocation. */
 static inline void *alloc_fast(struct rasp_context *c, const rasp_type_t *type, size_t size,
 			       unsigned flags)
 {
-	uintptr_t q = (size + RASP_OBJECT_HEADER_SIZE + 7) >> 3, k, b;
+	uintptr_t q = (size + RASP_OBJECT_HEADER_SIZE + 7) >> 3, k;
 	struct rasp__header *p;
 	struct rasp__hot *hc;
 
@@ -516,14 +521,15 @@ static inline void *alloc_fast(struct rasp_context *c, const rasp_type_t *type, 
 	k = RASP__LIKELY(q <= RASP__TABLE_MAX / 8) ? rasp__table_hot[q]
 						   : class_computed(q << 3) * sizeof(*hc);
 	hc = (struct rasp__hot *)((char *)c->hot + k);
-	b = hc->bsize;
-	if (RASP__UNLIKELY(b > hc->left))
+	if (RASP__UNLIKELY(hc->n == 0))
 		return rasp__alloc_miss(c, type, size, hc);
-	hc->left -= b;
+	hc->n--;
 	p = hc->free;
 	hc->free = p->next;
-	RASP__UNPOISON(p + 1, b - RASP_OBJECT_HEADER_SIZE);
-	p->size_flags = b;
+	RASP__UNPOISON(p + 1, hc->bsize - RASP_OBJECT_HEADER_SIZE);
+	/* A free block's header is its block size and the free flag (page.c, free.c): clearing
+	 * the flag writes the small object's header without loading the size. */
+	p->size_flags &= ~RASP__HDR_FREE;
 	p->type = type;
 	return p + 1;
 }

@@ -150,12 +150,13 @@ static void free_remote(struct rasp_heap *h, struct rasp__page *pg, struct rasp_
 }
 
 /* The block hdr of page pg, checked: free it. */
-static inline void free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr,
-			      uint64_t sf)
+static inline void free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 {
 	uint32_t used;
 
-	hdr->size_flags = sf | RASP__HDR_FREE;
+	/* Exactly the block size and the flag (the kind dropped): the fast path clears the flag
+	 * to write a small object's header. */
+	hdr->size_flags = pg->bsize | RASP__HDR_FREE;
 	RASP__POISON(hdr + 1, pg->bsize - RASP_OBJECT_HEADER_SIZE);
 	if (atomic_load_explicit(&pg->owner, memory_order_relaxed) != rasp__thread_token()) {
 		free_remote(h, pg, hdr);
@@ -182,7 +183,7 @@ RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 		rasp__large_free(h, s);
 		return;
 	}
-	free_block(h, rasp__page_of(s, hdr), hdr, hdr->size_flags);
+	free_block(h, rasp__page_of(s, hdr), hdr);
 }
 
 /* The common case inline: a small block of this heap whose header says the page's block
@@ -212,7 +213,7 @@ void rasp_free(rasp_heap_t *h, void *obj)
 	sf = hdr->size_flags;
 	if (RASP__UNLIKELY((sf & ~RASP__HDR_KIND_MASK) != pg->bsize))
 		goto slow;
-	free_block(h, pg, hdr, sf);
+	free_block(h, pg, hdr);
 	return;
 slow:
 	free_slow(h, obj);

@@ -147,12 +147,14 @@ struct rasp__segment {
 
 /* One size class of a context: the hot words the fast path reads, then its window. The
  * context holds a free list taken from its current page; the window is the part of it the fast
- * path may use: `left` bytes before the slow path must run (combined_limit - alloc_ptr in
- * CoreCLR's terms, the sampling budget folded in), `gap` bytes of the window past the point
- * where the next sample falls (alloc_limit - combined_limit; 0 when the budget reaches past
- * the window), `rest` blocks of the list past the window. */
+ * path may use: `n` blocks before the slow path must run (combined_limit - alloc_ptr in
+ * CoreCLR's terms, counted in blocks, the sampling budget folded in: the blocks wholly before
+ * the byte where the next sample falls), `gap` bytes of the window from the start of the block
+ * that holds that byte (0 when the budget reaches past the window; the byte is `off` into
+ * that block), `rest` blocks of the list past the window. In bytes, CoreCLR's budget is
+ * n * b + off and its alloc_limit - alloc_ptr is n * b + gap. */
 struct rasp__hot {
-	uintptr_t left;
+	uintptr_t n; /* blocks the fast path may still take (0: the next one is a miss) */
 	struct rasp__header *free;
 	uintptr_t bsize; /* the class's block size (a copy: the fast path reads one line) */
 	uintptr_t spare; /* to 32 bytes: a class's offset is its index shifted */
@@ -160,6 +162,7 @@ struct rasp__hot {
 
 struct rasp__window {
 	uintptr_t gap;
+	uintptr_t off; /* gap > 0: the sampled byte's offset in its block */
 	/* Sampling on, gap 0 and `known`: `after` failed trials follow the window's end before
 	 * the next success (the rest of the draw that covered the window). The next window
 	 * continues that draw instead of drawing again (docs/runtime.md, "Sampling"). */

@@ -314,11 +314,11 @@ static void return_list(struct rasp_context *c, unsigned k)
 {
 	struct rasp__window *w = &c->win[k];
 	struct rasp__hot *hc = &c->hot[k];
-	uint32_t n = (uint32_t)((hc->left + w->gap) / rasp__class_size[k]) + w->rest;
+	uint32_t n = (uint32_t)(hc->n + w->gap / rasp__class_size[k]) + w->rest;
 	struct rasp__header *hdr = hc->free, *next;
 
 	rasp__window_publish(c, k, 0);
-	hc->left = 0;
+	hc->n = 0;
 	w->gap = 0;
 	w->known = false;
 	w->rest = 0;
