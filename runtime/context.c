@@ -236,12 +236,12 @@ found:
 /* A new window of class k over its list: `avail` bytes still in the current window plus its
  * rest, at most window_blocks; the sampling budget folded in (spec §3: combined_limit =
  * min(budget, window), here n = the blocks wholly before the sampled byte, gap = the window's
- * bytes from its block on). The budget is `r`, the exact
- * count of failed trials before the next success from here, when the caller knows it
- * (`known`: the draw that covered the last window or object goes on), else a fresh draw.
- * A budget past the window's end keeps its remainder in `after` for the next window: one
- * draw per sample, not one per window (CoreCLR redraws at every slow path, which is the same
- * distribution: the remainder of a geometric past a point is a fresh geometric). */
+ * bytes from its block on). The budget is `r`, the exact count of failed trials before the
+ * next success from here, when the caller knows it (`known`: the draw that covered the last
+ * window or object goes on), else a fresh draw. A budget past the window's end keeps its
+ * remainder in `after` for the next window: one draw per sample, not one per window (CoreCLR
+ * redraws at every slow path, which is the same distribution: the remainder of a geometric
+ * past a point is a fresh geometric). */
 static void window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool known, uint64_t r)
 {
 	struct rasp__window *w = &c->win[k];
