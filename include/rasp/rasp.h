@@ -164,7 +164,8 @@ RASP_API int rasp_heap_sampling_active(rasp_heap_t *heap);
 
 /* Ends every thread's allocation windows, returns the calling thread's empty pages (other
  * threads' at their next allocation), purges empty memory (MADV_DONTNEED) and unmaps empty
- * segments. Returns 0. */
+ * segments and the mappings of freed large objects kept for reuse (at most 4 MiB a heap
+ * between collects). Returns 0. */
 RASP_API int rasp_heap_collect(rasp_heap_t *heap);
 
 /* Calls fn for every live object (retires contexts first, as collect does). fn returning
