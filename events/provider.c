@@ -10,7 +10,9 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,52 @@ __attribute__((format(printf, 1, 2))) static void set_error(const char *fmt, ...
 	va_start(ap, fmt);
 	vsnprintf(provider_error, sizeof(provider_error), fmt, ap);
 	va_end(ap);
+}
+
+/* Fork safety. LTTng-UST's listener threads take its internal lock while they talk to the
+ * session daemon (at registration, and when a session changes anywhere on the machine); a
+ * fork in that window leaves the child a lock no thread will release, and the child hangs in
+ * LTTng-UST's exit. liblttng-ust-fork.so fixes this by wrapping fork(); a program cannot be
+ * expected to preload it, so librasp does the same from pthread_atfork handlers, with the
+ * functions LTTng-UST exports for it (lttng-ust(3), "fork"). Seen once in CI: a child forked
+ * ~1 ms after start hung 300 s. Not when the wrapper is preloaded: it calls them itself, and
+ * twice would take the lock twice. The signal mask they save is per thread, as is a fork. */
+typedef void (*ust_fork_fn)(sigset_t *);
+static ust_fork_fn ust_before_fork, ust_after_fork_parent, ust_after_fork_child;
+static __thread sigset_t fork_sigset;
+
+static void fork_prepare(void)
+{
+	ust_before_fork(&fork_sigset);
+}
+
+static void fork_parent(void)
+{
+	ust_after_fork_parent(&fork_sigset);
+}
+
+static void fork_child(void)
+{
+	ust_after_fork_child(&fork_sigset);
+}
+
+static bool fork_wrapper_preloaded(void)
+{
+	Dl_info info;
+	void *f = dlsym(RTLD_DEFAULT, "fork");
+
+	return f && dladdr(f, &info) && info.dli_fname &&
+	       strstr(info.dli_fname, "liblttng-ust-fork") != NULL;
+}
+
+static void handle_fork(void *provider)
+{
+	ust_before_fork = (ust_fork_fn)dlsym(provider, "lttng_ust_before_fork");
+	ust_after_fork_parent = (ust_fork_fn)dlsym(provider, "lttng_ust_after_fork_parent");
+	ust_after_fork_child = (ust_fork_fn)dlsym(provider, "lttng_ust_after_fork_child");
+	if (ust_before_fork && ust_after_fork_parent && ust_after_fork_child &&
+	    !fork_wrapper_preloaded())
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 static int try_load(const char *path)
@@ -53,12 +101,14 @@ static int try_load(const char *path)
 	}
 	if (strcmp(id, RASP_LTTNG_PROVIDER_ID) != 0) {
 		/* Its probes registered when it loaded: it stays, but counts as not loaded. */
-		set_error("'%s' was generated from another event manifest ('%s', librasp wants '%s')",
-			  path, id, RASP_LTTNG_PROVIDER_ID);
+		set_error(
+		    "'%s' was generated from another event manifest ('%s', librasp wants '%s')",
+		    path, id, RASP_LTTNG_PROVIDER_ID);
 		return -1;
 	}
 	provider_loaded = 1;
 	provider_error[0] = '\0';
+	handle_fork(h);
 	return 0;
 }
 
