@@ -69,8 +69,24 @@ static bool fork_wrapper_preloaded(void)
 	       strstr(info.dli_fname, "liblttng-ust-fork") != NULL;
 }
 
+/* ThreadSanitizer does not support a child that starts threads after a multi-threaded fork
+ * (it ends the process), and LTTng-UST's child handler starts its listeners again: TSan
+ * builds keep LTTng-UST's own behaviour. */
+#if defined(__SANITIZE_THREAD__)
+#define RASP_FORK_HANDLERS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RASP_FORK_HANDLERS 0
+#endif
+#endif
+#ifndef RASP_FORK_HANDLERS
+#define RASP_FORK_HANDLERS 1
+#endif
+
 static void handle_fork(void *provider)
 {
+	if (!RASP_FORK_HANDLERS)
+		return;
 	ust_before_fork = (ust_fork_fn)dlsym(provider, "lttng_ust_before_fork");
 	ust_after_fork_parent = (ust_fork_fn)dlsym(provider, "lttng_ust_after_fork_parent");
 	ust_after_fork_child = (ust_fork_fn)dlsym(provider, "lttng_ust_after_fork_child");
