@@ -156,7 +156,8 @@ struct rasp__segment {
 struct rasp__hot {
 	uintptr_t n; /* blocks the fast path may still take (0: the next one is a miss) */
 	struct rasp__header *free;
-	uintptr_t bsize; /* the class's block size (a copy: the fast path reads one line) */
+	/* The class's block size, a copy on the hot line (ASan builds unpoison by it). */
+	uintptr_t bsize;
 	uintptr_t spare; /* to 32 bytes: a class's offset is its index shifted */
 };
 
@@ -170,8 +171,10 @@ struct rasp__window {
 	bool known;
 	uint64_t held; /* bytes of the list, as published in held_bytes at the last slow path */
 	uint32_t rest;
-	uint32_t wb;		 /* blocks a window may cover (window_blocks, computed at attach) */
-	struct rasp__page *page; /* current page (the list's), also on the class queue */
+	uint32_t wb; /* blocks a window may cover (window_blocks, computed at attach) */
+	/* The page the list was first taken from (a gathered list also holds blocks of the next
+	 * ones): not released while it is the current one. */
+	struct rasp__page *page;
 	struct rasp__page *queue; /* pages with blocks to reuse (the current one first) */
 	struct rasp__page *full;  /* pages with none, until another thread frees into them */
 };
