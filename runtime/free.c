@@ -164,7 +164,8 @@ static inline void free_block(struct rasp_heap *h, struct rasp__page *pg, struct
 	}
 	hdr->next = pg->local_free;
 	pg->local_free = hdr;
-	pg->local_n++;
+	if (!pg->local_n++)
+		pg->local_tail = hdr;
 	used = rasp__relaxed_load32(&pg->used) - 1;
 	atomic_store_explicit(&pg->used, used, memory_order_relaxed);
 	if (RASP__UNLIKELY(used == 0 || pg->in_full))

@@ -110,24 +110,31 @@ enum rasp__segment_kind { RASP__SEG_SMALL = 1, RASP__SEG_LARGE = 2 };
  * them on every free). Fields marked "owner" are written by the owning thread only
  * (or by a whole-heap operation while it is quiescent); the atomics are for other threads. */
 struct rasp__page {
-	struct rasp__header *local_free;    /* owner: blocks freed by the owner, not yet reused */
-	uint32_t local_n;		    /* owner: blocks in local_free */
-	_Atomic uint32_t used;		    /* owner: blocks out (live, held by the context, or
-					     * freed by another thread and not yet collected) */
-	uint32_t capacity;		    /* blocks the page holds */
-	uint32_t extended;		    /* blocks formatted so far (the rest never touched) */
-	uint32_t bsize;			    /* block size; 0: not a page (free slot) */
-	uint16_t cls;			    /* size class */
-	uint8_t span;			    /* slots */
-	uint8_t slot;			    /* index of its first slot */
+	/* First line: what a free and a refill touch (one cache line per page visited where
+	 * frees land at random; the second line is for other threads and rare paths). */
+	struct rasp__header *local_free; /* owner: blocks freed by the owner, not yet reused */
+	struct rasp__header *local_tail; /* owner: its last block (valid while local_n > 0):
+					  * a refill joins lists without walking them */
+	uint32_t local_n;		 /* owner: blocks in local_free */
+	_Atomic uint32_t used;		 /* owner: blocks out (live, held by the context, or
+					  * freed by another thread and not yet collected) */
+	uint32_t bsize;			 /* block size; 0: not a page (free slot) */
+	uint32_t capacity;		 /* blocks the page holds */
+	uint32_t extended;		 /* blocks formatted so far (the rest never touched) */
+	uint16_t cls;			 /* size class */
+	uint8_t span;			 /* slots */
+	uint8_t slot;			 /* index of its first slot */
+	_Atomic uintptr_t owner;	 /* owning thread's token; 0 when abandoned */
+	bool in_full;			 /* owner: on the full list, not the queue */
+	bool kept_empty;		 /* owner: empty, kept in its queue for reuse */
+	bool unfenced; /* owner: on the full list, not yet checked after a fence (page.c) */
+	struct rasp__page *next; /* owner's class queue or full list; abandoned list */
+	/* Second line. */
+	struct rasp__page *prev;
 	uintptr_t start;		    /* first block */
-	struct rasp__page *next, *prev;	    /* owner's class queue or full list; abandoned list */
-	_Atomic uintptr_t owner;	    /* owning thread's token; 0 when abandoned */
 	_Atomic(struct rasp_context *) ctx; /* owner's context (for the full-page wake-up) */
 	_Atomic(struct rasp__header *) thread_free; /* blocks freed by other threads */
 	_Atomic int full;			    /* on the owner's full list */
-	bool in_full;				    /* owner: on the full list, not the queue */
-	bool kept_empty;			    /* owner: empty, kept in its queue for reuse */
 } __attribute__((aligned(128)));
 
 /* The first bytes of every mapping: a segment of pages, or one large object. */
@@ -177,6 +184,7 @@ struct rasp__window {
 	struct rasp__page *page;
 	struct rasp__page *queue; /* pages with blocks to reuse (the current one first) */
 	struct rasp__page *full;  /* pages with none, until another thread frees into them */
+	uint32_t unfenced;	  /* pages at the head of `full` not yet swept (page.c) */
 };
 
 /* CoreCLR's ee_alloc_context, one per size class, plus sampling state. Written by the owning

@@ -244,6 +244,75 @@ static void test_cross_thread_frees_are_batched(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* The full list without a fence per move (page.c): a page drained while another thread's
+ * frees sat unseen on its thread_free list goes to the full list anyway, and the owner finds
+ * them before it grows the class. Here the page's own blocks are all out, ten come back to the
+ * owner and ten through another thread while the page is on the queue (so no wake-up); the
+ * refill that takes the owner's ten drains the page to the full list with the other ten still
+ * on it. The ten allocations after those must be exactly the other thread's ten, from the same
+ * page, and no second page may be taken. */
+static void *free_ten(void *arg)
+{
+	void **a = arg;
+	rasp_heap_t *h = a[0];
+
+	for (int i = 1; i <= 10; i++)
+		rasp_free(h, a[i]);
+	return NULL; /* the batch goes out at thread exit at the latest */
+}
+
+static int cmp_ptr(const void *x, const void *y)
+{
+	uintptr_t a = *(const uintptr_t *)x, b = *(const uintptr_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static void test_unseen_remote_frees_found_before_growing(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	struct rasp__page *pg;
+	void **a, *remote[11], *got[10];
+	uint32_t cap;
+	pthread_t th;
+
+	(void)state;
+	a = malloc(sizeof(void *));
+	a[0] = rasp_alloc(h, t, 48, 0);
+	pg = rasp__page_of(rasp__segment_of(a[0]), rasp__header_of(a[0]));
+	cap = pg->capacity;
+	a = realloc(a, cap * sizeof(void *));
+	for (uint32_t i = 1; i < cap; i++) {
+		a[i] = rasp_alloc(h, t, 48, 0);
+		assert_ptr_equal(rasp__page_of(rasp__segment_of(a[i]), rasp__header_of(a[i])), pg);
+	}
+	assert_int_equal(stats(h).pages, 1);
+	assert_true(pg->in_full);
+	for (int i = 0; i < 10; i++) /* the owner's: the page back on the queue */
+		rasp_free(h, a[i]);
+	assert_false(pg->in_full);
+	remote[0] = h;
+	for (int i = 1; i <= 10; i++)
+		remote[i] = a[10 + i - 1];
+	assert_int_equal(pthread_create(&th, NULL, free_ten, remote), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_non_null(atomic_load(&pg->thread_free));
+	assert_int_equal(atomic_load(&rasp__context_peek(h)->full_dirty), 0); /* no wake-up */
+	for (int i = 0; i < 10; i++) /* the owner's ten; the refill drains the page */
+		assert_non_null(rasp_alloc(h, t, 48, 0));
+	assert_true(pg->in_full);
+	for (int i = 0; i < 10; i++)
+		got[i] = rasp_alloc(h, t, 48, 0);
+	assert_int_equal(stats(h).pages, 1);
+	qsort(got, 10, sizeof(void *), cmp_ptr);
+	qsort(remote + 1, 10, sizeof(void *), cmp_ptr);
+	for (int i = 0; i < 10; i++)
+		assert_ptr_equal(got[i], remote[1 + i]);
+	free(a);
+	rasp_heap_destroy(h);
+}
+
 /* An exited thread's pages are adopted by the next thread needing their class: allocating
  * again after a thread allocated 10000 objects and exited, and half of them were freed, takes
  * no new page until the freed blocks are used. */
@@ -337,6 +406,7 @@ int main(void)
 	    cmocka_unit_test(test_short_lists_are_gathered),
 	    cmocka_unit_test(test_cross_thread_frees_are_reused),
 	    cmocka_unit_test(test_cross_thread_frees_are_batched),
+	    cmocka_unit_test(test_unseen_remote_frees_found_before_growing),
 	    cmocka_unit_test(test_exited_threads_pages_are_adopted),
 	    cmocka_unit_test(test_sampling_exact_across_reuse),
 	};
