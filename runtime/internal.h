@@ -182,9 +182,10 @@ struct rasp__window {
 	/* The page the list was first taken from (a gathered list also holds blocks of the next
 	 * ones): not released while it is the current one. */
 	struct rasp__page *page;
-	struct rasp__page *queue; /* pages with blocks to reuse (the current one first) */
-	struct rasp__page *full;  /* pages with none, until another thread frees into them */
-	uint32_t unfenced;	  /* pages at the head of `full` not yet swept (page.c) */
+	struct rasp__page *queue;      /* pages with blocks to reuse (the current one first) */
+	struct rasp__page *queue_last; /* its tail, where woken pages go (page.c) */
+	struct rasp__page *full;       /* pages with none, until another thread frees into them */
+	uint32_t unfenced;	       /* pages at the head of `full` not yet swept (page.c) */
 };
 
 /* CoreCLR's ee_alloc_context, one per size class, plus sampling state. Written by the owning

@@ -3,7 +3,13 @@
  * threads freed (one atomic push per batch, free.c), and the never-touched tail is formatted
  * a few KiB at a time. A context takes a page's whole local list as its allocation list
  * (context.c); when that runs out, rasp__page_find looks for the next page with blocks. A page
- * with none goes on the owner's full list, and comes back when a free reaches it: the owner's
+ * with none goes on the owner's full list, and comes back when a free reaches it, to the tail
+ * of the class queue: pages are taken in the order frees woke them, so each has gathered
+ * frees while it waited (mimalloc's order too). Taking the latest woken first, as this did
+ * before, took a page with one free block at nearly every refill under random frees: 3.1
+ * allocations per refill at 256 B against 19.5 now, 317 instructions per allocate/free pair
+ * against 140. A sparse page (under a quarter of its blocks in use) is passed over while
+ * others have blocks, so that it may empty and serve any class. The owner's
  * own free moves it at once, another thread's sets the owner's full_dirty flag if it sees the
  * page's `full` word set. The owner sets that word with a plain store, not the Dekker pair's
  * fence: random frees move pages to the full list and back at nearly every free, and each
@@ -40,6 +46,14 @@
 #define SEARCH_MAX 8
 /* Abandoned pages tried per search. */
 #define ADOPT_MAX 4
+/* A page with under a quarter of its blocks in use (and all formatted) is passed over while
+ * others have blocks: left alone, it may empty and go back to its segment for any class.
+ * Without this, taking woken pages in turn (queue_append) spread allocation over every page
+ * and `mixed` kept 6% more pages. */
+static bool sparse(struct rasp__page *pg)
+{
+	return pg->extended == pg->capacity && rasp__relaxed_load32(&pg->used) * 4 < pg->capacity;
+}
 
 static void used_add(struct rasp__page *pg, int64_t d)
 {
@@ -121,7 +135,9 @@ uint32_t rasp__page_collect(struct rasp__page *pg)
 	return n;
 }
 
-static void queue_unlink(struct rasp__page **head, struct rasp__page *pg)
+/* The three lists of pages (a class queue, a full list, an abandoned list) are doubly linked;
+ * a class queue also keeps its tail (`last`, NULL for the others). */
+static void queue_unlink(struct rasp__page **head, struct rasp__page **last, struct rasp__page *pg)
 {
 	if (pg->prev)
 		pg->prev->next = pg->next;
@@ -129,16 +145,31 @@ static void queue_unlink(struct rasp__page **head, struct rasp__page *pg)
 		*head = pg->next;
 	if (pg->next)
 		pg->next->prev = pg->prev;
+	else if (last)
+		*last = pg->prev;
 	pg->next = pg->prev = NULL;
 }
 
-static void queue_push(struct rasp__page **head, struct rasp__page *pg)
+static void queue_push(struct rasp__page **head, struct rasp__page **last, struct rasp__page *pg)
 {
 	pg->prev = NULL;
 	pg->next = *head;
 	if (*head)
 		(*head)->prev = pg;
+	else if (last)
+		*last = pg;
 	*head = pg;
+}
+
+static void queue_append(struct rasp__page **head, struct rasp__page **last, struct rasp__page *pg)
+{
+	pg->next = NULL;
+	pg->prev = *last;
+	if (*last)
+		(*last)->next = pg;
+	else
+		*head = pg;
+	*last = pg;
 }
 
 static void unfull(struct rasp__window *w, struct rasp__page *pg)
@@ -147,10 +178,10 @@ static void unfull(struct rasp__window *w, struct rasp__page *pg)
 		pg->unfenced = false;
 		w->unfenced--;
 	}
-	queue_unlink(&w->full, pg);
+	queue_unlink(&w->full, NULL, pg);
 	pg->in_full = false;
 	atomic_store_explicit(&pg->full, 0, memory_order_relaxed);
-	queue_push(&w->queue, pg);
+	queue_append(&w->queue, &w->queue_last, pg);
 }
 
 /* pg (on no list) goes on the head of the full list, unfenced (see the file comment). */
@@ -160,13 +191,13 @@ static void full_push(struct rasp__window *w, struct rasp__page *pg)
 	pg->in_full = true;
 	pg->unfenced = true;
 	w->unfenced++;
-	queue_push(&w->full, pg);
+	queue_push(&w->full, NULL, pg);
 }
 
 /* The page has no free block: from the queue to the full list. */
 static void to_full(struct rasp__window *w, struct rasp__page *pg)
 {
-	queue_unlink(&w->queue, pg);
+	queue_unlink(&w->queue, &w->queue_last, pg);
 	full_push(w, pg);
 }
 
@@ -245,9 +276,16 @@ search:
 	for (pg = w->queue; pg && visited < SEARCH_MAX; pg = pn, visited++) {
 		pn = pg->next;
 		if (has_free(pg)) {
+			/* Sparse: to the back while another page may serve (the search's
+			 * last visit takes whatever it finds). */
+			if (pn && visited < SEARCH_MAX - 1 && sparse(pg)) {
+				queue_unlink(&w->queue, &w->queue_last, pg);
+				queue_append(&w->queue, &w->queue_last, pg);
+				continue;
+			}
 			if (pg != w->queue) {
-				queue_unlink(&w->queue, pg);
-				queue_push(&w->queue, pg);
+				queue_unlink(&w->queue, &w->queue_last, pg);
+				queue_push(&w->queue, &w->queue_last, pg);
 			}
 			return pg;
 		}
@@ -265,7 +303,7 @@ search:
 	/* An exited thread's page of this class, else a new page. */
 	pthread_mutex_lock(&h->lock);
 	for (int i = 0; i < ADOPT_MAX && (pg = h->abandoned[cls]); i++) {
-		queue_unlink(&h->abandoned[cls], pg);
+		queue_unlink(&h->abandoned[cls], NULL, pg);
 		own(c, pg);
 		if (has_free(pg))
 			goto found;
@@ -280,7 +318,7 @@ search:
 	rasp__page_extend(pg);
 found:
 	pthread_mutex_unlock(&h->lock);
-	queue_push(&w->queue, pg);
+	queue_push(&w->queue, &w->queue_last, pg);
 	return pg;
 }
 
@@ -307,7 +345,7 @@ uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
 				break;
 			if (p->local_n == 0)
 				rasp__page_collect(p);
-			if (p->local_n == 0)
+			if (p->local_n == 0 || sparse(p))
 				continue;
 		}
 		n = p->local_n;
@@ -324,11 +362,16 @@ uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
 		p->local_free = NULL;
 		p->local_n = 0;
 		used_add(p, n);
-		/* Drained: off the queue now (a free wakes it), or frees pushed on the queue's
-		 * head bury it, and searches that meet SEARCH_MAX drained pages make a new page.
-		 * A page with blocks never formatted stays: the next search formats them. */
-		if (p->extended == p->capacity)
+		/* Drained: off the queue now (a free wakes it), or woken pages pile up behind it
+		 * and searches that meet SEARCH_MAX drained pages make a new page. A page with
+		 * blocks never formatted goes to the tail: woken pages' blocks are used before
+		 * new memory is touched. */
+		if (p->extended == p->capacity) {
 			to_full(w, p);
+		} else if (p->next) {
+			queue_unlink(&w->queue, &w->queue_last, p);
+			queue_append(&w->queue, &w->queue_last, p);
+		}
 	}
 	*list = head;
 	return total;
@@ -339,7 +382,10 @@ static void page_release(struct rasp_context *c, struct rasp__page *pg)
 {
 	struct rasp__window *w = &c->win[pg->cls];
 
-	queue_unlink(pg->in_full ? &w->full : &w->queue, pg);
+	if (pg->in_full)
+		queue_unlink(&w->full, NULL, pg);
+	else
+		queue_unlink(&w->queue, &w->queue_last, pg);
 	if (pg->unfenced) {
 		pg->unfenced = false;
 		w->unfenced--;
@@ -433,7 +479,10 @@ void rasp__pages_abandon(struct rasp_context *c)
 
 		return_list(c, k);
 		while ((pg = w->queue) || (pg = w->full)) {
-			queue_unlink(pg->in_full ? &w->full : &w->queue, pg);
+			if (pg->in_full)
+				queue_unlink(&w->full, NULL, pg);
+			else
+				queue_unlink(&w->queue, &w->queue_last, pg);
 			pg->kept_empty = false;
 			atomic_store(&pg->owner, 0);
 			atomic_store(&pg->ctx, NULL);
@@ -443,7 +492,7 @@ void rasp__pages_abandon(struct rasp_context *c)
 			if (!rasp__relaxed_load32(&pg->used))
 				rasp__segment_page_free(h, pg);
 			else
-				queue_push(&h->abandoned[k], pg);
+				queue_push(&h->abandoned[k], NULL, pg);
 		}
 		w->unfenced = 0;
 	}
@@ -460,7 +509,7 @@ void rasp__abandoned_trim(struct rasp_heap *h)
 			pn = pg->next;
 			rasp__page_collect(pg);
 			if (!rasp__relaxed_load32(&pg->used)) {
-				queue_unlink(&h->abandoned[k], pg);
+				queue_unlink(&h->abandoned[k], NULL, pg);
 				rasp__segment_page_free(h, pg);
 			}
 		}

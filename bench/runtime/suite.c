@@ -42,6 +42,20 @@ static inline void xfree(void *p)
 {
 	rasp_free(heap, p);
 }
+/* SUITE_STATS=1: the heap's own account before the final frees (where the RSS went). */
+static void report(void)
+{
+	rasp_heap_stats_t st;
+
+	if (!getenv("SUITE_STATS") || rasp_heap_stats(heap, &st) != 0)
+		return;
+	fprintf(stderr,
+		"committed=%.1fMiB live=%.1fMiB wasted=%.1fMiB pages=%llu purged=%.1fMiB "
+		"refills=%llu\n",
+		st.committed_bytes / 1048576.0, st.live_bytes / 1048576.0,
+		st.wasted_bytes / 1048576.0, (unsigned long long)st.pages,
+		st.purged_bytes / 1048576.0, (unsigned long long)st.refills);
+}
 #else
 static void init(void)
 {
@@ -53,6 +67,9 @@ static inline void *xalloc(size_t n)
 static inline void xfree(void *p)
 {
 	free(p);
+}
+static void report(void)
+{
 }
 #endif
 
@@ -111,6 +128,7 @@ static void *run_mixed(void *arg)
 		live[k] = must(xalloc(z));
 		touch(live[k], z);
 	}
+	report();
 	for (long k = 0; k < MIXED_LIVE; k++)
 		if (live[k])
 			xfree(live[k]);
@@ -211,6 +229,7 @@ static void run_fixed(void)
 		live[k] = must(xalloc(z));
 		touch(live[k], z);
 	}
+	report();
 	for (int k = 0; k < LIVE; k++)
 		if (live[k])
 			xfree(live[k]);
@@ -230,6 +249,7 @@ static void run_cache(void)
 		e[k] = must(xalloc(z));
 		touch(e[k], z);
 	}
+	report();
 	for (int k = 0; k < ENTRIES; k++)
 		if (e[k])
 			xfree(e[k]);
