@@ -354,6 +354,9 @@ size_t rasp__stack_capture(uintptr_t *frames, size_t max);
 void rasp__rng_seed(struct rasp_context *c, const rasp_config_t *cfg);
 uint64_t rasp__rng_next(uint64_t s[4]);
 double rasp__inv_log_q(uint64_t mean);
+/* logarithm.c: log and log1p within 1.5 ulp, without libm. */
+double rasp__log(double x);
+double rasp__log1p(double x);
 /* Sets the mean a context draws with (and the constants its draws need). */
 void rasp__context_set_mean(struct rasp_context *c, uint64_t mean);
 /* The full inversion draw. The runtime's paths use rasp__geometric_at_least; this is the

@@ -2,7 +2,6 @@
  * each thread's adoption of the heap's sampling state with its SamplingConfigured and
  * SamplingStopped announcements, and the emission of AllocationSampled. Everything here runs
  * on slow paths only. */
-#include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -58,12 +57,12 @@ uint64_t rasp__rng_next(uint64_t s[4])
 /* p = 1/mean. mean 1 gives p = 1: log1p(-1) = -inf, the factor is -0 and every draw is 0. */
 double rasp__inv_log_q(uint64_t mean)
 {
-	return 1.0 / log1p(-1.0 / (double)mean);
+	return 1.0 / rasp__log1p(-1.0 / (double)mean);
 }
 
 /* Failed trials before the next success: floor(ln(1-U) / ln(1-p)), U uniform in [0,1) with
  * 53 bits. 1-U = (2^53 - k) 2^-53 is exact in a double, so log(1-U) loses nothing against
- * log1p(-U) and glibc's log is about twice as fast. The largest value is about 36.7 * mean,
+ * log1p(-U), and a log is cheaper (logarithm.c). The largest value is about 36.7 * mean,
  * far below SIZE_MAX. */
 void rasp__context_set_mean(struct rasp_context *c, uint64_t mean)
 {
@@ -76,7 +75,7 @@ void rasp__context_set_mean(struct rasp_context *c, uint64_t mean)
 static uint64_t geometric_of(double v, double inv_log_q)
 {
 	/* g >= 0 (or -0) and < 2^63: truncation is floor, without libm's general floor. */
-	return (uint64_t)(int64_t)(log(v) * inv_log_q);
+	return (uint64_t)(int64_t)(rasp__log(v) * inv_log_q);
 }
 
 static double next_v(struct rasp_context *c)
