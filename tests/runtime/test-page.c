@@ -101,6 +101,20 @@ static void test_steady_state_does_not_grow(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* rounds replacements of a random one of n live objects by a new one of size z (x: the
+ * generator's state, a 64-bit LCG). */
+static void replace_at_random(rasp_heap_t *h, const rasp_type_t *t, void **live, int n, size_t z,
+			      long rounds, uint64_t *x)
+{
+	for (long i = 0; i < rounds; i++) {
+		*x = *x * 6364136223846793005u + 1442695040888963407u;
+		int k = (int)((*x >> 33) % (uint64_t)n);
+
+		rasp_free(h, live[k]);
+		assert_non_null(live[k] = rasp_alloc(h, t, z, 0));
+	}
+}
+
 /* Random replacement leaves a block or two free in each page. A refill gathers the lists of
  * several pages (at least 16 blocks when the queue has them), and a drained page leaves the
  * queue: 200000 replacements among 8000 live 1000-byte objects (~125 pages) take fewer than
@@ -119,24 +133,11 @@ static void test_short_lists_are_gathered(void **state)
 	assert_non_null(live);
 	for (int i = 0; i < LIVE; i++)
 		assert_non_null(live[i] = rasp_alloc(h, t, 1000, 0));
-	/* Free a random tenth: every page gets a few free blocks. */
-	for (int i = 0; i < LIVE / 10; i++) {
-		x = x * 6364136223846793005u + 1442695040888963407u;
-		int k = (int)((x >> 33) % LIVE);
-
-		rasp_free(h, live[k]);
-		live[k] = rasp_alloc(h, t, 1000, 0);
-	}
+	/* Replace a tenth at random: every page gets a few free blocks. */
+	replace_at_random(h, t, live, LIVE, 1000, LIVE / 10, &x);
 	pages = stats(h).pages;
 	refills = stats(h).refills;
-	for (long i = 0; i < ROUNDS; i++) {
-		x = x * 6364136223846793005u + 1442695040888963407u;
-		int k = (int)((x >> 33) % LIVE);
-
-		rasp_free(h, live[k]);
-		live[k] = rasp_alloc(h, t, 1000, 0);
-		assert_non_null(live[k]);
-	}
+	replace_at_random(h, t, live, LIVE, 1000, ROUNDS, &x);
 	refills = stats(h).refills - refills;
 	printf("%d replacements: %llu refills, pages %llu -> %llu\n", ROUNDS,
 	       (unsigned long long)refills, (unsigned long long)pages,
@@ -247,22 +248,10 @@ static void test_random_replacement_refills_rarely(void **state)
 	assert_non_null(live);
 	for (int i = 0; i < LIVE; i++)
 		assert_non_null(live[i] = rasp_alloc(h, t, 240, 0));
-	for (int i = 0; i < LIVE; i++) { /* a first round, to a steady state */
-		x = x * 6364136223846793005u + 1442695040888963407u;
-		int k = (int)((x >> 33) % LIVE);
-
-		rasp_free(h, live[k]);
-		assert_non_null(live[k] = rasp_alloc(h, t, 240, 0));
-	}
+	replace_at_random(h, t, live, LIVE, 240, LIVE, &x); /* to a steady state */
 	pages = stats(h).pages;
 	refills = stats(h).refills;
-	for (long i = 0; i < ROUNDS; i++) {
-		x = x * 6364136223846793005u + 1442695040888963407u;
-		int k = (int)((x >> 33) % LIVE);
-
-		rasp_free(h, live[k]);
-		assert_non_null(live[k] = rasp_alloc(h, t, 240, 0));
-	}
+	replace_at_random(h, t, live, LIVE, 240, ROUNDS, &x);
 	refills = stats(h).refills - refills;
 	printf("%d replacements: %llu refills (one per %.1f), pages %llu -> %llu\n", ROUNDS,
 	       (unsigned long long)refills, (double)ROUNDS / (double)refills,
