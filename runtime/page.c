@@ -265,7 +265,7 @@ struct rasp__page *rasp__page_find(struct rasp_context *c, unsigned cls)
 {
 	struct rasp__window *w = &c->win[cls];
 	struct rasp_heap *h = c->heap;
-	struct rasp__page *pg, *pn;
+	struct rasp__page *pg, *pn, *passed = NULL;
 	int visited = 0;
 	bool swept = false;
 
@@ -281,6 +281,7 @@ search:
 			if (pn && visited < SEARCH_MAX - 1 && sparse(pg)) {
 				queue_unlink(&w->queue, &w->queue_last, pg);
 				queue_append(&w->queue, &w->queue_last, pg);
+				passed = pg;
 				continue;
 			}
 			if (pg != w->queue) {
@@ -290,6 +291,13 @@ search:
 			return pg;
 		}
 		to_full(w, pg);
+	}
+	/* A sparse page passed over, rather than a new page, if nothing else had blocks (it
+	 * still has them: only a visit that finds none moves a page to the full list). */
+	if (passed) {
+		queue_unlink(&w->queue, &w->queue_last, passed);
+		queue_push(&w->queue, &w->queue_last, passed);
+		return passed;
 	}
 	/* Before growing: pages other threads freed into unseen (see the file comment). Once:
 	 * the pages it brings back are searched, SEARCH_MAX more at most. */
@@ -339,6 +347,10 @@ uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
 	for (p = pg; p && visited < SEARCH_MAX; p = pn, visited++) {
 		uint32_t n;
 
+		/* pg itself, moved to the tail below (blocks never formatted) and met again: its
+		 * list is taken, and its stale tail would cut the gathered one. */
+		if (p == pg && visited)
+			break;
 		pn = p->next;
 		if (p != pg) {
 			if (total >= GATHER_MIN)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,7 +55,7 @@ static void test_log_on_the_draws_inputs(void **state)
 			worst = err;
 	}
 	printf("log on 1 - k 2^-53: worst %.3f ulp\n", worst);
-	assert_true(worst <= 1.5);
+	assert_true(worst <= 1.3);
 	assert_true(rasp__log(1.0) == 0.0);
 	assert_true(rasp__log(0x1.0p-53) == (double)logl(0x1.0p-53L));
 }
@@ -79,7 +80,7 @@ static void test_log_over_every_binade(void **state)
 		}
 	}
 	printf("log over every binade: worst %.3f ulp\n", worst);
-	assert_true(worst <= 1.5);
+	assert_true(worst <= 1.3);
 }
 
 static void test_log_special_values(void **state)
@@ -97,8 +98,10 @@ static void test_log_special_values(void **state)
 	assert_true(rasp__log1p(-0x1.0p-60) == -0x1.0p-60);
 }
 
-/* log1p(-1/mean) for the means a heap takes (1 to 2^40, every power of two and random ones),
- * and log1p over (-1, 2^60). */
+/* log1p(-1/mean) for the means a heap takes (2 to 2^41, every power of two and random ones:
+ * within 1 ulp, worst 0.99), over (-1, 0) uniformly (the correction of 1 + x's rounding adds
+ * to log's error there: 1.6 ulp at worst, found by a wider search than this one) and over
+ * (-1, 2^63). */
 static void test_log1p(void **state)
 {
 	uint64_t x = 3;
@@ -114,8 +117,12 @@ static void test_log1p(void **state)
 				worst = err;
 		}
 	}
-	for (int i = 0; i < 1000000; i++) {
-		double v = -1.0 + ldexp((double)lcg(&x) * 0x1.0p-53, (int)(lcg(&x) % 62));
+	printf("log1p(-1/mean): worst %.3f ulp\n", worst);
+	assert_true(worst <= 1.0);
+	worst = 0;
+	for (int i = 0; i < 2000000; i++) {
+		double v = i % 2 ? -(double)lcg(&x) * 0x1.0p-53
+				 : -1.0 + ldexp((double)lcg(&x) * 0x1.0p-53, (int)(lcg(&x) % 64));
 
 		if (v <= -1.0)
 			continue;
@@ -123,8 +130,12 @@ static void test_log1p(void **state)
 		if (err > worst)
 			worst = err;
 	}
-	printf("log1p: worst %.3f ulp\n", worst);
-	assert_true(worst <= 1.5);
+	/* The worst point a wider search found (1.596 ulp). */
+	err = ulp_error(rasp__log1p(-0x1.32aacf3855ac9p-2), log1pl(-0x1.32aacf3855ac9p-2));
+	if (err > worst)
+		worst = err;
+	printf("log1p over (-1, 2^63): worst %.3f ulp\n", worst);
+	assert_true(worst <= 2.0);
 }
 
 /* The geometric draws with this log are libm's: 10^6 draws at the default mean and at 1 KiB
@@ -151,6 +162,10 @@ static void test_draws_match_libm(void **state)
 
 int main(void)
 {
+	if (LDBL_MANT_DIG <= DBL_MANT_DIG) { /* the reference needs bits past double's */
+		printf("test-logarithm: skipped: long double is no wider than double here\n");
+		return 0;
+	}
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_log_on_the_draws_inputs),
 	    cmocka_unit_test(test_log_over_every_binade),

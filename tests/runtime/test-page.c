@@ -228,6 +228,8 @@ static void test_sparse_pages_are_passed_over(void **state)
 	b = page_of(a[at[1]]);
 	assert_ptr_equal(page_of(p), b);
 	assert_int_equal(rasp__relaxed_load32(&b->used), b->capacity);
+	/* Nor did the refill gather A's free blocks: A's only blocks out are its four. */
+	assert_int_equal(rasp__relaxed_load32(&page_of(a[at[0]])->used), 4);
 	free(a);
 	rasp_heap_destroy(h);
 }
