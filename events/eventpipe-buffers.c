@@ -27,6 +27,8 @@ static __thread struct {
 	int64_t last_ts;
 	uint32_t seq;
 	uint32_t epoch; /* of the thread's records */
+	uint32_t pin;	/* the epoch its records take, when pinned (rasp__ep_pin_epoch) */
+	bool pinned;
 	bool keyed;
 	bool lost_tail;	    /* events dropped since the last one recorded */
 	bool recorded;	    /* the thread has recorded an event */
@@ -163,6 +165,13 @@ fail:
 	return 0;
 }
 
+uint32_t rasp__ep_pin_epoch(void)
+{
+	tls.pin = atomic_load_explicit(&rasp__ep_epoch, memory_order_relaxed);
+	tls.pinned = true;
+	return tls.pin;
+}
+
 void rasp__ep_write(unsigned desc, const union rasp_nt_value *vals)
 {
 	if (!atomic_load_explicit(&P.on, memory_order_acquire) || desc >= RASP_EVENT_NDESCS)
@@ -184,7 +193,9 @@ void rasp__ep_write(unsigned desc, const union rasp_nt_value *vals)
 		return;
 	}
 	{
-		uint32_t e = atomic_load_explicit(&rasp__ep_epoch, memory_order_relaxed);
+		uint32_t e = tls.pinned
+				 ? tls.pin
+				 : atomic_load_explicit(&rasp__ep_epoch, memory_order_relaxed);
 
 		/* A session started: this thread's next record starts it for that session. */
 		if (__builtin_expect(e != tls.epoch, 0)) {

@@ -444,7 +444,7 @@ int rasp_events_flush(void)
 
 unsigned rasp_events_session_epoch(void)
 {
-	return rasp__ep_generation();
+	return rasp__ep_pin_epoch();
 }
 
 const char *rasp_events_eventpipe_path(void)

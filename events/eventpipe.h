@@ -18,15 +18,16 @@ extern _Atomic uint64_t rasp__ep_mask;
  * announces its mean again when it changes, so every session has it. */
 extern _Atomic uint32_t rasp__ep_epoch;
 
-static inline uint32_t rasp__ep_generation(void)
-{
-	return atomic_load_explicit(&rasp__ep_epoch, memory_order_relaxed);
-}
-
 static inline bool rasp__ep_enabled(unsigned desc)
 {
 	return (atomic_load_explicit(&rasp__ep_mask, memory_order_relaxed) >> desc) & 1;
 }
+
+/* The current epoch, which the calling thread's records then take until its next call: a
+ * session started after the call gets none of them. The runtime reads the epoch to decide
+ * whether to announce its mean before a sample; without the pin, a session starting between
+ * that read and the sample's record received the sample ahead of the announcement. */
+uint32_t rasp__ep_pin_epoch(void);
 
 /* Records one event of descriptor desc (vals: one per field) in the calling thread's buffer.
  * No lock and no system call (but gettid once per thread); an event that finds no buffer is

@@ -426,7 +426,10 @@ def gen_api_header(m, rel):
            " * calls it. */",
            "RASP_API int rasp_events_flush(void);",
            "/* A number that changes each time an EventPipe session starts (the runtime announces",
-           " * its sampling mean again, so every session's stream has it). */",
+           " * its sampling mean again, so every session's stream has it). The calling thread's",
+           " * events then go to the EventPipe sessions started before the call only, until its",
+           " * next call: a thread that announces when the number changes never has an event",
+           " * reach a session ahead of its announcement. */",
            "RASP_API unsigned rasp_events_session_epoch(void);\n"]
     for p in m.providers:
         for e in p["events"]:

@@ -8,13 +8,22 @@
  * stacks short. libunwind reads .eh_frame too, but keeps a per-thread cache of each return
  * address's frame layout, so a site met before costs a few instructions per frame.
  *
+ * libunwind is loaded at the first stack a session asks for (dlopen, RTLD_LOCAL), not linked:
+ * a process that records no stacks does not map it or the liblzma it needs (108 KiB of
+ * resident memory in every process, more than a small program's whole heap), and its
+ * _Unwind_* and backtrace symbols never enter the process's global scope, where they could
+ * be taken for libgcc's and glibc's. If it cannot be loaded, stacks come from glibc's
+ * backtrace(), with one line on stderr.
+ *
  * The runtime's own frames (this function, the sample's emission, the slow path, rasp_alloc)
  * are dropped by address: the first frame kept is in the code that called the allocator. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "internal.h"
 
@@ -31,9 +40,34 @@
 #endif
 #endif
 #if defined(RASP_HAVE_LIBUNWIND) && !defined(RASP__TSAN)
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-#define UNWIND unw_backtrace
+#ifndef RASP_LIBUNWIND_SONAME
+#define RASP_LIBUNWIND_SONAME "libunwind.so.8"
+#endif
+typedef int (*unwind_fn)(void **buf, int n);
+static unwind_fn unwind_impl;
+static pthread_once_t unwind_once = PTHREAD_ONCE_INIT;
+
+static void unwind_load(void)
+{
+	void *lib = dlopen(RASP_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+	unwind_fn f = lib ? (unwind_fn)dlsym(lib, "unw_backtrace") : NULL;
+
+	if (!f) {
+		fprintf(stderr,
+			"rasp: %s: %s; the stacks of samples come from glibc's backtrace(), "
+			"about 12 times slower\n",
+			RASP_LIBUNWIND_SONAME, lib ? "no unw_backtrace" : dlerror());
+		f = backtrace;
+	}
+	unwind_impl = f;
+}
+
+static int unwind(void **buf, int n)
+{
+	pthread_once(&unwind_once, unwind_load);
+	return unwind_impl(buf, n);
+}
+#define UNWIND unwind
 #else
 #define UNWIND backtrace
 #endif

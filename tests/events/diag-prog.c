@@ -9,6 +9,11 @@
  * DIAG_COUNT=N in the environment: each thread stops after N allocations; the program prints
  * "done" and waits for SIGTERM (a known volume of events, whatever the build's speed). Each
  * thread sleeps 1 ms every 1024 allocations: an application's pace, not a benchmark's.
+ * DIAG_PIN=1: no allocation; the main thread reads the session epoch (which pins its events
+ * to the sessions running then), prints "pinned", waits until a session starts, fires one
+ * AllocationSampled of type "Pin.Before", reads the epoch again, fires one of "Pin.After",
+ * prints "done" and waits for SIGTERM: the first must reach no session started after the
+ * read, the second the new one.
  *   diag-prog THREADS SECONDS [GO-FILE | session] */
 #include <inttypes.h>
 #include <pthread.h>
@@ -20,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rasp/events.h"
 #include "rasp/rasp.h"
 
 static rasp_heap_t *heap;
@@ -79,6 +85,38 @@ static void *work(void *arg)
 	return NULL;
 }
 
+/* Another thread's reads of the epoch (this one's own would pin it anew), until a session
+ * starts. */
+static void *await_session(void *arg)
+{
+	unsigned e0 = *(unsigned *)arg;
+
+	while (!stop && rasp_events_session_epoch() == e0)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	return NULL;
+}
+
+static int pin_mode(void)
+{
+	unsigned e0 = rasp_events_session_epoch();
+	pthread_t th;
+
+	printf("pinned\n");
+	fflush(stdout);
+	pthread_create(&th, NULL, await_session, &e0);
+	pthread_join(th, NULL);
+	rasp_event_allocation_sampled(0, 0, (uintptr_t)types[0], "Pin.Before", 0x1000, 48, 0);
+	rasp_events_session_epoch();
+	rasp_event_allocation_sampled(0, 0, (uintptr_t)types[0], "Pin.After", 0x2000, 48, 0);
+	printf("done\n");
+	fflush(stdout);
+	while (!stop)
+		nanosleep(&(struct timespec){0, 10000000}, NULL);
+	printf("allocations=0 failed=0 samples=0 starts=0 pid=%d\n", (int)getpid());
+	rasp_heap_destroy(heap);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	rasp_config_t cfg;
@@ -110,6 +148,8 @@ int main(int argc, char **argv)
 		zs[k] = rasp_object_size(p);
 		rasp_free(heap, p);
 	}
+	if (getenv("DIAG_PIN"))
+		return pin_mode();
 	if (argc > 3) {
 		printf("waiting for %s\n", argv[3]);
 		fflush(stdout);

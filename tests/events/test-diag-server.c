@@ -338,7 +338,7 @@ static void copy_end(struct copier *c)
 
 struct seen {
 	bool complete;
-	uint64_t sampled, configured, lost, before_config, bad_name;
+	uint64_t sampled, configured, lost, before_config, bad_name, pin_before, pin_after;
 	uint64_t tids[64];
 	size_t ntids;
 };
@@ -375,6 +375,8 @@ static void read_trace(const char *path, struct seen *s)
 			s->sampled++;
 			s->before_config += !known;
 			s->bad_name += strncmp(v[3].s, "Diag.", 5) != 0;
+			s->pin_before += strcmp(v[3].s, "Pin.Before") == 0;
+			s->pin_after += strcmp(v[3].s, "Pin.After") == 0;
 		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED]) {
 			s->configured++;
 			if (!known && s->ntids < 64)
@@ -564,6 +566,35 @@ static void test_two_sessions(void **state)
 	}
 }
 
+/* A session starting between a thread's read of the epoch (after which it would announce its
+ * mean) and its next sample gets none of that thread's events until its next read: without
+ * the pin, a sample reached a new session ahead of its thread's SamplingConfigured (seen
+ * once in a TSan run of test_two_sessions). DIAG_PIN makes the interleaving certain. */
+static void test_a_new_session_waits_for_the_threads_read(void **state)
+{
+	struct copier c;
+	struct seen s;
+	struct prog p;
+	uint64_t id;
+	int fd;
+
+	(void)state;
+	extra_env[0] = "DIAG_PIN=1";
+	start(&p, true, "1", false);
+	extra_env[0] = NULL;
+	wait_line(&p, "pinned");
+	id = collect(&p, &fd, 64);
+	copy_start(&c, fd, "pin.nettrace");
+	wait_line(&p, "done");
+	stop(&p, id);
+	copy_end(&c);
+	finish(&p);
+	read_trace(c.path, &s);
+	assert_true(s.complete);
+	assert_int_equal(s.pin_before, 0);
+	assert_int_equal(s.pin_after, 1);
+}
+
 /* A client that goes away mid-stream ends its session; the next one works. A client that
  * does not read loses events of its own session, counted in its trace; the program goes on. */
 static void test_vanishing_and_slow_clients(void **state)
@@ -648,6 +679,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_teardown(test_disabled, teardown),
 	    cmocka_unit_test_teardown(test_protocol_errors, teardown),
 	    cmocka_unit_test_teardown(test_two_sessions, teardown),
+	    cmocka_unit_test_teardown(test_a_new_session_waits_for_the_threads_read, teardown),
 	    cmocka_unit_test_teardown(test_vanishing_and_slow_clients, teardown),
 	    cmocka_unit_test_teardown(test_exit_mid_session, teardown),
 	};
