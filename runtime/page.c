@@ -2,26 +2,31 @@
  * lists. `local_free` holds blocks its owner freed (no atomic), `thread_free` blocks other
  * threads freed (one atomic push per batch, free.c), and the never-touched tail is formatted
  * a few KiB at a time. A context takes a page's whole local list as its allocation list
- * (context.c); when that runs out, rasp__page_find looks for the next page with blocks. A page
- * with none goes on the owner's full list, and comes back when a free reaches it, to the tail
- * of the class queue: pages are taken in the order frees woke them, so each has gathered
- * frees while it waited (mimalloc's order too). Taking the latest woken first, as this did
- * before, took a page with one free block at nearly every refill under random frees: 3.1
- * allocations per refill at 256 B against 19.5 now, 317 instructions per allocate/free pair
- * against 140. A sparse page (under a quarter of its blocks in use) is passed over while
- * others have blocks, so that it may empty and serve any class. The owner's
- * own free moves it at once, another thread's sets the owner's full_dirty flag if it sees the
- * page's `full` word set. The owner sets that word with a plain store, not the Dekker pair's
- * fence: random frees move pages to the full list and back at nearly every free, and each
- * fence waits for the stores before it (the freed blocks' headers, cache misses) to drain,
- * which cost 20% of the `cache` workload. The fence is paid once per batch instead: pages
- * moved since the last one stay marked `unfenced`, and before the owner takes a new page of
- * the class it fences once and checks their thread_free lists (sweep_full). A free that read
- * `full` as 0 pushed its blocks before that fence, so the check sees them; one after it sees
- * `full` set (C11's fence rules; the remote side is seq_cst). A page's remote frees thus wait
- * at most until the owner would grow the class. A page whose blocks are all back is returned to its
- * segment unless it is its class's current page. Pages of an exited thread are abandoned to the
- * heap and adopted by the next thread that needs a page of their class. */
+ * (context.c); when that runs out, rasp__page_find looks for the next page with blocks.
+ *
+ * The class queue is taken in the order frees woke its pages. A page with no free block goes
+ * on the owner's full list; the first free that reaches it brings it back to the queue's
+ * tail, and refills take from the head, so each page has gathered frees while it waited
+ * (mimalloc's order too). Taking the latest woken page first, as this did before, took a page
+ * with one free block at nearly every refill under random frees: 3.1 allocations per refill
+ * at 256 B against 19.5 now, 317 instructions per allocate/free pair against 140. A sparse
+ * page (under a quarter of its blocks in use) is passed over while others have blocks, so
+ * that it may empty and serve any class.
+ *
+ * The owner's own free brings a page back at once; another thread's sets the owner's
+ * full_dirty flag if it sees the page's `full` word set. The owner sets that word with a
+ * plain store, not the Dekker pair's fence: random frees move pages to the full list and back
+ * at nearly every free, and each fence waits for the stores before it (the freed blocks'
+ * headers, cache misses) to drain, which cost 20% of the `cache` workload. The fence is paid
+ * once per batch instead: pages moved since the last one stay marked `unfenced`, and before
+ * the owner takes a new page of the class it fences once and checks their thread_free lists
+ * (sweep_full). A free that read `full` as 0 pushed its blocks before that fence, so the check
+ * sees them; one after it sees `full` set (C11's fence rules; the remote side is seq_cst). A
+ * page's remote frees thus wait at most until the owner would grow the class.
+ *
+ * A page whose blocks are all back is returned to its segment unless it is its class's
+ * current page. Pages of an exited thread are abandoned to the heap and adopted by the next
+ * thread that needs a page of their class. */
 #include <stdio.h>
 #include <stdlib.h>
 
