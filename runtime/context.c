@@ -251,7 +251,6 @@ static void window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool
 	if (wb > blocks)
 		wb = blocks;
 	w->rest = blocks - wb;
-	w->room = w->wb - wb;
 	bytes = (uintptr_t)wb * b;
 	c->unchecked += bytes;
 	w->known = false;
@@ -275,41 +274,6 @@ static void window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool
 		}
 	}
 	rasp__window_publish(c, k, bytes + (uint64_t)w->rest * b);
-}
-
-/* An owner's free into a page on the full list. Waking the page (to the queue's tail, for a
- * later refill to find it with one block) costs a move now and a page visit then; where frees
- * land at random in full pages (a cache of 2 KiB objects: nearly every free) that was most of
- * an allocate/free pair. Instead the block joins the thread's list of its class at once, as a
- * thread cache would hold it: its page stays full and counts it in use, as it counts every
- * listed block. The window grows by it while it is under its size (wb blocks: the bound on
- * how long a thread goes between slow paths stands) and no sample falls in it: the budget
- * runs on past the block, so its trials fail as the draw said, and the sample lands where it
- * would have. Otherwise the block joins the list's rest, up to a window's worth; past that the
- * page is woken as before, so a thread that frees much and allocates little gives its pages
- * back to be emptied. Blocks of a class are interchangeable: every byte's trial stands. */
-bool rasp__context_recycle(struct rasp_context *c, struct rasp__page *pg, struct rasp__header *hdr)
-{
-	unsigned k = pg->cls;
-	struct rasp__window *w = &c->win[k];
-	struct rasp__hot *hc = &c->hot[k];
-	uintptr_t b = hc->bsize;
-
-	if (hc->n && w->room && !w->gap && (!c->sampling || (w->known && w->after >= b))) {
-		hc->n++;
-		w->room--;
-		c->unchecked += b;
-		if (c->sampling)
-			w->after -= b;
-	} else if (w->rest < w->wb) {
-		w->rest++;
-	} else {
-		return false;
-	}
-	hdr->next = hc->free;
-	hc->free = hdr;
-	rasp__window_publish(c, k, w->held + b);
-	return true;
 }
 
 /* The thread adopted a new sampling state: every window is redrawn under it at once, so no

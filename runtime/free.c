@@ -149,36 +149,11 @@ static void free_remote(struct rasp_heap *h, struct rasp__page *pg, struct rasp_
 		rasp__batch_flush(c);
 }
 
-/* The owner's push of hdr onto its page's local list; true if the page is now empty. */
-static inline bool push_local(struct rasp__page *pg, struct rasp__header *hdr)
-{
-	uint32_t used;
-
-	hdr->next = pg->local_free;
-	pg->local_free = hdr;
-	if (!pg->local_n++)
-		pg->local_tail = hdr;
-	used = rasp__relaxed_load32(&pg->used) - 1;
-	atomic_store_explicit(&pg->used, used, memory_order_relaxed);
-	return used == 0;
-}
-
-/* The owner frees into a page on its full list: a page of few blocks keeps the block on the
- * thread's list (rasp__context_recycle), any other is woken. Out of line, so the common free
- * keeps no frame. */
-RASP__NOINLINE static void free_into_full(struct rasp__page *pg, struct rasp__header *hdr)
-{
-	struct rasp_context *c = atomic_load_explicit(&pg->ctx, memory_order_relaxed);
-
-	if (pg->capacity <= RASP__RECYCLE_CAPACITY && rasp__context_recycle(c, pg, hdr))
-		return;
-	push_local(pg, hdr);
-	rasp__page_empty(c, pg);
-}
-
 /* The block hdr of page pg, checked: free it. */
 static inline void free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 {
+	uint32_t used;
+
 	/* Exactly the block size and the flag (the kind dropped): the fast path clears the flag
 	 * to write a small object's header. */
 	hdr->size_flags = pg->bsize | RASP__HDR_FREE;
@@ -187,11 +162,13 @@ static inline void free_block(struct rasp_heap *h, struct rasp__page *pg, struct
 		free_remote(h, pg, hdr);
 		return;
 	}
-	if (RASP__UNLIKELY(pg->in_full)) {
-		free_into_full(pg, hdr);
-		return;
-	}
-	if (RASP__UNLIKELY(push_local(pg, hdr)))
+	hdr->next = pg->local_free;
+	pg->local_free = hdr;
+	if (!pg->local_n++)
+		pg->local_tail = hdr;
+	used = rasp__relaxed_load32(&pg->used) - 1;
+	atomic_store_explicit(&pg->used, used, memory_order_relaxed);
+	if (RASP__UNLIKELY(used == 0 || pg->in_full))
 		rasp__page_empty(atomic_load_explicit(&pg->ctx, memory_order_relaxed), pg);
 }
 

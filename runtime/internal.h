@@ -72,9 +72,6 @@
  * object that wastes at most 1/8 of it. rasp_heap_collect unmaps them. */
 #define RASP__LARGE_CACHE_BYTES ((uint64_t)4 << 20)
 #define RASP__LARGE_CACHE_MAX	8
-/* An owner's free into a full page of at most this many blocks joins the thread's list of its
- * class instead of waking the page (context.c, rasp__context_recycle). */
-#define RASP__RECYCLE_CAPACITY 128
 /* Cross-thread frees of one page queued by the freeing thread before one atomic push. */
 #define RASP__BATCH_MAX 64
 
@@ -181,8 +178,7 @@ struct rasp__window {
 	bool known;
 	uint64_t held; /* bytes of the list, as published in held_bytes at the last slow path */
 	uint32_t rest;
-	uint32_t wb;   /* blocks a window may cover (window_blocks, computed at attach) */
-	uint32_t room; /* blocks the current window may still grow by (wb less its size) */
+	uint32_t wb; /* blocks a window may cover (window_blocks, computed at attach) */
 	/* The page the list was first taken from (a gathered list also holds blocks of the next
 	 * ones): not released while it is the current one. */
 	struct rasp__page *page;
@@ -394,9 +390,6 @@ void rasp__contexts_enumerate(struct rasp_heap *h, rasp__context_fn fn, void *ar
  * of every class takes the slow path. The one way another thread changes c's windows. */
 void rasp__context_retire(struct rasp_context *c, void *arg);
 struct rasp_context *rasp__context_attach(struct rasp_heap *h);
-/* The owner frees hdr of pg, a page on the full list: true if the block went onto c's list of
- * its class instead (pg stays full), false if that list holds enough already. */
-bool rasp__context_recycle(struct rasp_context *c, struct rasp__page *pg, struct rasp__header *hdr);
 /* The owner publishes the bytes of class k's list for rasp_heap_stats. */
 static inline void rasp__window_publish(struct rasp_context *c, unsigned k, uint64_t bytes)
 {

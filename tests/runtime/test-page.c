@@ -155,10 +155,10 @@ static struct rasp__page *page_of(void *obj)
 	return rasp__page_of(rasp__segment_of(obj), rasp__header_of(obj));
 }
 
-/* Three full pages of z-byte objects, A, B and C, in order (a segment's first page holds
+/* Three full pages of 1000-byte objects, A, B and C, in order (a segment's first page holds
  * fewer blocks than the others): their objects are a[at[i]] .. a[at[i + 1] - 1]. The
  * context's list is empty after it. */
-static void **three_full_pages(rasp_heap_t *h, const rasp_type_t *t, size_t z, uint32_t at[4])
+static void **three_full_pages(rasp_heap_t *h, const rasp_type_t *t, uint32_t at[4])
 {
 	void **a = malloc(4096 * sizeof(void *));
 	int pg = 0;
@@ -168,7 +168,7 @@ static void **three_full_pages(rasp_heap_t *h, const rasp_type_t *t, size_t z, u
 	at[0] = 0;
 	for (;;) {
 		assert_true(n < 4096);
-		assert_non_null(a[n] = rasp_alloc(h, t, z, 0));
+		assert_non_null(a[n] = rasp_alloc(h, t, 1000, 0));
 		if (n > 0 && page_of(a[n]) != page_of(a[n - 1]))
 			at[++pg] = n;
 		assert_true(pg < 3);
@@ -187,22 +187,21 @@ static void **three_full_pages(rasp_heap_t *h, const rasp_type_t *t, size_t z, u
 
 /* Pages woken by frees wait their turn: the page a free woke first is used first, having had
  * the longest to gather frees (mimalloc does the same). Taking the latest woken page first
- * took a page with one free block at nearly every refill under random replacement. Pages of
- * 240-byte objects (over RASP__RECYCLE_CAPACITY blocks: their frees wake them). A (20 frees) is
- * woken before B (20 frees): the next allocation comes from A. */
+ * took a page with one free block at nearly every refill under random replacement. A (20
+ * frees) is woken before B (20 frees): the next allocation comes from A. */
 static void test_woken_pages_wait_their_turn(void **state)
 {
 	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
 	const rasp_type_t *t = rasp_type_register(h, "t");
 	uint32_t at[4];
-	void **a = three_full_pages(h, t, 240, at), *p;
+	void **a = three_full_pages(h, t, at), *p;
 
 	(void)state;
 	for (uint32_t i = 0; i < 20; i++)
 		rasp_free(h, a[at[0] + i]);
 	for (uint32_t i = 0; i < 20; i++)
 		rasp_free(h, a[at[1] + i]);
-	p = rasp_alloc(h, t, 240, 0);
+	p = rasp_alloc(h, t, 1000, 0);
 	assert_ptr_equal(page_of(p), page_of(a[at[0]]));
 	assert_int_equal(stats(h).pages, 3);
 	free(a);
@@ -210,68 +209,27 @@ static void test_woken_pages_wait_their_turn(void **state)
 }
 
 /* A page with under a quarter of its blocks in use is passed over while another has blocks,
- * so it can empty and go back to its segment (pages of 240-byte objects): with A nearly empty (all
- * but 4 of its blocks freed) and B woken after it with 1 free block, the next allocation comes from
- * B, whose blocks are then all in use. */
+ * so it can empty and go back to its segment: with A nearly empty (all but 4 of its blocks
+ * freed) and B woken after it with 1 free block, the next allocation comes from B, whose
+ * blocks are then all in use. */
 static void test_sparse_pages_are_passed_over(void **state)
 {
 	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
 	const rasp_type_t *t = rasp_type_register(h, "t");
 	uint32_t at[4];
-	void **a = three_full_pages(h, t, 240, at), *p;
+	void **a = three_full_pages(h, t, at), *p;
 	struct rasp__page *b;
 
 	(void)state;
 	for (uint32_t i = at[0] + 4; i < at[1]; i++)
 		rasp_free(h, a[i]);
 	rasp_free(h, a[at[1]]);
-	p = rasp_alloc(h, t, 240, 0);
+	p = rasp_alloc(h, t, 1000, 0);
 	b = page_of(a[at[1]]);
 	assert_ptr_equal(page_of(p), b);
 	assert_int_equal(rasp__relaxed_load32(&b->used), b->capacity);
 	/* Nor did the refill gather A's free blocks: A's only blocks out are its four. */
 	assert_int_equal(rasp__relaxed_load32(&page_of(a[at[0]])->used), 4);
-	free(a);
-	rasp_heap_destroy(h);
-}
-
-/* A free into a full page of few blocks (1000-byte objects: at most RASP__RECYCLE_CAPACITY)
- * keeps the block on the thread's list instead of waking the page: the next allocation is that
- * very block, with no refill, and the page stays full. The list takes a window's worth (wb
- * blocks); the next free wakes the page. Heap stats count a kept block as free at once (the
- * free publishes it), and a collect gives kept blocks back to their pages. */
-static void test_frees_into_full_pages_are_kept(void **state)
-{
-	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
-	const rasp_type_t *t = rasp_type_register(h, "t");
-	uint32_t at[4], wb;
-	void **a = three_full_pages(h, t, 1000, at), *p;
-	struct rasp__page *pa = page_of(a[at[0]]);
-	uint64_t refills = stats(h).refills, live = stats(h).live_bytes;
-	struct rasp_context *c = rasp__context_peek(h);
-
-	(void)state;
-	assert_true(pa->capacity <= RASP__RECYCLE_CAPACITY);
-	rasp_free(h, a[at[0]]);
-	assert_true(pa->in_full);
-	assert_int_equal(stats(h).live_bytes, live - pa->bsize);
-	p = rasp_alloc(h, t, 1000, 0);
-	assert_ptr_equal(p, a[at[0]]);
-	assert_int_equal(stats(h).refills, refills);
-	/* wb blocks kept, the next one wakes A. */
-	wb = c->win[pa->cls].wb;
-	for (uint32_t i = 0; i < wb; i++)
-		rasp_free(h, a[at[0] + i]);
-	assert_true(pa->in_full);
-	assert_int_equal(rasp__relaxed_load32(&pa->used), pa->capacity);
-	rasp_free(h, a[at[0] + wb]);
-	assert_false(pa->in_full);
-	assert_int_equal(rasp__relaxed_load32(&pa->used), pa->capacity - 1);
-	for (uint32_t i = wb + 1; i < at[3]; i++)
-		rasp_free(h, a[i]);
-	assert_int_equal(rasp_heap_collect(h), 0);
-	assert_int_equal(stats(h).live_bytes, 0);
-	assert_int_equal(stats(h).pages, 0);
 	free(a);
 	rasp_heap_destroy(h);
 }
@@ -557,46 +515,6 @@ static void test_sampling_exact_across_reuse(void **state)
 	rasp_heap_destroy(h);
 }
 
-/* Sampling stays exact where frees are kept on the thread's list and windows grow by them
- * (2000-byte objects replaced at random: nearly every free lands in a full page of 28 blocks):
- * the sample count is the model's N (1 - q^b) within 4 standard errors, and the kept frees
- * did serve the allocations (under one refill per 50). */
-static void test_sampling_exact_when_frees_are_kept(void **state)
-{
-	enum { LIVE = 2000, N = 400000 };
-	const uint64_t mean = 16384;
-	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, mean);
-	const rasp_type_t *t = rasp_type_register(h, "t");
-	void **live = malloc(LIVE * sizeof(void *));
-	uint64_t x = 11, refills;
-	double p, expect, sd;
-	uint64_t b;
-
-	(void)state;
-	assert_non_null(live);
-	h->sample_hook = count;
-	for (int i = 0; i < LIVE; i++)
-		assert_non_null(live[i] = rasp_alloc(h, t, 2000, 0));
-	b = rasp_object_size(live[0]);
-	assert_true(page_of(live[0])->capacity <= RASP__RECYCLE_CAPACITY);
-	atomic_store(&sampled_n, 0);
-	refills = stats(h).refills;
-	replace_at_random(h, t, live, LIVE, 2000, N, &x);
-	refills = stats(h).refills - refills;
-	p = -expm1((double)b * log1p(-1.0 / (double)mean));
-	expect = N * p;
-	sd = sqrt(N * p * (1 - p));
-	printf("%llu samples, model %.1f +- %.1f; %llu refills\n",
-	       (unsigned long long)atomic_load(&sampled_n), expect, sd,
-	       (unsigned long long)refills);
-	assert_true(fabs((double)atomic_load(&sampled_n) - expect) <= 4 * sd);
-	assert_true(refills < N / 50);
-	for (int i = 0; i < LIVE; i++)
-		rasp_free(h, live[i]);
-	free(live);
-	rasp_heap_destroy(h);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -605,14 +523,12 @@ int main(void)
 	    cmocka_unit_test(test_short_lists_are_gathered),
 	    cmocka_unit_test(test_woken_pages_wait_their_turn),
 	    cmocka_unit_test(test_sparse_pages_are_passed_over),
-	    cmocka_unit_test(test_frees_into_full_pages_are_kept),
 	    cmocka_unit_test(test_random_replacement_refills_rarely),
 	    cmocka_unit_test(test_cross_thread_frees_are_reused),
 	    cmocka_unit_test(test_cross_thread_frees_are_batched),
 	    cmocka_unit_test(test_unseen_remote_frees_found_before_growing),
 	    cmocka_unit_test(test_exited_threads_pages_are_adopted),
 	    cmocka_unit_test(test_sampling_exact_across_reuse),
-	    cmocka_unit_test(test_sampling_exact_when_frees_are_kept),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
