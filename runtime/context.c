@@ -490,18 +490,6 @@ RASP__NOINLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t 
 	return alloc_small(c, type, k, RASP_KIND_SMALL);
 }
 
-/* The class of a small object size past the table (the fast path's inline copy of
- * rasp__class_of), or 0, the class that is none, past the small range. */
-static inline uintptr_t class_computed(uintptr_t z)
-{
-	unsigned e;
-
-	if (z > RASP__SMALL_MAX_Z)
-		return 0;
-	e = 63u - (unsigned)__builtin_clzll((unsigned long long)(z - 1));
-	return RASP__FIRST_COMPUTED + ((e - 10u) << 3) + ((z - 1) >> (e - 3u)) - 8u;
-}
-
 /* The fast path: the arguments' one branch, the object's size class, then one test, n == 0
  * (CoreCLR's alloc_ptr + z > combined_limit, counted in blocks), which covers: window used up,
  * sample due, list empty, context retired, and, folded in, every size the pop cannot take (0
@@ -518,8 +506,7 @@ static inline void *alloc_fast(struct rasp_context *c, const rasp_type_t *type, 
 
 	if (RASP__UNLIKELY(flags != 0 || type == NULL))
 		return rasp__alloc_slow(c, type, size, flags);
-	k = RASP__LIKELY(q <= RASP__TABLE_MAX / 8) ? rasp__table_hot[q]
-						   : class_computed(q << 3) * sizeof(*hc);
+	k = RASP__LIKELY(q <= RASP__TABLE_MAX / 8) ? rasp__table_hot[q] : 0;
 	hc = (struct rasp__hot *)((char *)c->hot + k);
 	if (RASP__UNLIKELY(hc->n == 0))
 		return rasp__alloc_miss(c, type, size, hc);

@@ -2,9 +2,8 @@
  * doubling [2^e, 2^(e+1)] cut into eight steps of 2^(e-3), up to RASP__SMALL_MAX_Z (84992,
  * the last class cut short so no small object reports a large ObjectSize). A class holds
  * objects larger than the class below it, so the waste of an object past 64 bytes is below
- * 2^(e-3) / 2^e = 1/8 of its size. Sizes up to 1024 find their class by table (one load, on
- * the fast path), larger ones by a count of leading zeros (rasp__class_of and the fast path's
- * inline copy in context.c). The tables are filled when librasp is loaded. */
+ * 2^(e-3) / 2^e = 1/8 of its size. Every small size finds its class by table (one load, on
+ * the fast path; rasp__class_of). The tables are filled when librasp is loaded. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +17,7 @@ uint8_t rasp__class_span[RASP__NCLASS];
 
 unsigned rasp__class_of(size_t z)
 {
-	unsigned e;
-
-	if (z <= RASP__TABLE_MAX)
-		return rasp__table_class[z >> 3];
-	e = 63u - (unsigned)__builtin_clzll((unsigned long long)(z - 1));
-	return RASP__FIRST_COMPUTED + ((e - 10u) << 3) + (unsigned)((z - 1) >> (e - 3u)) - 8u;
+	return z <= RASP__TABLE_MAX ? rasp__table_class[(z + 7) >> 3] : 0;
 }
 
 /* Slots per page: the fewest (1, 2, 4, 8 or 16) whose tail past the last whole block is at
@@ -58,18 +52,20 @@ static void init_tables(void)
 			rasp__class_size[n++] = z;
 		}
 	}
-	if (rasp__class_size[RASP__FIRST_COMPUTED - 1] != RASP__TABLE_MAX ||
-	    rasp__class_size[RASP__NCLASS - 1] != RASP__SMALL_MAX_Z ||
+	if (rasp__class_size[RASP__NCLASS - 1] != RASP__SMALL_MAX_Z ||
 	    rasp__class_size[RASP__NCLASS - 2] >= RASP__SMALL_MAX_Z) {
 		fprintf(stderr, "rasp: size class tables are inconsistent\n");
 		abort();
 	}
+	n = 1; /* the smallest class that holds z, found as z grows */
 	for (z = 0; z <= RASP__TABLE_MAX; z += 8) {
 		unsigned c = 0;
 
-		if (z >= 24)
-			for (c = 1; rasp__class_size[c] < z; c++)
-				;
+		if (z >= 24) {
+			while (rasp__class_size[n] < z)
+				n++;
+			c = n;
+		}
 		rasp__table_class[z >> 3] = (uint8_t)c;
 		rasp__table_hot[z >> 3] = (uint16_t)(c * sizeof(struct rasp__hot));
 	}
