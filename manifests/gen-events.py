@@ -8,6 +8,8 @@ Reads manifests/rasp-events.man (the single source of truth) and writes, into th
   rasp-tp-probes.c      the probe definitions, built into the provider shared object
   rasp-events.c         the API functions, built into librasp (dynamic linkage: no
                         hard dependency on liblttng-ust)
+  rasp-events-inline.h  the _enabled() checks and the EventPipe epoch as inline functions,
+                        for librasp's own slow path (not installed: they read its symbols)
 and, with --docs, the event reference docs/events.md.
 
 The LTTng layout follows CoreCLR's genLttngProvider.py: the provider name drops "Microsoft-"
@@ -518,7 +520,14 @@ def gen_api_source(m, rel):
            "#define LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE"]
     for p in m.providers:
         out.append(f"#include \"rasp-tp-{p['lttng']}.h\"")
-    out.append("\n#include \"eventpipe.h\"\n#include \"rasp-event-desc.h\"\n#include \"rasp/events.h\"\n")
+    out.append("\n#include \"eventpipe.h\"\n#include \"rasp-event-desc.h\"\n#include \"rasp/events.h\"\n"
+               "#include \"rasp-events-inline.h\"\n")
+    out.append("/* Each tracepoint's state, for the inline checks of rasp-events-inline.h. */")
+    for p in m.providers:
+        for e in p["events"]:
+            out.append(f"const int *const rasp__lttng_state_{e['api']} =\n"
+                       f"    &lttng_ust_tracepoint_{p['lttng']}___{e['symbol']}.state;")
+    out.append("")
     for p in m.providers:
         for e in p["events"]:
             fields = e["template"]["fields"]
@@ -535,6 +544,49 @@ def gen_api_source(m, rel):
                        f"\t\tconst union rasp_nt_value vals[] = {{{vals}}};\n\n"
                        f"\t\trasp__ep_write({desc}, vals);\n\t}}\n}}\n")
     return "\n".join(out)
+
+
+def gen_inline_header(m, rel):
+    out = [banner(rel), "#ifndef RASP_EVENTS_INLINE_H\n#define RASP_EVENTS_INLINE_H\n",
+           "/* For librasp's own code only (not installed: these read librasp's hidden symbols).\n"
+           " * rasp__event_<name>_on() answers as rasp_event_<name>_enabled() does, without a call:\n"
+           " * the runtime checks its sampling state at every slow path, where three calls were half\n"
+           " * of the check. rasp__events_epoch_peek() reads the EventPipe session epoch without\n"
+           " * pinning the thread's records to it (rasp_events_session_epoch() pins): a thread that\n"
+           " * sees the epoch it last read through rasp_events_session_epoch() knows no session has\n"
+           " * started since, so its pin still stands. */\n",
+           "#include <stdatomic.h>\n#include <stdbool.h>\n#include <stdint.h>\n\n"
+           "#include \"rasp-event-desc.h\"\n",
+           "#ifdef RASP_EVENTS_CALLS\n"
+           "/* Code built outside librasp that includes this (the runtime's white-box tests, which\n"
+           " * link librasp for its events) cannot read its hidden symbols: the exported calls. */\n"
+           "#include \"rasp/events.h\"\n"]
+    for p in m.providers:
+        for e in p["events"]:
+            out.append(f"static inline bool rasp__event_{e['api']}_on(void)\n{{\n"
+                       f"\treturn rasp_event_{e['api']}_enabled();\n}}\n")
+    out.append("static inline uint32_t rasp__events_epoch_peek(void)\n{\n"
+               "\treturn rasp_events_session_epoch();\n}\n")
+    out.append("#else\n")
+    out.append("extern _Atomic uint64_t rasp__ep_mask;\nextern _Atomic uint32_t rasp__ep_epoch;\n")
+    for p in m.providers:
+        for e in p["events"]:
+            out.append(f"extern const int *const rasp__lttng_state_{e['api']};")
+    out.append("")
+    for p in m.providers:
+        for e in p["events"]:
+            desc = f"RASP_DESC_{macro(p['lttng'])}_{macro(e['symbol'])}"
+            out.append(f"/* {p['lttng']}:{e['symbol']}: an LTTng session or the EventPipe session "
+                       f"enables it. */\n"
+                       f"static inline bool rasp__event_{e['api']}_on(void)\n{{\n"
+                       f"\treturn *(const volatile int *)rasp__lttng_state_{e['api']} != 0 ||\n"
+                       f"\t       ((atomic_load_explicit(&rasp__ep_mask, memory_order_relaxed) >> "
+                       f"{desc}) & 1);\n}}\n")
+    out.append("static inline uint32_t rasp__events_epoch_peek(void)\n{\n"
+               "\treturn atomic_load_explicit(&rasp__ep_epoch, memory_order_relaxed);\n}\n")
+    out.append("#endif /* RASP_EVENTS_CALLS */\n")
+    out.append("#endif /* RASP_EVENTS_INLINE_H */")
+    return "\n".join(out) + "\n"
 
 
 def md_escape(s):
@@ -667,7 +719,7 @@ def gen_desc_source(m, rel, reads):
 
 def outputs(m):
     files = ["rasp/event-meta.h", "rasp/events.h", "rasp-tp-probes.c", "rasp-events.c",
-             "rasp-event-desc.h", "rasp-event-desc.c"]
+             "rasp-events-inline.h", "rasp-event-desc.h", "rasp-event-desc.c"]
     files += [f"rasp-tp-{p['lttng']}.h" for p in m.providers]
     return files
 
@@ -713,6 +765,7 @@ def main(argv):
         write_if_changed(os.path.join(d, "rasp/events.h"), gen_api_header(m, rel))
         write_if_changed(os.path.join(d, "rasp-tp-probes.c"), gen_probes(m, rel))
         write_if_changed(os.path.join(d, "rasp-events.c"), gen_api_source(m, rel))
+        write_if_changed(os.path.join(d, "rasp-events-inline.h"), gen_inline_header(m, rel))
         write_if_changed(os.path.join(d, "rasp-event-desc.h"), gen_desc_header(m, rel, reads))
         write_if_changed(os.path.join(d, "rasp-event-desc.c"), gen_desc_source(m, rel, reads))
         for p in m.providers:

@@ -114,8 +114,9 @@ bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g)
  * announced mean weighs each with the mean it was drawn under, however the threads interleave
  * (one heap-wide announcement could not order other threads' samples in flight). A thread
  * also re-announces when a SamplingConfigured listener appears (a session that enabled
- * Rasp_Runtime after sampling started). Cost when nothing changed: two tracepoint-state loads
- * and two relaxed loads; no shared write. Returns true when the thread's state changed. */
+ * Rasp_Runtime after sampling started). Where nothing changed, the inline part in internal.h
+ * answers without coming here; no shared write either way. Returns true when the thread's
+ * state changed. */
 static void announce(struct rasp_context *c, uint64_t mean, int mode)
 {
 	struct rasp_heap *h = c->heap;
@@ -149,7 +150,7 @@ RASP__NOINLINE static bool sampling_change(struct rasp_context *c, int mode, uin
 	return true;
 }
 
-bool rasp__sampling_update(struct rasp_context *c)
+bool rasp__sampling_update_full(struct rasp_context *c)
 {
 	struct rasp_heap *h = c->heap;
 	/* The generation first (acquire): the mode and mean read next are at least those of
@@ -157,15 +158,17 @@ bool rasp__sampling_update(struct rasp_context *c)
 	uint32_t gen = atomic_load_explicit(&h->state_gen, memory_order_acquire);
 	int mode = atomic_load_explicit(&h->sampling_mode, memory_order_relaxed);
 	uint64_t mean = atomic_load_explicit(&h->sampling_mean, memory_order_relaxed);
-	bool listening = rasp_event_sampling_configured_enabled();
-	bool on = mode == RASP_SAMPLING_AUTO ? rasp_event_allocation_sampled_enabled()
-					     : mode == RASP_SAMPLING_ON;
+	bool listening = rasp__event_sampling_configured_on();
+	bool sampled_on = rasp__event_allocation_sampled_on();
+	bool on = mode == RASP_SAMPLING_AUTO ? sampled_on : mode == RASP_SAMPLING_ON;
+	/* Read through the call that pins this thread's records to it (rasp/events.h). */
 	uint32_t epoch = rasp_events_session_epoch();
 	/* A new listener: a session enabled SamplingConfigured, or an EventPipe session started
 	 * beside one that had it (each session needs the mean in its own stream). */
 	bool new_listener = listening && (!c->listening || epoch != c->ep_epoch);
 
 	c->listening = listening;
+	c->sampled_on = sampled_on;
 	c->ep_epoch = epoch;
 	c->state_gen = gen;
 	c->unchecked = 0;

@@ -56,16 +56,19 @@ def main():
         entries = (sum(calls.get(f, 0) for f in slow_fns)
                    - ecalls.get(inner, 0))
         slow = sum(incl.get(f, 0) for f in slow_fns) - edge.get(inner, 0)
-        from_slow = lambda callee: sum(edge.get((f, callee), 0) for f in slow_fns)
+        # Edges out of the slow path: from its entries and from the generic miss they call.
+        from_slow = lambda callee: sum(edge.get((f, callee), 0)
+                                       for f in slow_fns + ("miss_generic",))
         refill = (from_slow("list_refill") + from_slow("rasp__page_find")
                   + from_slow("rasp__page_take_list"))
         event = from_slow("rasp__emit_sample")
         samples = calls.get("rasp__emit_sample", 0)
         draws = sum(c for (a, b), c in edge.items()
                     if b in ("rasp__geometric", "rasp__geometric_at_least")
-                    and a in slow_fns + ("window_set",))
+                    and a in slow_fns + ("window_set", "miss_generic"))
         window = incl.get("window_set", 0)
-        update = from_slow("rasp__sampling_update") + from_slow("rasp__state_check_due")
+        update = (from_slow("rasp__sampling_update") + from_slow("rasp__sampling_update_full")
+                  + from_slow("rasp__state_check_due"))
         if not entries:
             print(f"sampling {label}: no slow path entry found")
             continue

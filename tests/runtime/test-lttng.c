@@ -1,7 +1,8 @@
 /* End to end through a real lttng-sessiond and babeltrace2: a program allocating under a
  * session records exactly the AllocationSampled events the runtime says it fired, with 0
  * discarded; and in a running process `lttng enable-event` turns sampling on within one
- * allocation context, `lttng disable-event` turns it off, with no restart. */
+ * allocation context, `lttng disable-event` turns it off, with no restart; a session that
+ * enables SamplingConfigured late gets the mean. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 
 #include "lttng-session.h"
 #include "rasp/event-meta.h"
+#include "rasp/events.h"
 #include "rasp/rasp.h"
 #include "trace-read.h"
 
@@ -247,6 +249,64 @@ static void test_enable_event_on_running_process(void **state)
 	rasp_heap_destroy(h);
 }
 
+static void nap(void)
+{
+	struct timespec ts = {0, 10 * 1000 * 1000};
+
+	nanosleep(&ts, NULL);
+}
+
+/* A session that enables SamplingConfigured after sampling started (forced on, so sampling
+ * never waited for it) still gets the mean: the thread announces again at its next state
+ * check, within a quantum of allocation. The check compares the event states it saw last
+ * (runtime/internal.h); without SamplingConfigured's among them no announcement came. */
+static void test_late_listener_gets_the_mean(void **state)
+{
+	const char *events[] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG, NULL};
+	struct rasp_test_session *s = &sess;
+	struct counts c = {0};
+	rasp_config_t cfg;
+	rasp_heap_t *h;
+	const rasp_type_t *t;
+	double t0;
+	char out[4096];
+
+	(void)state;
+	assert_int_equal(rasp_test_session_start(s, events), 0);
+	/* No session (an earlier test's, being torn down) enables SamplingConfigured. */
+	for (t0 = now(); rasp_event_sampling_configured_enabled() && now() - t0 < 10;)
+		nap();
+	assert_false(rasp_event_sampling_configured_enabled());
+	rasp_config_init(&cfg);
+	cfg.sampling = RASP_SAMPLING_ON;
+	assert_int_equal(rasp_heap_create(&h, &cfg), 0);
+	t = rasp_type_register(h, "Rasp.Late");
+	churn(h, t, 1 << 20); /* sampling, announced to no one */
+
+	const char *enable[] = {"enable-event",
+				"-u",
+				"-s",
+				s->name,
+				"-c",
+				"ch0",
+				RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG,
+				NULL};
+	if (rasp_test_lttng(out, sizeof(out), enable) != 0)
+		fail_msg("lttng enable-event: %s", out);
+	for (t0 = now(); !rasp_event_sampling_configured_enabled() && now() - t0 < 10;)
+		nap();
+	assert_true(rasp_event_sampling_configured_enabled());
+	churn(h, t, 1 << 20); /* past a quantum: the state check */
+	assert_int_equal(rasp_test_session_stop(s), 0);
+	c.vpid = getpid();
+	assert_true(rasp_test_trace_foreach(s->dir, count_events, &c, NULL) > 0);
+	printf("samples %ld, announcements %ld\n", c.sampled, c.configured);
+	assert_true(c.sampled > 0);
+	assert_int_equal(c.configured, 1);
+	assert_int_equal(c.last_trigger, RASP_MAP_SAMPLINGTRIGGERMAP_FORCED);
+	rasp_heap_destroy(h);
+}
+
 /* Per thread, the mean the consumer weighs a sample with: the thread's last SamplingConfigured,
  * else its process's. At mean 1 every byte's trial succeeds, so a sample weighed with mean 1
  * must have offset 0; at 2^30 offset 0 is a 1-in-~150 event. A sample drawn under 2^30 and
@@ -339,6 +399,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_recorded_events_equal_emitted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_enable_event_on_running_process, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_late_listener_gets_the_mean, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
