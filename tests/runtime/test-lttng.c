@@ -161,6 +161,16 @@ static void churn(rasp_heap_t *h, const rasp_type_t *t, size_t bytes)
 		rasp_free(h, rasp_alloc(h, t, 1000, 0));
 }
 
+/* `lttng enable-event` or `disable-event` (verb) of one event in the test's session. */
+static void session_event(struct rasp_test_session *s, const char *verb, const char *event)
+{
+	const char *argv[] = {verb, "-u", "-s", s->name, "-c", "ch0", event, NULL};
+	char out[4096];
+
+	if (rasp_test_lttng(out, sizeof(out), argv) != 0)
+		fail_msg("lttng %s %s: %s", verb, event, out);
+}
+
 static uint64_t samples_of(rasp_heap_t *h)
 {
 	rasp_heap_stats_t st;
@@ -179,7 +189,6 @@ static void test_enable_event_on_running_process(void **state)
 	const rasp_type_t *t;
 	uint64_t at_stop, at_start;
 	double t0;
-	char out[4096];
 
 	(void)state;
 	rasp_config_init(&cfg); /* auto: on while a session enables AllocationSampled */
@@ -197,16 +206,7 @@ static void test_enable_event_on_running_process(void **state)
 	churn(h, t, 8 << 20);
 	assert_int_equal(samples_of(h), at_start);
 
-	const char *enable[] = {"enable-event",
-				"-u",
-				"-s",
-				s->name,
-				"-c",
-				"ch0",
-				RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
-				NULL};
-	if (rasp_test_lttng(out, sizeof(out), enable) != 0)
-		fail_msg("lttng enable-event: %s", out);
+	session_event(s, "enable-event", RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
 	for (t0 = now(); !rasp_heap_sampling_active(h) && now() - t0 < 10;)
 		churn(h, t, 64 << 10);
 	assert_int_equal(rasp_heap_sampling_active(h), 1);
@@ -214,16 +214,7 @@ static void test_enable_event_on_running_process(void **state)
 	churn(h, t, 20 << 20);
 	assert_true(samples_of(h) - at_start > 50);
 
-	const char *disable[] = {"disable-event",
-				 "-u",
-				 "-s",
-				 s->name,
-				 "-c",
-				 "ch0",
-				 RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
-				 NULL};
-	if (rasp_test_lttng(out, sizeof(out), disable) != 0)
-		fail_msg("lttng disable-event: %s", out);
+	session_event(s, "disable-event", RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
 	for (t0 = now(); rasp_heap_sampling_active(h) && now() - t0 < 10;)
 		churn(h, t, 64 << 10);
 	assert_int_equal(rasp_heap_sampling_active(h), 0);
@@ -269,7 +260,6 @@ static void test_late_listener_gets_the_mean(void **state)
 	rasp_heap_t *h;
 	const rasp_type_t *t;
 	double t0;
-	char out[4096];
 
 	(void)state;
 	assert_int_equal(rasp_test_session_start(s, events), 0);
@@ -283,16 +273,7 @@ static void test_late_listener_gets_the_mean(void **state)
 	t = rasp_type_register(h, "Rasp.Late");
 	churn(h, t, 1 << 20); /* sampling, announced to no one */
 
-	const char *enable[] = {"enable-event",
-				"-u",
-				"-s",
-				s->name,
-				"-c",
-				"ch0",
-				RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG,
-				NULL};
-	if (rasp_test_lttng(out, sizeof(out), enable) != 0)
-		fail_msg("lttng enable-event: %s", out);
+	session_event(s, "enable-event", RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG);
 	for (t0 = now(); !rasp_event_sampling_configured_enabled() && now() - t0 < 10;)
 		nap();
 	assert_true(rasp_event_sampling_configured_enabled());
