@@ -177,6 +177,15 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 	return sampling_change(c, mode, mean, on);
 }
 
+/* Out of line: its frame array (RASP_MAX_STACK_DEPTH words) stays off every sample's stack. */
+RASP__NOINLINE static void emit_stack(struct rasp_heap *h)
+{
+	uintptr_t frames[RASP_MAX_STACK_DEPTH];
+	size_t n = rasp__stack_capture(frames, h->cfg.stack_depth);
+
+	rasp_event_clr_stack_walk(h->cfg.clr_instance_id, 0, 0, (uint32_t)n, frames);
+}
+
 void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
 		       uint64_t z, uint64_t offset, uint64_t mean)
 {
@@ -186,10 +195,12 @@ void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t 
 			      atomic_load_explicit(&c->n_samples, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	/* An EventPipe session started since the thread last announced: the mean this sample was
-	 * drawn under goes first, so the new session weighs it right. */
-	if (__builtin_expect(rasp_events_session_epoch() != c->ep_epoch, 0)) {
+	 * drawn under goes first, so the new session weighs it right. The epoch is peeked (an
+	 * unchanged one leaves the thread's pin as it is), then read again through the call that
+	 * pins the thread's records to it. */
+	if (__builtin_expect(rasp__events_epoch_peek() != c->ep_epoch, 0)) {
 		c->ep_epoch = rasp_events_session_epoch();
-		if (rasp_event_sampling_configured_enabled())
+		if (rasp__event_sampling_configured_on())
 			announce(c, mean,
 				 atomic_load_explicit(&h->sampling_mode, memory_order_relaxed));
 	}
@@ -197,12 +208,11 @@ void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t 
 		h->sample_hook(h->sample_hook_arg, kind, type, obj, z, offset, mean);
 	/* The stack goes just before its sample, on the same thread (the manifest's contract:
 	 * ClrStackWalk describes the next event), only when a session wants it. */
-	if (h->cfg.stack_depth && rasp_event_clr_stack_walk_enabled()) {
-		uintptr_t frames[RASP_MAX_STACK_DEPTH];
-		size_t n = rasp__stack_capture(frames, h->cfg.stack_depth);
-
-		rasp_event_clr_stack_walk(h->cfg.clr_instance_id, 0, 0, (uint32_t)n, frames);
-	}
-	rasp_event_allocation_sampled(kind, h->cfg.clr_instance_id, (uintptr_t)type, type->name,
-				      (uintptr_t)obj, z, offset);
+	if (h->cfg.stack_depth && rasp__event_clr_stack_walk_on())
+		emit_stack(h);
+	/* Checked here first: sampling forced on with no session (a benchmark's, or a program's
+	 * own count through rasp_heap_stats) then pays two loads, not the call. */
+	if (rasp__event_allocation_sampled_on())
+		rasp_event_allocation_sampled(kind, h->cfg.clr_instance_id, (uintptr_t)type,
+					      type->name, (uintptr_t)obj, z, offset);
 }

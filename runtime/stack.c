@@ -72,8 +72,10 @@ static int unwind(void **buf, int n)
 #define UNWIND backtrace
 #endif
 
-/* Frames above the caller's: at most this many of librasp's own. */
-#define OWN_FRAMES 8
+/* Frames above the caller's: at most this many of librasp's own (today at most 6: the
+ * capture, the stack's and the sample's emission, the generic slow path, a variant such as
+ * rasp_alloc_array, rasp_alloc; the miss and the fast path reach them by tail calls). */
+#define OWN_FRAMES 10
 
 /* librasp's executable segments, found once. */
 static struct {
