@@ -489,14 +489,14 @@ RASP__NOINLINE static void *miss_generic(struct rasp_context *c, const rasp_type
  * sampling state is not due for a check or the check finds nothing changed. The list is
  * refilled if it is empty; the object takes its next block and the next window covers the blocks
  * after it, as window_set would draw it: with sampling on, the draw that covered the last window
- * goes on (`known`), the object's trials fail unless it is under b, and the window is whole
- * unless the sample falls in it. Any other case (a sample here or in the next window, no
- * memory, a state to adopt) returns NULL for alloc_small. */
+ * goes on (`known`), the object's trials fail unless it is under b, and the window is cut
+ * before the block where the sample falls, if it falls in it. Any other case (the sample in
+ * this object, no memory, a state to adopt) returns NULL for alloc_small. */
 static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 					     struct rasp__hot *hc, const rasp_type_t *type)
 {
 	struct rasp__window *w = &c->win[k];
-	uintptr_t b = hc->bsize, bytes, r = 0;
+	uintptr_t b = hc->bsize, bytes, r = 0, n;
 	uint32_t wb, left;
 	struct rasp__header *p;
 
@@ -513,14 +513,24 @@ static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 	left = w->rest - 1;  /* the object takes one */
 	wb = w->wb < left ? w->wb : left;
 	bytes = (uintptr_t)wb * b;
+	n = wb;
 	if (c->sampling) {
-		if (!w->known || w->after < b + bytes)
-			return NULL;
-		r = w->after - b - bytes;
+		if (!w->known || w->after < b)
+			return NULL; /* the object holds the sample (or no draw goes on) */
+		r = w->after - b;
+		if (r < bytes) { /* the sample falls in the next window, as window_set cuts it */
+			n = r / b;
+			w->gap = bytes - n * b;
+			w->off = r - n * b;
+			w->known = false;
+			r = 0;
+		} else {
+			r -= bytes;
+		}
 	}
 	p = hc->free;
 	hc->free = p->next;
-	hc->n = wb;
+	hc->n = n;
 	w->rest = left - wb;
 	w->after = r;
 	c->unchecked += bytes;
