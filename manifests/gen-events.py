@@ -551,20 +551,28 @@ def gen_inline_header(m, rel):
            "/* For librasp's own code only (not installed: these read librasp's hidden symbols).\n"
            " * rasp__event_<name>_on() answers as rasp_event_<name>_enabled() does, without a call:\n"
            " * the runtime checks its sampling state at every slow path, where three calls were half\n"
-           " * of the check. rasp__events_epoch_peek() reads the EventPipe session epoch without\n"
-           " * pinning the thread's records to it (rasp_events_session_epoch() pins): a thread that\n"
-           " * sees the epoch it last read through rasp_events_session_epoch() knows no session has\n"
-           " * started since, so its pin still stands. */\n",
+           " * of the check. For a check that only asks whether anything changed, the raw words:\n"
+           " * rasp__event_<name>_word() (the LTTng tracepoint's state) and rasp__events_mask_peek()\n"
+           " * (the EventPipe session's events); an event is on while its word is nonzero or its\n"
+           " * descriptor's bit (RASP_DESC_*) is set in the mask. rasp__events_epoch_peek() reads the\n"
+           " * EventPipe session epoch without pinning the thread's records to it\n"
+           " * (rasp_events_session_epoch() pins): a thread that sees the epoch it last read through\n"
+           " * rasp_events_session_epoch() knows no session has started since, so its pin still\n"
+           " * stands. */\n",
            "#include <stdatomic.h>\n#include <stdbool.h>\n#include <stdint.h>\n\n"
            "#include \"rasp-event-desc.h\"\n",
            "#ifdef RASP_EVENTS_CALLS\n"
            "/* Code built outside librasp that includes this (the runtime's white-box tests, which\n"
-           " * link librasp for its events) cannot read its hidden symbols: the exported calls. */\n"
+           " * link librasp for its events) cannot read its hidden symbols: the exported calls, and\n"
+           " * no mask (each word then says on or off by itself). */\n"
            "#include \"rasp/events.h\"\n"]
     for p in m.providers:
         for e in p["events"]:
             out.append(f"static inline bool rasp__event_{e['api']}_on(void)\n{{\n"
                        f"\treturn rasp_event_{e['api']}_enabled();\n}}\n")
+            out.append(f"static inline int rasp__event_{e['api']}_word(void)\n{{\n"
+                       f"\treturn rasp_event_{e['api']}_enabled();\n}}\n")
+    out.append("static inline uint64_t rasp__events_mask_peek(void)\n{\n\treturn 0;\n}\n")
     out.append("static inline uint32_t rasp__events_epoch_peek(void)\n{\n"
                "\treturn rasp_events_session_epoch();\n}\n")
     out.append("#else\n")
@@ -573,15 +581,18 @@ def gen_inline_header(m, rel):
         for e in p["events"]:
             out.append(f"extern const int *const rasp__lttng_state_{e['api']};")
     out.append("")
+    out.append("static inline uint64_t rasp__events_mask_peek(void)\n{\n"
+               "\treturn atomic_load_explicit(&rasp__ep_mask, memory_order_relaxed);\n}\n")
     for p in m.providers:
         for e in p["events"]:
             desc = f"RASP_DESC_{macro(p['lttng'])}_{macro(e['symbol'])}"
-            out.append(f"/* {p['lttng']}:{e['symbol']}: an LTTng session or the EventPipe session "
-                       f"enables it. */\n"
+            out.append(f"/* {p['lttng']}:{e['symbol']}: its LTTng state; on while an LTTng session "
+                       f"or the EventPipe session enables it. */\n"
+                       f"static inline int rasp__event_{e['api']}_word(void)\n{{\n"
+                       f"\treturn *(const volatile int *)rasp__lttng_state_{e['api']};\n}}\n\n"
                        f"static inline bool rasp__event_{e['api']}_on(void)\n{{\n"
-                       f"\treturn *(const volatile int *)rasp__lttng_state_{e['api']} != 0 ||\n"
-                       f"\t       ((atomic_load_explicit(&rasp__ep_mask, memory_order_relaxed) >> "
-                       f"{desc}) & 1);\n}}\n")
+                       f"\treturn rasp__event_{e['api']}_word() != 0 ||\n"
+                       f"\t       ((rasp__events_mask_peek() >> {desc}) & 1);\n}}\n")
     out.append("static inline uint32_t rasp__events_epoch_peek(void)\n{\n"
                "\treturn atomic_load_explicit(&rasp__ep_epoch, memory_order_relaxed);\n}\n")
     out.append("#endif /* RASP_EVENTS_CALLS */\n")

@@ -484,14 +484,37 @@ RASP__NOINLINE static void *miss_generic(struct rasp_context *c, const rasp_type
 	return alloc_small(c, type, k, RASP_KIND_SMALL);
 }
 
+/* The lean miss at the sampled block (the window's `gap`): the object takes it, its event goes
+ * out with the offset the window kept, and the class's next window starts with a fresh draw
+ * over the blocks after it, as alloc_small does for a sampled object whose thread has no state
+ * to adopt. Out of line: one call per sample. */
+RASP__NOINLINE static struct rasp__header *
+miss_sampled(struct rasp_context *c, unsigned k, struct rasp__hot *hc, const rasp_type_t *type)
+{
+	struct rasp__window *w = &c->win[k];
+	uintptr_t b = hc->bsize, avail = w->gap - b;
+	uint64_t off = w->off;
+	struct rasp__header *p = hc->free;
+
+	hc->free = p->next;
+	w->gap = 0;
+	w->known = false;
+	RASP__UNPOISON(p + 1, b - RASP_OBJECT_HEADER_SIZE);
+	p->size_flags = b; /* RASP_KIND_SMALL */
+	p->type = type;
+	rasp__emit_sample(c, RASP_KIND_SMALL, type, p + 1, b, off, c->mean);
+	window_set(c, k, avail, false, 0);
+	return p;
+}
+
 /* The miss most misses are (alloc_small decides the same, in fewer instructions): the window
  * ran out at its end, not at a sample (gap 0), no queued frees, no trim, and the thread's
  * sampling state is not due for a check or the check finds nothing changed. The list is
  * refilled if it is empty; the object takes its next block and the next window covers the blocks
  * after it, as window_set would draw it: with sampling on, the draw that covered the last window
  * goes on (`known`), the object's trials fail unless it is under b, and the window is cut
- * before the block where the sample falls, if it falls in it. Any other case (the sample in
- * this object, no memory, a state to adopt) returns NULL for alloc_small. */
+ * before the block where the sample falls, if it falls in it; at that block, miss_sampled.
+ * Any other case (no memory, a state to adopt, queued frees) returns NULL for alloc_small. */
 static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 					     struct rasp__hot *hc, const rasp_type_t *type)
 {
@@ -500,14 +523,15 @@ static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 	uint32_t wb, left;
 	struct rasp__header *p;
 
-	if (RASP__UNLIKELY(w->gap || c->batch_n ||
-			   atomic_load_explicit(&c->trim, memory_order_relaxed)))
+	if (RASP__UNLIKELY(c->batch_n || atomic_load_explicit(&c->trim, memory_order_relaxed)))
 		return NULL;
 	if (rasp__state_check_due(c)) {
 		if (!rasp__sampling_unchanged(c))
 			return NULL;
 		c->unchecked = 0;
 	}
+	if (w->gap) /* the window ended at its sampled block: this object */
+		return c->sampling ? miss_sampled(c, k, hc, type) : NULL;
 	if (!w->rest && list_refill(c, k) != 0)
 		return NULL; /* alloc_small says ENOMEM */
 	left = w->rest - 1;  /* the object takes one */

@@ -202,11 +202,14 @@ struct rasp__window {
 struct rasp_context {
 	struct rasp__hot hot[RASP__NCLASS]; /* first: the fast path's only data */
 	struct rasp_heap *heap;
-	uintptr_t token;	/* owner thread's token (page ownership) */
-	uint64_t rng[4];	/* xoshiro256++ state */
-	bool sampling;		/* windows were drawn with sampling on */
-	bool listening;		/* a SamplingConfigured listener, at the last update */
-	bool sampled_on;	/* AllocationSampled enabled, at the last update */
+	uintptr_t token; /* owner thread's token (page ownership) */
+	uint64_t rng[4]; /* xoshiro256++ state */
+	bool sampling;	 /* windows were drawn with sampling on */
+	bool listening;	 /* a SamplingConfigured listener, at the last update */
+	/* The event-state words at its last update, as read (rasp-events-inline.h): any change
+	 * makes the next check a full update. */
+	int seen_sampled, seen_configured;
+	uint64_t seen_mask;
 	uint32_t ep_epoch;	/* EventPipe sessions' epoch it last announced in */
 	uint32_t state_gen;	/* the heap's state_gen at its last state check */
 	uint64_t unchecked;	/* window bytes handed out since its last state check */
@@ -378,15 +381,17 @@ bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g);
  * trials, announcing a change for this thread. Returns true if sampling or the mean changed. */
 bool rasp__sampling_update_full(struct rasp_context *c);
 /* The same, inline where nothing it follows changed since the thread's last update: the
- * heap's generation, the EventPipe session epoch, and whether AllocationSampled and
- * SamplingConfigured are enabled. That is every slow path past a quantum: five loads and no
- * call, against three calls and 62 instructions when it always ran the full update. */
+ * heap's generation, the EventPipe session epoch and events, and the LTTng states of
+ * AllocationSampled and SamplingConfigured, compared as words. That is every slow path past a
+ * quantum: seven loads and no call, against three calls and 62 instructions when it always
+ * ran the full update. */
 static inline bool rasp__sampling_unchanged(const struct rasp_context *c)
 {
 	return atomic_load_explicit(&c->heap->state_gen, memory_order_acquire) == c->state_gen &&
 	       rasp__events_epoch_peek() == c->ep_epoch &&
-	       rasp__event_allocation_sampled_on() == c->sampled_on &&
-	       rasp__event_sampling_configured_on() == c->listening;
+	       rasp__event_allocation_sampled_word() == c->seen_sampled &&
+	       rasp__event_sampling_configured_word() == c->seen_configured &&
+	       rasp__events_mask_peek() == c->seen_mask;
 }
 static inline bool rasp__sampling_update(struct rasp_context *c)
 {

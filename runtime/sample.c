@@ -158,8 +158,15 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 	uint32_t gen = atomic_load_explicit(&h->state_gen, memory_order_acquire);
 	int mode = atomic_load_explicit(&h->sampling_mode, memory_order_relaxed);
 	uint64_t mean = atomic_load_explicit(&h->sampling_mean, memory_order_relaxed);
-	bool listening = rasp__event_sampling_configured_on();
-	bool sampled_on = rasp__event_allocation_sampled_on();
+	/* The words once, and the states from them, so that what the inline check compares with
+	 * is what this update decided on. */
+	int sampled_word = rasp__event_allocation_sampled_word();
+	int configured_word = rasp__event_sampling_configured_word();
+	uint64_t mask = rasp__events_mask_peek();
+	bool listening =
+	    configured_word != 0 || ((mask >> RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED) & 1);
+	bool sampled_on =
+	    sampled_word != 0 || ((mask >> RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED) & 1);
 	bool on = mode == RASP_SAMPLING_AUTO ? sampled_on : mode == RASP_SAMPLING_ON;
 	/* Read through the call that pins this thread's records to it (rasp/events.h). */
 	uint32_t epoch = rasp_events_session_epoch();
@@ -168,7 +175,9 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 	bool new_listener = listening && (!c->listening || epoch != c->ep_epoch);
 
 	c->listening = listening;
-	c->sampled_on = sampled_on;
+	c->seen_sampled = sampled_word;
+	c->seen_configured = configured_word;
+	c->seen_mask = mask;
 	c->ep_epoch = epoch;
 	c->state_gen = gen;
 	c->unchecked = 0;
@@ -186,19 +195,18 @@ RASP__NOINLINE static void emit_stack(struct rasp_heap *h)
 	rasp_event_clr_stack_walk(h->cfg.clr_instance_id, 0, 0, (uint32_t)n, frames);
 }
 
-void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
-		       uint64_t z, uint64_t offset, uint64_t mean)
+/* A sample someone may take: an announcement first if an EventPipe session started, the hook,
+ * the stack, the event. */
+RASP__NOINLINE static void emit_listened(struct rasp_context *c, uint32_t kind,
+					 const rasp_type_t *type, void *obj, uint64_t z,
+					 uint64_t offset, uint64_t mean)
 {
 	struct rasp_heap *h = c->heap;
 
-	atomic_store_explicit(&c->n_samples,
-			      atomic_load_explicit(&c->n_samples, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
 	/* An EventPipe session started since the thread last announced: the mean this sample was
-	 * drawn under goes first, so the new session weighs it right. The epoch is peeked (an
-	 * unchanged one leaves the thread's pin as it is), then read again through the call that
-	 * pins the thread's records to it. */
-	if (__builtin_expect(rasp__events_epoch_peek() != c->ep_epoch, 0)) {
+	 * drawn under goes first, so the new session weighs it right. The epoch is read again
+	 * through the call that pins the thread's records to it. */
+	if (rasp__events_epoch_peek() != c->ep_epoch) {
 		c->ep_epoch = rasp_events_session_epoch();
 		if (rasp__event_sampling_configured_on())
 			announce(c, mean,
@@ -210,9 +218,25 @@ void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t 
 	 * ClrStackWalk describes the next event), only when a session wants it. */
 	if (h->cfg.stack_depth && rasp__event_clr_stack_walk_on())
 		emit_stack(h);
-	/* Checked here first: sampling forced on with no session (a benchmark's, or a program's
-	 * own count through rasp_heap_stats) then pays two loads, not the call. */
 	if (rasp__event_allocation_sampled_on())
 		rasp_event_allocation_sampled(kind, h->cfg.clr_instance_id, (uintptr_t)type,
 					      type->name, (uintptr_t)obj, z, offset);
+}
+
+void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
+		       uint64_t z, uint64_t offset, uint64_t mean)
+{
+	struct rasp_heap *h = c->heap;
+
+	atomic_store_explicit(&c->n_samples,
+			      atomic_load_explicit(&c->n_samples, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	/* Nobody to tell (sampling forced on with no session: a benchmark's, or a program that
+	 * reads its counts through rasp_heap_stats): the count only, in a few loads. An unchanged
+	 * epoch leaves the thread's pin as it is. */
+	if (rasp__events_epoch_peek() == c->ep_epoch && !h->sample_hook &&
+	    !rasp__event_allocation_sampled_on() &&
+	    !(h->cfg.stack_depth && rasp__event_clr_stack_walk_on()))
+		return;
+	emit_listened(c, kind, type, obj, z, offset, mean);
 }
