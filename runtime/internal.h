@@ -409,9 +409,27 @@ static inline bool rasp__state_check_due(const struct rasp_context *c)
 	return c->unchecked >= c->heap->cfg.alloc_quantum ||
 	       atomic_load_explicit(&c->heap->state_gen, memory_order_relaxed) != c->state_gen;
 }
-/* Fires AllocationSampled for an object whose trials were drawn under `mean`. */
-void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
-		       uint64_t z, uint64_t offset, uint64_t mean);
+/* The sample's announcement if due, hook, stack and event (sample.c). */
+void rasp__emit_listened(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
+			 uint64_t z, uint64_t offset, uint64_t mean);
+/* Counts a sample and fires AllocationSampled for an object whose trials were drawn under
+ * `mean`. Nobody to tell (sampling forced on with no session: a benchmark's, or a program that
+ * reads its counts through rasp_heap_stats): the count only, in a few loads and no call. An
+ * unchanged epoch leaves the thread's pin as it is. */
+static inline void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type,
+				     void *obj, uint64_t z, uint64_t offset, uint64_t mean)
+{
+	struct rasp_heap *h = c->heap;
+
+	atomic_store_explicit(&c->n_samples,
+			      atomic_load_explicit(&c->n_samples, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	if (rasp__events_epoch_peek() == c->ep_epoch && !h->sample_hook &&
+	    !rasp__event_allocation_sampled_on() &&
+	    !(h->cfg.stack_depth && rasp__event_clr_stack_walk_on()))
+		return;
+	rasp__emit_listened(c, kind, type, obj, z, offset, mean);
+}
 
 /* context.c */
 typedef void (*rasp__context_fn)(struct rasp_context *c, void *arg);

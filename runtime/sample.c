@@ -197,9 +197,9 @@ RASP__NOINLINE static void emit_stack(struct rasp_heap *h)
 
 /* A sample someone may take: an announcement first if an EventPipe session started, the hook,
  * the stack, the event. */
-RASP__NOINLINE static void emit_listened(struct rasp_context *c, uint32_t kind,
-					 const rasp_type_t *type, void *obj, uint64_t z,
-					 uint64_t offset, uint64_t mean)
+RASP__NOINLINE void rasp__emit_listened(struct rasp_context *c, uint32_t kind,
+					const rasp_type_t *type, void *obj, uint64_t z,
+					uint64_t offset, uint64_t mean)
 {
 	struct rasp_heap *h = c->heap;
 
@@ -221,22 +221,4 @@ RASP__NOINLINE static void emit_listened(struct rasp_context *c, uint32_t kind,
 	if (rasp__event_allocation_sampled_on())
 		rasp_event_allocation_sampled(kind, h->cfg.clr_instance_id, (uintptr_t)type,
 					      type->name, (uintptr_t)obj, z, offset);
-}
-
-void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
-		       uint64_t z, uint64_t offset, uint64_t mean)
-{
-	struct rasp_heap *h = c->heap;
-
-	atomic_store_explicit(&c->n_samples,
-			      atomic_load_explicit(&c->n_samples, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-	/* Nobody to tell (sampling forced on with no session: a benchmark's, or a program that
-	 * reads its counts through rasp_heap_stats): the count only, in a few loads. An unchanged
-	 * epoch leaves the thread's pin as it is. */
-	if (rasp__events_epoch_peek() == c->ep_epoch && !h->sample_hook &&
-	    !rasp__event_allocation_sampled_on() &&
-	    !(h->cfg.stack_depth && rasp__event_clr_stack_walk_on()))
-		return;
-	emit_listened(c, kind, type, obj, z, offset, mean);
 }
