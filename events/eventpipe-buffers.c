@@ -167,7 +167,9 @@ fail:
 
 uint32_t rasp__ep_pin_epoch(void)
 {
-	tls.pin = atomic_load_explicit(&rasp__ep_epoch, memory_order_relaxed);
+	/* Acquire: a session's start stores its events in the mask before its epoch, so a reader
+	 * of the new epoch reads the new mask after this (runtime/sample.c relies on it). */
+	tls.pin = atomic_load_explicit(&rasp__ep_epoch, memory_order_acquire);
 	tls.pinned = true;
 	return tls.pin;
 }

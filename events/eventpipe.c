@@ -293,8 +293,13 @@ static void start_session(struct request *q)
 	if (q->rc)
 		return;
 	rasp__ep_session_send(S.sessions[j]); /* the reply now; errors show at the next flush */
-	atomic_store_explicit(&rasp__ep_epoch, epoch, memory_order_release);
+	/* The mask before the epoch (release): a thread that reads the new epoch (acquire, as the
+	 * runtime's state update does) then reads the new mask, so it never pairs the new epoch
+	 * with the old mask and records into this session unannounced. A thread that reads the
+	 * new mask with the old epoch is pinned before this session, which takes none of its
+	 * records until it reads the epoch again, and announces. */
 	update_mask();
+	atomic_store_explicit(&rasp__ep_epoch, epoch, memory_order_release);
 	pthread_mutex_lock(&S.lock);
 	S.nsessions++;
 	pthread_mutex_unlock(&S.lock);

@@ -556,9 +556,10 @@ def gen_inline_header(m, rel):
            " * (the EventPipe session's events); an event is on while its word is nonzero or its\n"
            " * descriptor's bit (RASP_DESC_*) is set in the mask. rasp__events_epoch_peek() reads the\n"
            " * EventPipe session epoch without pinning the thread's records to it\n"
-           " * (rasp_events_session_epoch() pins): a thread that sees the epoch it last read through\n"
-           " * rasp_events_session_epoch() knows no session has started since, so its pin still\n"
-           " * stands. */\n",
+           " * (rasp_events_session_epoch() pins). The epoch only grows, and a thread's reads of it\n"
+           " * never go back, so its pin lies between an epoch it read through\n"
+           " * rasp_events_session_epoch() and the current one: a peek equal to that epoch means no\n"
+           " * session started since, and the pin is still that epoch. */\n",
            "#include <stdatomic.h>\n#include <stdbool.h>\n#include <stdint.h>\n\n"
            "#include \"rasp-event-desc.h\"\n",
            "#ifdef RASP_EVENTS_CALLS\n"

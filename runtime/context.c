@@ -472,11 +472,8 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 			   (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_SMALL);
 }
 
-/* The fast path's miss: flags 0, a type, and the hot entry of the size's class, whose window
- * is used up; class 0 (a size of 0 or past the small range) goes the generic way. The
- * generic path's checks that the fast path already made are left out. */
-/* Apart from the lean miss, so that it keeps few registers (the generic path inlined beside it
- * cost every miss 14 instructions of saved registers). */
+/* The miss's generic way: apart from the lean miss, so that it keeps few registers (the
+ * generic path inlined beside it cost every miss 14 instructions of saved registers). */
 RASP__NOINLINE static void *miss_generic(struct rasp_context *c, const rasp_type_t *type,
 					 unsigned k)
 {
@@ -507,19 +504,22 @@ miss_sampled(struct rasp_context *c, unsigned k, struct rasp__hot *hc, const ras
 	return p;
 }
 
-/* The miss most misses are (alloc_small decides the same, in fewer instructions): the window
- * ran out at its end, not at a sample (gap 0), no queued frees, no trim, and the thread's
- * sampling state is not due for a check or the check finds nothing changed. The list is
- * refilled if it is empty; the object takes its next block and the next window covers the blocks
- * after it, as window_set would draw it: with sampling on, the draw that covered the last window
- * goes on (`known`), the object's trials fail unless it is under b, and the window is cut
- * before the block where the sample falls, if it falls in it; at that block, miss_sampled.
- * Any other case (no memory, a state to adopt, queued frees) returns NULL for alloc_small. */
+/* The miss most misses are (alloc_small decides the same, in fewer instructions), taken when
+ * no cross-thread frees are queued, no trim is asked, and the thread's sampling state is not
+ * due for a check or the check finds nothing changed. If the window ended at its sampled block
+ * (gap > 0), that block is this object: miss_sampled. Else the window ran out at its end: the
+ * list is refilled if it is empty, the object takes its next block and the next window covers
+ * the blocks after it, as window_set would draw it. With sampling on, the draw that covered
+ * the last window goes on (`known`), the object's trials fail, and the window is cut before
+ * the block where the sample falls, if it falls in it. Returns NULL for alloc_small in every
+ * other case: queued frees or a trim, a state to adopt, no memory, no draw going on (a class's
+ * first window, or a window retired or redrawn), or the sample falling in this object. */
 static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 					     struct rasp__hot *hc, const rasp_type_t *type)
 {
 	struct rasp__window *w = &c->win[k];
-	uintptr_t b = hc->bsize, bytes, r = 0, n;
+	uintptr_t b = hc->bsize, bytes, n;
+	uint64_t r = 0; /* trials, as alloc_small counts them: up to ~37 means, past 32 bits */
 	uint32_t wb, left;
 	struct rasp__header *p;
 
@@ -565,6 +565,9 @@ static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 	return p;
 }
 
+/* The fast path's miss: flags 0, a type, and the hot entry of the size's class, whose window
+ * is used up; class 0 (a size of 0 or past the small range) goes the generic way. The
+ * generic path's checks that the fast path already made are left out. */
 RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *type, size_t size,
 				     struct rasp__hot *hc)
 {

@@ -205,7 +205,6 @@ struct rasp_context {
 	uintptr_t token; /* owner thread's token (page ownership) */
 	uint64_t rng[4]; /* xoshiro256++ state */
 	bool sampling;	 /* windows were drawn with sampling on */
-	bool listening;	 /* a SamplingConfigured listener, at the last update */
 	/* The event-state words at its last update, as read (rasp-events-inline.h): any change
 	 * makes the next check a full update. */
 	int seen_sampled, seen_configured;

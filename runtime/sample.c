@@ -158,23 +158,30 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 	uint32_t gen = atomic_load_explicit(&h->state_gen, memory_order_acquire);
 	int mode = atomic_load_explicit(&h->sampling_mode, memory_order_relaxed);
 	uint64_t mean = atomic_load_explicit(&h->sampling_mean, memory_order_relaxed);
+	/* The epoch first, through the call that pins this thread's records to it (acquire): a
+	 * session's start publishes its events in the mask before its epoch, so a thread that
+	 * sees the new epoch sees the new mask too, and never records into a session it has not
+	 * announced to. (Mask first, a thread could pair the old mask with the new epoch.) */
+	uint32_t epoch = rasp_events_session_epoch();
 	/* The words once, and the states from them, so that what the inline check compares with
 	 * is what this update decided on. */
 	int sampled_word = rasp__event_allocation_sampled_word();
 	int configured_word = rasp__event_sampling_configured_word();
 	uint64_t mask = rasp__events_mask_peek();
-	bool listening =
-	    configured_word != 0 || ((mask >> RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED) & 1);
+	bool lttng_listens = configured_word != 0;
+	bool ep_listens = (mask >> RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED) & 1;
 	bool sampled_on =
 	    sampled_word != 0 || ((mask >> RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED) & 1);
 	bool on = mode == RASP_SAMPLING_AUTO ? sampled_on : mode == RASP_SAMPLING_ON;
-	/* Read through the call that pins this thread's records to it (rasp/events.h). */
-	uint32_t epoch = rasp_events_session_epoch();
-	/* A new listener: a session enabled SamplingConfigured, or an EventPipe session started
-	 * beside one that had it (each session needs the mean in its own stream). */
-	bool new_listener = listening && (!c->listening || epoch != c->ep_epoch);
+	/* A new listener, on either side: an LTTng session enabled SamplingConfigured, or the
+	 * EventPipe side did, or an EventPipe session started beside one that had it (each
+	 * session needs the mean in its own stream). Either side's listener is new even while
+	 * the other listens: the announcement goes to both, the one that had it sees it twice. */
+	bool new_listener =
+	    (lttng_listens && c->seen_configured == 0) ||
+	    (ep_listens && (!((c->seen_mask >> RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED) & 1) ||
+			    epoch != c->ep_epoch));
 
-	c->listening = listening;
 	c->seen_sampled = sampled_word;
 	c->seen_configured = configured_word;
 	c->seen_mask = mask;

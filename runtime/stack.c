@@ -72,9 +72,10 @@ static int unwind(void **buf, int n)
 #define UNWIND backtrace
 #endif
 
-/* Frames above the caller's: at most this many of librasp's own (today at most 6: the
- * capture, the stack's and the sample's emission, the generic slow path, a variant such as
- * rasp_alloc_array, rasp_alloc; the miss and the fast path reach them by tail calls). */
+/* Frames above the caller's: at most this many of librasp's own (today at most 7: the
+ * capture, the stack's emission, the sample's, the sampled block's miss or the generic slow
+ * path, the miss, a variant such as rasp_realloc over rasp_alloc_aligned; the fast path
+ * reaches the miss by a tail call). */
 #define OWN_FRAMES 10
 
 /* librasp's executable segments, found once. */
