@@ -564,16 +564,21 @@ def gen_inline_header(m, rel):
            "#include \"rasp-event-desc.h\"\n",
            "#ifdef RASP_EVENTS_CALLS\n"
            "/* Code built outside librasp that includes this (the runtime's white-box tests, which\n"
-           " * link librasp for its events) cannot read its hidden symbols: the exported calls, and\n"
-           " * no mask (each word then says on or off by itself). */\n"
+           " * link librasp for its events) cannot read its hidden symbols: the exported calls. The\n"
+           " * mask then carries each event's state, whichever side enables it, and the words are 0\n"
+           " * (as if LTTng enabled nothing). */\n"
            "#include \"rasp/events.h\"\n"]
+    mask_terms = []
     for p in m.providers:
         for e in p["events"]:
+            desc = f"RASP_DESC_{macro(p['lttng'])}_{macro(e['symbol'])}"
             out.append(f"static inline bool rasp__event_{e['api']}_on(void)\n{{\n"
                        f"\treturn rasp_event_{e['api']}_enabled();\n}}\n")
             out.append(f"static inline int rasp__event_{e['api']}_word(void)\n{{\n"
-                       f"\treturn rasp_event_{e['api']}_enabled();\n}}\n")
-    out.append("static inline uint64_t rasp__events_mask_peek(void)\n{\n\treturn 0;\n}\n")
+                       f"\treturn 0;\n}}\n")
+            mask_terms.append(f"(uint64_t)rasp_event_{e['api']}_enabled() << {desc}")
+    out.append("static inline uint64_t rasp__events_mask_peek(void)\n{\n\treturn "
+               + " |\n\t       ".join(mask_terms) + ";\n}\n")
     out.append("static inline uint32_t rasp__events_epoch_peek(void)\n{\n"
                "\treturn rasp_events_session_epoch();\n}\n")
     out.append("#else\n")
