@@ -481,6 +481,18 @@ RASP__NOINLINE static void *miss_generic(struct rasp_context *c, const rasp_type
 	return alloc_small(c, type, k, RASP_KIND_SMALL);
 }
 
+/* The list's next block, made a small object of `type` (the lean misses' pop). */
+static inline struct rasp__header *take_block(struct rasp__hot *hc, const rasp_type_t *type)
+{
+	struct rasp__header *p = hc->free;
+
+	hc->free = p->next;
+	RASP__UNPOISON(p + 1, hc->bsize - RASP_OBJECT_HEADER_SIZE);
+	p->size_flags = hc->bsize; /* RASP_KIND_SMALL */
+	p->type = type;
+	return p;
+}
+
 /* The lean miss at the sampled block (the window's `gap`): the object takes it, its event goes
  * out with the offset the window kept, and the class's next window starts with a fresh draw
  * over the blocks after it, as alloc_small does for a sampled object whose thread has no state
@@ -491,14 +503,10 @@ miss_sampled(struct rasp_context *c, unsigned k, struct rasp__hot *hc, const ras
 	struct rasp__window *w = &c->win[k];
 	uintptr_t b = hc->bsize, avail = w->gap - b;
 	uint64_t off = w->off;
-	struct rasp__header *p = hc->free;
+	struct rasp__header *p = take_block(hc, type);
 
-	hc->free = p->next;
 	w->gap = 0;
 	w->known = false;
-	RASP__UNPOISON(p + 1, b - RASP_OBJECT_HEADER_SIZE);
-	p->size_flags = b; /* RASP_KIND_SMALL */
-	p->type = type;
 	rasp__emit_sample(c, RASP_KIND_SMALL, type, p + 1, b, off, c->mean);
 	window_set(c, k, avail, false, 0);
 	return p;
@@ -552,16 +560,12 @@ static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 			r -= bytes;
 		}
 	}
-	p = hc->free;
-	hc->free = p->next;
+	p = take_block(hc, type);
 	hc->n = n;
 	w->rest = left - wb;
 	w->after = r;
 	c->unchecked += bytes;
 	rasp__window_publish(c, k, (uint64_t)left * b);
-	RASP__UNPOISON(p + 1, b - RASP_OBJECT_HEADER_SIZE);
-	p->size_flags = b; /* RASP_KIND_SMALL */
-	p->type = type;
 	return p;
 }
 
