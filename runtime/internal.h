@@ -19,8 +19,8 @@
 #define RASP__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define RASP__NOINLINE	  __attribute__((noinline, cold))
 /* Out of line but not cold: a path that runs every few allocations (the fast path's miss),
- * compiled for speed. `cold` compiles for size: its helpers stayed calls (62 instructions a
- * slow path more). */
+ * compiled for speed. `cold` compiles for size, and GCC then left the static inline helpers
+ * it calls (the state check) as calls. */
 #define RASP__OUTLINE __attribute__((noinline))
 
 /* ASan builds poison the payload of freed objects, so a use after rasp_free is reported;
