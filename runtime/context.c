@@ -241,8 +241,10 @@ found:
  * window or object goes on), else a fresh draw. A budget past the window's end keeps its
  * remainder in `after` for the next window: one draw per sample, not one per window (CoreCLR
  * redraws at every slow path, which is the same distribution: the remainder of a geometric
- * past a point is a fresh geometric). */
-static void window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool known, uint64_t r)
+ * past a point is a fresh geometric). Inlined into its three callers, one of them the sampled
+ * block's short path. */
+static inline __attribute__((always_inline)) void
+window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool known, uint64_t r)
 {
 	struct rasp__window *w = &c->win[k];
 	uintptr_t b = rasp__class_size[k], bytes;
@@ -493,21 +495,23 @@ static inline struct rasp__header *take_block(struct rasp__hot *hc, const rasp_t
 	return p;
 }
 
-/* The lean miss at the sampled block (the window's `gap`): the object takes it, its event goes
- * out with the offset the window kept, and the class's next window starts with a fresh draw
- * over the blocks after it, as alloc_small does for a sampled object whose thread has no state
- * to adopt. Out of line: one call per sample. */
-RASP__NOINLINE static struct rasp__header *
-miss_sampled(struct rasp_context *c, unsigned k, struct rasp__hot *hc, const rasp_type_t *type)
+/* The lean miss at the sampled block: the object takes the list's next block, its event goes
+ * out with the sample's offset in it, and the class's next window starts with a fresh draw
+ * over the blocks after it (`avail` bytes left of the window, then the list's rest), as
+ * alloc_small does for a sampled object whose thread has no state to adopt. Out of line: one
+ * call per sample; not cold, so the window's computation is inlined here (18 instructions a
+ * sample fewer than a call to it, callgrind). */
+RASP__OUTLINE static struct rasp__header *miss_sampled(struct rasp_context *c, unsigned k,
+						       struct rasp__hot *hc,
+						       const rasp_type_t *type, uintptr_t avail,
+						       uint64_t off)
 {
 	struct rasp__window *w = &c->win[k];
-	uintptr_t b = hc->bsize, avail = w->gap - b;
-	uint64_t off = w->off;
 	struct rasp__header *p = take_block(hc, type);
 
 	w->gap = 0;
 	w->known = false;
-	rasp__emit_sample(c, RASP_KIND_SMALL, type, p + 1, b, off, c->mean);
+	rasp__emit_sample(c, RASP_KIND_SMALL, type, p + 1, hc->bsize, off, c->mean);
 	window_set(c, k, avail, false, 0);
 	return p;
 }
@@ -518,10 +522,10 @@ miss_sampled(struct rasp_context *c, unsigned k, struct rasp__hot *hc, const ras
  * (gap > 0), that block is this object: miss_sampled. Else the window ran out at its end: the
  * list is refilled if it is empty, the object takes its next block and the next window covers
  * the blocks after it, as window_set would draw it. With sampling on, the draw that covered
- * the last window goes on (`known`), the object's trials fail, and the window is cut before
- * the block where the sample falls, if it falls in it. Returns NULL for alloc_small in every
- * other case: queued frees or a trim, a state to adopt, no memory, no draw going on (a class's
- * first window, or a window retired or redrawn), or the sample falling in this object. */
+ * the last window goes on (`known`): if the sample falls in this object, miss_sampled takes
+ * it; else the window is cut before the block where the sample falls, if it falls in it.
+ * Returns NULL for alloc_small in every other case: queued frees or a trim, a state to adopt,
+ * no memory, or no draw going on (a class's first window, or a window retired or redrawn). */
 static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 					     struct rasp__hot *hc, const rasp_type_t *type)
 {
@@ -539,7 +543,7 @@ static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 		c->unchecked = 0;
 	}
 	if (w->gap) /* the window ended at its sampled block: this object */
-		return c->sampling ? miss_sampled(c, k, hc, type) : NULL;
+		return c->sampling ? miss_sampled(c, k, hc, type, w->gap - b, w->off) : NULL;
 	if (!w->rest && list_refill(c, k) != 0)
 		return NULL; /* alloc_small says ENOMEM */
 	left = w->rest - 1;  /* the object takes one */
@@ -547,8 +551,12 @@ static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 	bytes = (uintptr_t)wb * b;
 	n = wb;
 	if (c->sampling) {
-		if (!w->known || w->after < b)
-			return NULL; /* the object holds the sample (or no draw goes on) */
+		if (!w->known)
+			return NULL; /* no draw goes on */
+		if (w->after < b) {  /* the sample falls in this object, the list's next block */
+			w->rest = left;
+			return miss_sampled(c, k, hc, type, 0, w->after);
+		}
 		r = w->after - b;
 		if (r < bytes) { /* the sample falls in the next window, as window_set cuts it */
 			n = r / b;

@@ -366,6 +366,8 @@ uint64_t rasp__rng_next(uint64_t s[4]);
 double rasp__inv_log_q(uint64_t mean);
 /* logarithm.c: log within 1.3 ulp and log1p within 1.6 ulp (measured), without libm. */
 double rasp__log(double x);
+/* log x for a positive, finite, normal x only (the draw's V), without rasp__log's checks. */
+double rasp__log_normal(double x);
 double rasp__log1p(double x);
 /* Sets the mean a context draws with (and the constants its draws need). */
 void rasp__context_set_mean(struct rasp_context *c, uint64_t mean);

@@ -75,7 +75,7 @@ void rasp__context_set_mean(struct rasp_context *c, uint64_t mean)
 static uint64_t geometric_of(double v, double inv_log_q)
 {
 	/* g >= 0 (or -0) and < 2^63: truncation is floor, without libm's general floor. */
-	return (uint64_t)(int64_t)(rasp__log(v) * inv_log_q);
+	return (uint64_t)(int64_t)(rasp__log_normal(v) * inv_log_q);
 }
 
 static double next_v(struct rasp_context *c)

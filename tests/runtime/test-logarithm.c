@@ -38,6 +38,7 @@ static void test_log_on_the_draws_inputs(void **state)
 {
 	uint64_t x = 1;
 	double worst = 0;
+	int differ = 0; /* the draw's log, without the checks, against the general one */
 
 	(void)state;
 	for (int i = 0; i < 3000000; i++) {
@@ -51,11 +52,17 @@ static void test_log_on_the_draws_inputs(void **state)
 		v = 1.0 - (double)k * 0x1.0p-53;
 		double err = ulp_error(rasp__log(v), logl(v));
 
+		if (rasp__log_normal(v) != rasp__log(v))
+			differ++;
+
 		if (err > worst)
 			worst = err;
 	}
 	printf("log on 1 - k 2^-53: worst %.3f ulp\n", worst);
 	assert_true(worst <= 1.3);
+	assert_int_equal(differ, 0);
+	assert_true(rasp__log_normal(1.0) == 0.0);
+	assert_true(rasp__log_normal(0x1.0p-53) == rasp__log(0x1.0p-53));
 	assert_true(rasp__log(1.0) == 0.0);
 	assert_true(rasp__log(0x1.0p-53) == (double)logl(0x1.0p-53L));
 }
@@ -65,6 +72,7 @@ static void test_log_over_every_binade(void **state)
 {
 	uint64_t x = 2;
 	double worst = 0;
+	int differ = 0;
 
 	(void)state;
 	for (int e = -1074; e <= 1023; e++) {
@@ -77,8 +85,11 @@ static void test_log_over_every_binade(void **state)
 			err = ulp_error(rasp__log(v), logl(v));
 			if (err > worst)
 				worst = err;
+			if (e >= -1022 && rasp__log_normal(v) != rasp__log(v))
+				differ++;
 		}
 	}
+	assert_int_equal(differ, 0);
 	printf("log over every binade: worst %.3f ulp\n", worst);
 	assert_true(worst <= 1.3);
 }
