@@ -420,14 +420,13 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 		w->rest--;
 	}
 	p = hc->free;
-	hc->free = p->next;
+	hc->free = rasp__hdr_next(p);
 	/* The window as it stands, its pending draw dropped: consistent for a redraw. */
 	hc->n = avail / b;
 	w->gap = 0;
 	w->known = false;
 	RASP__UNPOISON(p + 1, b - RASP_OBJECT_HEADER_SIZE);
-	p->size_flags = b | ((uint64_t)kind << RASP__HDR_KIND_SHIFT);
-	p->type = type;
+	p->word = (uintptr_t)type | ((uintptr_t)kind << RASP__HDR_KIND_SHIFT);
 	mean = c->mean; /* what the object's trials were drawn under */
 	if (sampled)
 		rasp__emit_sample(c, (uint32_t)kind, type, p + 1, b, budget, mean);
@@ -488,10 +487,9 @@ static inline struct rasp__header *take_block(struct rasp__hot *hc, const rasp_t
 {
 	struct rasp__header *p = hc->free;
 
-	hc->free = p->next;
+	hc->free = rasp__hdr_next(p);
 	RASP__UNPOISON(p + 1, hc->bsize - RASP_OBJECT_HEADER_SIZE);
-	p->size_flags = hc->bsize; /* RASP_KIND_SMALL */
-	p->type = type;
+	p->word = (uintptr_t)type; /* RASP_KIND_SMALL */
 	return p;
 }
 
@@ -620,12 +618,9 @@ static inline void *alloc_fast(struct rasp_context *c, const rasp_type_t *type, 
 		return rasp__alloc_miss(c, type, size, hc);
 	hc->n--;
 	p = hc->free;
-	hc->free = p->next;
+	hc->free = rasp__hdr_next(p);
 	RASP__UNPOISON(p + 1, hc->bsize - RASP_OBJECT_HEADER_SIZE);
-	/* A free block's header is its block size and the free flag (page.c, free.c): clearing
-	 * the flag writes the small object's header without loading the size. */
-	p->size_flags &= ~RASP__HDR_FREE;
-	p->type = type;
+	p->word = (uintptr_t)type; /* RASP_KIND_SMALL: the type is the whole header */
 	return p + 1;
 }
 

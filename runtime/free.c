@@ -56,13 +56,22 @@ static bool debug_mapped(struct rasp_heap *h, const struct rasp__segment *s)
 	return o != NULL;
 }
 
+/* Is hdr the own header of an aligned object placed inside block b (rasp_alloc_aligned)? */
+static bool aligned_inside(const struct rasp__header *b, const struct rasp__header *hdr)
+{
+	uintptr_t off = (uintptr_t)hdr - (uintptr_t)b;
+
+	return hdr > b && !(b->word & RASP__HDR_FREE) &&
+	       rasp__hdr_kind(b) == RASP__KIND_ALIGNED && (b->word & ~RASP__HDR_FLAGS) == off;
+}
+
 struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *op,
 				    struct rasp__segment **segp)
 {
-	struct rasp__header *hdr = rasp__header_of(obj);
+	struct rasp__header *hdr = rasp__header_of(obj), *b;
 	struct rasp__segment *s = rasp__segment_of(hdr);
 	struct rasp__page *pg;
-	uint64_t sf;
+	uintptr_t n;
 
 	/* Debug builds look the mapping up before reading anything at the pointer, so a pointer
 	 * to memory given back to the OS is reported, not a fault. */
@@ -81,52 +90,40 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 		bad_free(h, obj, op, "not the start of an object (misaligned)");
 		return NULL;
 	}
-	sf = hdr->size_flags;
-	if (sf & RASP__HDR_FREE) {
-		bad_free(h, obj, op, "double free");
+	/* The block holding hdr: the mapping's one object, or the page's block by position. */
+	if (s->kind == RASP__SEG_LARGE) {
+		b = rasp__large_header(s);
+		if (hdr < b) {
+			bad_free(h, obj, op, "not the start of an object");
+			return NULL;
+		}
+	} else {
+		pg = rasp__page_of(s, hdr);
+		if (!pg || (uintptr_t)hdr < pg->start ||
+		    (n = (uintptr_t)hdr - pg->start) >= (uintptr_t)pg->capacity * pg->bsize) {
+			bad_free(h, obj, op, "not the start of an object");
+			return NULL;
+		}
+		b = (struct rasp__header *)(pg->start + n / pg->bsize * pg->bsize);
+	}
+	if (b->word & RASP__HDR_FREE) {
+		bad_free(h, obj, op,
+			 hdr == b ? "double free" : "double free (or a pointer inside a free block)");
 		return NULL;
 	}
-	if (((sf & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT) == RASP__KIND_ALIGNED) {
-		/* An aligned object's own header: its block's header is `off` bytes before. */
-		uint64_t off = sf & ~RASP__HDR_FLAGS;
-		struct rasp__header *b = (struct rasp__header *)((uintptr_t)hdr - off);
-
-		if (off < RASP_OBJECT_HEADER_SIZE || off >= (uintptr_t)hdr - (uintptr_t)s ||
-		    ((b->size_flags & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT) !=
-			RASP__KIND_ALIGNED ||
-		    (b->inner & ~RASP__HDR_FLAGS) != off) {
-			bad_free(h, obj, op,
-				 "not the start of an object (the words before it are "
-				 "no object header)");
-			return NULL;
-		}
-		if (b->size_flags & RASP__HDR_FREE) {
-			bad_free(h, obj, op, "double free");
-			return NULL;
-		}
-		hdr = b;
-		sf = b->size_flags;
+	/* A block's start, or an aligned object's own header inside its block. */
+	if (hdr != b && !aligned_inside(b, hdr)) {
+		bad_free(h, obj, op,
+			 s->kind == RASP__SEG_LARGE ? "inside a large object, not its start"
+						    : "not the start of an object (inside a block)");
+		return NULL;
 	}
-	if (RASP__DEBUG && !debug_owns(h, hdr)) {
+	if (RASP__DEBUG && !debug_owns(h, b)) {
 		bad_free(h, obj, op, "not a live object of this heap (foreign pointer)");
 		return NULL;
 	}
 	*segp = s;
-	if (s->kind == RASP__SEG_LARGE) {
-		if (hdr != rasp__large_header(s)) {
-			bad_free(h, obj, op, "inside a large object, not its start");
-			return NULL;
-		}
-		return hdr;
-	}
-	pg = rasp__page_of(s, hdr);
-	if (!pg || (uintptr_t)hdr < pg->start ||
-	    (sf & ~(RASP__HDR_KIND_MASK | RASP__HDR_FREE)) != pg->bsize) {
-		bad_free(h, obj, op,
-			 "not the start of an object (the words before it are no object header)");
-		return NULL;
-	}
-	return hdr;
+	return b;
 }
 
 /* Another thread owns pg (or nobody: its thread exited). */
@@ -143,7 +140,7 @@ static void free_remote(struct rasp_heap *h, struct rasp__page *pg, struct rasp_
 		c->batch_page = pg;
 		c->batch_tail = hdr;
 	}
-	hdr->next = c->batch_head;
+	rasp__hdr_link(hdr, c->batch_head);
 	c->batch_head = hdr;
 	if (++c->batch_n >= RASP__BATCH_MAX)
 		rasp__batch_flush(c);
@@ -154,15 +151,12 @@ static inline void free_block(struct rasp_heap *h, struct rasp__page *pg, struct
 {
 	uint32_t used;
 
-	/* Exactly the block size and the flag (the kind dropped): the fast path clears the flag
-	 * to write a small object's header. */
-	hdr->size_flags = pg->bsize | RASP__HDR_FREE;
 	RASP__POISON(hdr + 1, pg->bsize - RASP_OBJECT_HEADER_SIZE);
 	if (atomic_load_explicit(&pg->owner, memory_order_relaxed) != rasp__thread_token()) {
 		free_remote(h, pg, hdr);
 		return;
 	}
-	hdr->next = pg->local_free;
+	rasp__hdr_link(hdr, pg->local_free); /* the link and the free flag, one store */
 	pg->local_free = hdr;
 	if (!pg->local_n++)
 		pg->local_tail = hdr;
@@ -180,22 +174,21 @@ RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 	if (!hdr)
 		return;
 	if (s->kind == RASP__SEG_LARGE) {
-		hdr->size_flags |= RASP__HDR_FREE;
+		hdr->word |= RASP__HDR_FREE;
 		rasp__large_free(h, s);
 		return;
 	}
 	free_block(h, rasp__page_of(s, hdr), hdr);
 }
 
-/* The common case inline: a small block of this heap whose header says the page's block
- * size. Anything else (large, aligned, freed, foreign, debug builds) takes free_slow, which
- * checks and explains. */
+/* The common case inline: the start of a small block of this heap (by its position in its
+ * page, without a division: rasp__page_has_block) whose header is not free. Anything else
+ * (large, aligned, freed, foreign, debug builds) takes free_slow, which checks and explains. */
 void rasp_free(rasp_heap_t *h, void *obj)
 {
 	struct rasp__header *hdr;
 	struct rasp__segment *s;
 	struct rasp__page *pg;
-	uint64_t sf;
 
 	if (!obj)
 		return;
@@ -209,10 +202,7 @@ void rasp_free(rasp_heap_t *h, void *obj)
 					  ((uintptr_t)hdr & 7) || s->kind != RASP__SEG_SMALL))
 		goto slow;
 	pg = rasp__page_of(s, hdr);
-	if (RASP__UNLIKELY(!pg))
-		goto slow;
-	sf = hdr->size_flags;
-	if (RASP__UNLIKELY((sf & ~RASP__HDR_KIND_MASK) != pg->bsize))
+	if (RASP__UNLIKELY(!pg || (hdr->word & RASP__HDR_FREE) || !rasp__page_has_block(pg, hdr)))
 		goto slow;
 	free_block(h, pg, hdr);
 	return;

@@ -113,48 +113,54 @@ const char *rasp_type_name(const rasp_type_t *type)
 	return type ? type->name : NULL;
 }
 
-/* The header that holds an object's block size and kind: its own, or for an aligned object its
- * block's (rasp_alloc_aligned). */
-static const struct rasp__header *block_header(const void *obj)
+/* The block of a live object (its own, or for an aligned object the one it was placed in)
+ * and the block's size: the page's block by position, or the mapping's one object. */
+static const struct rasp__header *block_header(const void *obj, size_t *z)
 {
 	const struct rasp__header *hdr = rasp__header_of(obj);
-	uint64_t sf = hdr->size_flags;
+	struct rasp__segment *s = rasp__segment_of(hdr);
+	const struct rasp__page *pg;
 
-	if (((sf & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT) == RASP__KIND_ALIGNED)
-		hdr = (const struct rasp__header *)((uintptr_t)hdr - (sf & ~RASP__HDR_FLAGS));
-	return hdr;
+	if (s->kind == RASP__SEG_LARGE) {
+		*z = s->large_z;
+		return rasp__large_header(s);
+	}
+	pg = rasp__page_of(s, hdr);
+	*z = pg->bsize;
+	return (const struct rasp__header *)(pg->start +
+					     ((uintptr_t)hdr - pg->start) / pg->bsize * pg->bsize);
 }
 
 size_t rasp_object_size(const void *obj)
 {
-	return obj ? (size_t)(block_header(obj)->size_flags & ~RASP__HDR_FLAGS) : 0;
+	size_t z = 0;
+
+	if (obj)
+		block_header(obj, &z);
+	return z;
 }
 
 size_t rasp_usable_size(const void *obj)
 {
 	const struct rasp__header *b;
+	size_t z;
 
 	if (!obj)
 		return 0;
-	b = block_header(obj);
-	return (uintptr_t)b + (size_t)(b->size_flags & ~RASP__HDR_FLAGS) - (uintptr_t)obj;
+	b = block_header(obj, &z);
+	return (uintptr_t)b + z - (uintptr_t)obj;
 }
 
+/* An object's own header holds its type and kind, an aligned one's too (its block's holds the
+ * offset to it). */
 const rasp_type_t *rasp_object_type(const void *obj)
 {
-	return obj ? rasp__header_of(obj)->type : NULL;
+	return obj ? rasp__hdr_type(rasp__header_of(obj)) : NULL;
 }
 
 int rasp_object_kind(const void *obj)
 {
-	const struct rasp__header *b;
-
-	if (!obj)
-		return -EINVAL;
-	b = block_header(obj);
-	if (b != rasp__header_of(obj))
-		return (int)(b->inner & RASP__HDR_FLAGS);
-	return (int)((b->size_flags & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT);
+	return obj ? (int)rasp__hdr_kind(rasp__header_of(obj)) : -EINVAL;
 }
 
 /* Every context's windows end (rasp__context_retire); the calling thread's own lists go back

@@ -59,13 +59,13 @@
 #define RASP__SMALL_MAX_PAYLOAD (RASP__SMALL_MAX_Z - RASP_OBJECT_HEADER_SIZE)
 /* Sizes past this are refused with ENOMEM before any arithmetic can overflow. */
 #define RASP__MAX_PAYLOAD ((size_t)PTRDIFF_MAX / 2)
-/* Size classes: 24..64 by 8, then 8 classes per doubling up to RASP__SMALL_MAX_Z: internal
+/* Size classes: 16..64 by 8, then 8 classes per doubling up to RASP__SMALL_MAX_Z: internal
  * waste below 1/8 of the object size past 64 bytes. A table gives the class of every small
  * size (RASP__TABLE_MAX: 31 KiB of tables, of which the fast path reads the lines of the sizes
  * a program uses). The count of leading zeros it replaced past 1 KiB cost the fast path 12
  * instructions more, and a branch that sizes on both sides of 1 KiB mispredicted. Class 0 is
  * no class: its block size is all ones, so the fast path always falls through. */
-#define RASP__NCLASS	90
+#define RASP__NCLASS	91
 #define RASP__TABLE_MAX RASP__SMALL_MAX_Z
 /* Empty slots kept committed per heap for reuse without page faults; past this, a slot that
  * empties is purged (MADV_DONTNEED) at once. rasp_heap_collect purges them all. */
@@ -82,12 +82,15 @@
 /* Cross-thread frees of one page queued by the freeing thread before one atomic push. */
 #define RASP__BATCH_MAX 64
 
-/* Object header, 16 bytes before the pointer handed out. word0 = block size (the event's
- * ObjectSize: the object's size class, header included) | flags. A free block keeps FREE set
- * and links the next free block through the type word. Kind 3 marks an aligned object: its
- * block's header holds the offset of the object's own (interior) header in the type word,
- * with the object's kind in that word's low bits; the interior header holds that offset in
- * word0 (kind 3) and the type. */
+/* Object header: one word, 8 bytes before the pointer handed out (glibc's chunks carry as
+ * much; a second word, the block size, cost the demo's 17..24-byte objects 40-byte blocks
+ * instead of 32, 4.9 MiB of its 37). The block size comes from the page (a small object) or
+ * the mapping (a large one). Low three bits: FREE, then the kind (types are 8-aligned).
+ * - A live object: its type | kind << 1.
+ * - A free block: the next free block's address | FREE.
+ * - An aligned object placed inside its block (rasp_alloc_aligned): the word before the
+ *   object is its own header (type | kind, as any object's); the block's header holds the
+ *   offset from itself to that one | KIND_ALIGNED << 1 (offsets are multiples of 8, >= 8). */
 #define RASP__HDR_FREE	     UINT64_C(1)
 #define RASP__HDR_KIND_SHIFT 1
 #define RASP__HDR_KIND_MASK  UINT64_C(6)
@@ -95,13 +98,29 @@
 #define RASP__KIND_ALIGNED   3u
 
 struct rasp__header {
-	uint64_t size_flags;
-	union {
-		const struct rasp_type *type;
-		struct rasp__header *next; /* free blocks */
-		uint64_t inner;		   /* aligned blocks: interior offset | kind */
-	};
+	uintptr_t word;
 };
+
+static inline struct rasp__header *rasp__hdr_next(const struct rasp__header *h)
+{
+	return (struct rasp__header *)(h->word & ~RASP__HDR_FREE);
+}
+
+/* Makes h a free block linking to next. */
+static inline void rasp__hdr_link(struct rasp__header *h, const struct rasp__header *next)
+{
+	h->word = (uintptr_t)next | RASP__HDR_FREE;
+}
+
+static inline const struct rasp_type *rasp__hdr_type(const struct rasp__header *h)
+{
+	return (const struct rasp_type *)(h->word & ~RASP__HDR_FLAGS);
+}
+
+static inline unsigned rasp__hdr_kind(const struct rasp__header *h)
+{
+	return (unsigned)((h->word & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT);
+}
 
 struct rasp_type {
 	const char *name; /* owned copy */
@@ -129,16 +148,16 @@ struct rasp__page {
 	uint32_t capacity;		 /* blocks the page holds */
 	uint32_t extended;		 /* blocks formatted so far (the rest never touched) */
 	uint16_t cls;			 /* size class */
-	uint8_t span;			 /* slots */
-	uint8_t slot;			 /* index of its first slot */
-	_Atomic uintptr_t owner;	 /* owning thread's token; 0 when abandoned */
 	bool in_full;			 /* owner: on the full list, not the queue */
 	bool kept_empty;		 /* owner: empty, kept in its queue for reuse */
-	bool unfenced; /* owner: on the full list, not yet checked after a fence (page.c) */
+	_Atomic uintptr_t owner;	 /* owning thread's token; 0 when abandoned */
 	struct rasp__page *next; /* owner's class queue or full list; abandoned list */
+	uintptr_t start;	 /* first block (a free checks that it is given a block's start) */
 	/* Second line. */
 	struct rasp__page *prev;
-	uintptr_t start;		    /* first block */
+	uint8_t span;  /* slots */
+	uint8_t slot;  /* index of its first slot */
+	bool unfenced; /* owner: on the full list, not yet checked after a fence (page.c) */
 	_Atomic(struct rasp_context *) ctx; /* owner's context (for the full-page wake-up) */
 	_Atomic(struct rasp__header *) thread_free; /* blocks freed by other threads */
 	_Atomic int full;			    /* on the owner's full list */
@@ -150,6 +169,7 @@ struct rasp__segment {
 	struct rasp_heap *heap;
 	int kind;			   /* enum rasp__segment_kind */
 	size_t map_size;		   /* bytes mapped at this address */
+	size_t large_z;			   /* a large object's ObjectSize (header included) */
 	struct rasp__segment *next, *prev; /* heap->segments or heap->large, heap->lock */
 	/* Small segments only (heap->lock): */
 	uint64_t free_slots;	  /* bit i: slot i holds no page */
@@ -300,8 +320,12 @@ extern uint8_t rasp__table_class[RASP__TABLE_MAX / 8 + 1];
 /* The same lookup as byte offsets into a context's hot array (class x 32): the fast path's. */
 extern uint16_t rasp__table_hot[RASP__TABLE_MAX / 8 + 1];
 extern uint8_t rasp__class_span[RASP__NCLASS];
+/* ceil(2^64 / block size) per class: n is a multiple of the block size, for n < 2^32, exactly
+ * when n * it (mod 2^64) is below it (Lemire, Kaser and Kurz, "Faster remainder by direct
+ * computation", 2019): a free's check that it was given a block's start, without a division. */
+extern uint64_t rasp__class_div[RASP__NCLASS];
 void rasp__classes_init(void);
-/* Class of object size z (multiple of 8, <= RASP__SMALL_MAX_Z); 0 if z < 24. */
+/* Class of object size z (multiple of 8, <= RASP__SMALL_MAX_Z); 0 if z < 16. */
 unsigned rasp__class_of(size_t z);
 
 /* segment.c: segments, their slots and the purge policy, large objects. heap->lock held
@@ -497,6 +521,16 @@ static inline struct rasp__segment *rasp__segment_of(const void *p)
 static inline struct rasp__page *rasp__page_of(const struct rasp__segment *s, const void *p)
 {
 	return s->slot_page[((uintptr_t)p - (uintptr_t)s) >> RASP__SLOT_SHIFT];
+}
+
+/* Is hdr the header of one of pg's blocks (formatted or not)? hdr is in one of pg's slots.
+ * n below the page's bytes also refuses an hdr before pg->start (n wraps); below that bound
+ * (1 MiB) the multiplication's test is exact (test-sizeclass.c checks it against `%`). */
+static inline bool rasp__page_has_block(const struct rasp__page *pg, const struct rasp__header *hdr)
+{
+	uint64_t n = (uintptr_t)hdr - pg->start, c = rasp__class_div[pg->cls];
+
+	return n * c < c && n < (uint64_t)pg->capacity * pg->bsize;
 }
 
 static inline uint64_t rasp__relaxed_load32(_Atomic uint32_t *p)

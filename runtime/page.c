@@ -32,6 +32,10 @@
 
 #include "internal.h"
 
+/* What a free and a refill read is on the page record's first cache line. */
+_Static_assert(offsetof(struct rasp__page, start) + sizeof(uintptr_t) <= 64,
+	       "the page record's first line overflows");
+
 /* The owner's side of the full-list handshake (see above): plain stores of `full` and one
  * fence per sweep. TSan has no fences (gcc refuses them under -fsanitize=thread), so its
  * builds make both sides' operations seq_cst instead, which is the same handshake as a
@@ -70,7 +74,6 @@ void rasp__page_extend(struct rasp__page *pg)
 {
 	uint32_t n = (uint32_t)(EXTEND_BYTES / pg->bsize);
 	const size_t bs = pg->bsize;
-	const uint64_t sf = bs | RASP__HDR_FREE;
 	uintptr_t b = pg->start + (size_t)pg->extended * bs, last;
 
 	if (n == 0)
@@ -79,7 +82,7 @@ void rasp__page_extend(struct rasp__page *pg)
 		n = pg->capacity - pg->extended;
 	if (n == 0)
 		return;
-	/* Each block links to the next; the last to what the list held. Two stores and an add a
+	/* Each block links to the next; the last to what the list held. A store and an add a
 	 * block: formatting is about a tenth of an allocation's instructions on fresh pages. */
 	last = b + (size_t)(n - 1) * bs;
 	uintptr_t a = b;
@@ -87,8 +90,7 @@ void rasp__page_extend(struct rasp__page *pg)
 #define LINK(x)                                                                                    \
 	do {                                                                                       \
 		struct rasp__header *hdr_ = (struct rasp__header *)(x);                            \
-		hdr_->size_flags = sf;                                                             \
-		hdr_->next = (struct rasp__header *)((x) + bs);                                    \
+		hdr_->word = ((x) + bs) | RASP__HDR_FREE;                                          \
 		RASP__POISON(hdr_ + 1, bs - RASP_OBJECT_HEADER_SIZE);                              \
 	} while (0)
 	/* Four blocks a turn: the loop's own compare and branch once per four. */
@@ -101,8 +103,7 @@ void rasp__page_extend(struct rasp__page *pg)
 	for (; a < last; a += bs)
 		LINK(a);
 #undef LINK
-	((struct rasp__header *)last)->size_flags = sf;
-	((struct rasp__header *)last)->next = pg->local_free;
+	rasp__hdr_link((struct rasp__header *)last, pg->local_free);
 	if (!pg->local_n)
 		pg->local_tail = (struct rasp__header *)last;
 	RASP__POISON((struct rasp__header *)last + 1, bs - RASP_OBJECT_HEADER_SIZE);
@@ -123,7 +124,7 @@ uint32_t rasp__page_collect(struct rasp__page *pg)
 		return 0;
 	/* Bounded by the page's capacity: more blocks than the page holds is a corrupt list (two
 	 * threads freeing one object at once), which must not loop forever. */
-	for (tail = list; tail->next; tail = tail->next)
+	for (tail = list; rasp__hdr_next(tail); tail = rasp__hdr_next(tail))
 		if (++n > pg->capacity) {
 			fprintf(stderr,
 				"rasp: free list of page %p is corrupt (an object was freed "
@@ -131,7 +132,7 @@ uint32_t rasp__page_collect(struct rasp__page *pg)
 				(void *)pg);
 			abort();
 		}
-	tail->next = pg->local_free;
+	rasp__hdr_link(tail, pg->local_free);
 	if (!pg->local_n)
 		pg->local_tail = tail;
 	pg->local_free = list;
@@ -371,7 +372,7 @@ uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
 			c->kept_empty--;
 		}
 		if (tail)
-			tail->next = p->local_free;
+			rasp__hdr_link(tail, p->local_free);
 		else
 			head = p->local_free;
 		total += n;
@@ -453,8 +454,8 @@ static void return_list(struct rasp_context *c, unsigned k)
 	for (uint32_t i = 0; i < n; i++, hdr = next) {
 		struct rasp__page *pg = rasp__page_of(rasp__segment_of(hdr), hdr);
 
-		next = hdr->next;
-		hdr->next = pg->local_free;
+		next = rasp__hdr_next(hdr);
+		rasp__hdr_link(hdr, pg->local_free);
 		pg->local_free = hdr;
 		if (!pg->local_n++)
 			pg->local_tail = hdr;
@@ -540,7 +541,7 @@ void rasp__page_push_remote(struct rasp__page *pg, struct rasp__header *first,
 	struct rasp_context *owner;
 
 	do
-		last->next = old;
+		rasp__hdr_link(last, old);
 	while (!atomic_compare_exchange_weak(&pg->thread_free, &old, first));
 	/* The owner parked this page as full: tell it (see the file comment). */
 	if (atomic_load(&pg->full) && (owner = atomic_load(&pg->ctx)))

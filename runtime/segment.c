@@ -19,8 +19,9 @@
 
 #define PAGE_SIZE_ASSUMED ((size_t)4096)
 #define ALL_SLOTS	  (~UINT64_C(0))
-/* A large object's header follows the common prefix of struct rasp__segment. */
-#define LARGE_HEADER_OFFSET ((size_t)64)
+/* A large object's header follows the common prefix of struct rasp__segment; the object
+ * starts 80 bytes into its mapping, 16-aligned. */
+#define LARGE_HEADER_OFFSET ((size_t)80 - RASP_OBJECT_HEADER_SIZE)
 
 _Static_assert(offsetof(struct rasp__segment, free_slots) <= LARGE_HEADER_OFFSET,
 	       "a large mapping's prefix overlaps its object");
@@ -343,9 +344,9 @@ void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type
 	pthread_mutex_unlock(&h->lock);
 	if (!s)
 		return NULL;
+	s->large_z = z;
 	hdr = (struct rasp__header *)((uintptr_t)s + LARGE_HEADER_OFFSET);
-	hdr->size_flags = (uint64_t)z | ((uint64_t)kind << RASP__HDR_KIND_SHIFT);
-	hdr->type = type;
+	hdr->word = (uintptr_t)type | ((uintptr_t)kind << RASP__HDR_KIND_SHIFT);
 	return hdr + 1;
 }
 
@@ -356,7 +357,7 @@ struct rasp__header *rasp__large_header(struct rasp__segment *s)
 
 void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s)
 {
-	size_t z = (size_t)(rasp__large_header(s)->size_flags & ~RASP__HDR_FLAGS);
+	size_t z = s->large_z;
 
 	pthread_mutex_lock(&h->lock);
 	unlink_seg(&h->large, s);
@@ -384,18 +385,11 @@ void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s)
 /* fn for the object whose block header is hdr (resolving an aligned object's own header). */
 static int visit(struct rasp__header *hdr, size_t bsize, rasp_walk_fn fn, void *arg)
 {
-	uint64_t sf = hdr->size_flags;
-	int kind = (int)((sf & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT);
-
-	if (sf & RASP__HDR_FREE)
+	if (hdr->word & RASP__HDR_FREE)
 		return 0;
-	if ((unsigned)kind == RASP__KIND_ALIGNED) {
-		struct rasp__header *in =
-		    (struct rasp__header *)((uintptr_t)hdr + (hdr->inner & ~RASP__HDR_FLAGS));
-
-		return fn(in + 1, in->type, bsize, (int)(hdr->inner & RASP__HDR_FLAGS), arg);
-	}
-	return fn(hdr + 1, hdr->type, bsize, kind, arg);
+	if (rasp__hdr_kind(hdr) == RASP__KIND_ALIGNED)
+		hdr = (struct rasp__header *)((uintptr_t)hdr + (hdr->word & ~RASP__HDR_FLAGS));
+	return fn(hdr + 1, rasp__hdr_type(hdr), bsize, (int)rasp__hdr_kind(hdr), arg);
 }
 
 int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg)
@@ -418,7 +412,7 @@ int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg)
 	for (s = h->large; s && !rc; s = s->next) {
 		struct rasp__header *hdr = rasp__large_header(s);
 
-		rc = visit(hdr, (size_t)(hdr->size_flags & ~RASP__HDR_FLAGS), fn, arg);
+		rc = visit(hdr, s->large_z, fn, arg);
 	}
 	return rc;
 }

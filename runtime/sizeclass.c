@@ -1,4 +1,4 @@
-/* Size classes (jemalloc's spacing, eight per doubling): object sizes 24..64 by 8, then each
+/* Size classes (jemalloc's spacing, eight per doubling): object sizes 16..64 by 8, then each
  * doubling [2^e, 2^(e+1)] cut into eight steps of 2^(e-3), up to RASP__SMALL_MAX_Z (84992,
  * the last class cut short so no small object reports a large ObjectSize). A class holds
  * objects larger than the class below it, so the waste of an object past 64 bytes is below
@@ -14,6 +14,7 @@ uintptr_t rasp__class_size[RASP__NCLASS];
 uint8_t rasp__table_class[RASP__TABLE_MAX / 8 + 1];
 uint16_t rasp__table_hot[RASP__TABLE_MAX / 8 + 1];
 uint8_t rasp__class_span[RASP__NCLASS];
+uint64_t rasp__class_div[RASP__NCLASS];
 
 unsigned rasp__class_of(size_t z)
 {
@@ -42,7 +43,7 @@ static void init_tables(void)
 	size_t z;
 
 	rasp__class_size[0] = UINTPTR_MAX;
-	for (z = 24; z <= 64; z += 8)
+	for (z = 16; z <= 64; z += 8)
 		rasp__class_size[n++] = z;
 	for (e = 6; n < RASP__NCLASS; e++) {
 		for (unsigned i = 1; i <= 8 && n < RASP__NCLASS; i++) {
@@ -61,7 +62,7 @@ static void init_tables(void)
 	for (z = 0; z <= RASP__TABLE_MAX; z += 8) {
 		unsigned c = 0;
 
-		if (z >= 24) {
+		if (z >= 16) {
 			while (rasp__class_size[n] < z)
 				n++;
 			c = n;
@@ -69,8 +70,10 @@ static void init_tables(void)
 		rasp__table_class[z >> 3] = (uint8_t)c;
 		rasp__table_hot[z >> 3] = (uint16_t)(c * sizeof(struct rasp__hot));
 	}
-	for (n = 1; n < RASP__NCLASS; n++)
+	for (n = 1; n < RASP__NCLASS; n++) {
 		rasp__class_span[n] = span_for(rasp__class_size[n]);
+		rasp__class_div[n] = UINT64_MAX / rasp__class_size[n] + 1;
+	}
 }
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -39,7 +39,6 @@ void *rasp_alloc_aligned(rasp_heap_t *h, const rasp_type_t *type, size_t size, s
 {
 	struct rasp__header *blk, *in;
 	uintptr_t p, q, off;
-	uint64_t kind;
 	size_t need;
 	void *obj;
 
@@ -64,12 +63,8 @@ void *rasp_alloc_aligned(rasp_heap_t *h, const rasp_type_t *type, size_t size, s
 	off = q - p;
 	blk = rasp__header_of(obj);
 	in = rasp__header_of((void *)q);
-	kind = (blk->size_flags & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT;
-	blk->size_flags = (blk->size_flags & ~RASP__HDR_KIND_MASK) |
-			  ((uint64_t)RASP__KIND_ALIGNED << RASP__HDR_KIND_SHIFT);
-	blk->inner = off | kind;
-	in->size_flags = off | ((uint64_t)RASP__KIND_ALIGNED << RASP__HDR_KIND_SHIFT);
-	in->type = type;
+	in->word = blk->word; /* the type and kind: the object's own header */
+	blk->word = off | ((uintptr_t)RASP__KIND_ALIGNED << RASP__HDR_KIND_SHIFT);
 	return (void *)q;
 }
 
@@ -98,7 +93,7 @@ void *rasp_realloc(rasp_heap_t *h, void *obj, size_t size)
 	usable = rasp_usable_size(obj);
 	type = rasp_object_type(obj);
 	flags = rasp_object_kind(obj) == RASP_KIND_PINNED ? RASP_ALLOC_PINNED : 0;
-	old_z = (size_t)(blk->size_flags & ~RASP__HDR_FLAGS);
+	old_z = rasp_object_size(obj);
 	if (blk == rasp__header_of(obj)) {
 		/* In place: the same size class, or a large object shrinking by at most half
 		 * (its ObjectSize stays what its trials covered). */

@@ -45,8 +45,9 @@ enum rasp_alloc_kind {
  * A smaller object gets a block of its size class (8 classes per doubling: less than 1/8 more
  * than it asked for past 64 bytes), and the block's size is its ObjectSize. */
 #define RASP_LARGE_OBJECT_SIZE 85000u
-/* Bytes of header before each object: its size and type. ObjectSize includes them. */
-#define RASP_OBJECT_HEADER_SIZE 16u
+/* Bytes of header before each object: its type and kind, one word (the block size comes from
+ * where the block lies). ObjectSize includes them. */
+#define RASP_OBJECT_HEADER_SIZE 8u
 
 #define RASP_DEFAULT_SAMPLING_MEAN   102400u
 #define RASP_DEFAULT_ALLOC_QUANTUM   8192u
@@ -107,7 +108,7 @@ RASP_API void *rasp_alloc_array(rasp_heap_t *heap, const rasp_type_t *type, size
 RASP_API void *rasp_alloc_zeroed(rasp_heap_t *heap, const rasp_type_t *type, size_t count,
 				 size_t size, unsigned flags);
 /* As rasp_alloc, the result aligned to `alignment` (a power of 2, up to 1 MiB; EINVAL
- * otherwise). Freed with rasp_free. The object takes a block of size + alignment + 16 bytes:
+ * otherwise). Freed with rasp_free. The object takes a block of size + alignment + 8 bytes:
  * that block is what sampling counts (its ObjectSize). */
 RASP_API void *rasp_alloc_aligned(rasp_heap_t *heap, const rasp_type_t *type, size_t size,
 				  size_t alignment, unsigned flags);
@@ -122,8 +123,9 @@ RASP_API void *rasp_realloc(rasp_heap_t *heap, void *obj, size_t size);
 /* Frees an object of this heap (any thread). NULL is ignored. obj must be a pointer
  * rasp_alloc returned on this heap and not yet freed. Every build refuses, with a message on
  * stderr, errno = EINVAL and invalid_frees counted, and without touching the heap: a double
- * free, a pointer inside a large object instead of its start, and a pointer whose preceding
- * words are no object header of this heap (most pointers inside small objects). Debug builds
+ * free, a pointer inside a large object instead of its start, and a pointer inside a small
+ * object's block (by its position in its page: exact) that is not an aligned object's
+ * start. Debug builds
  * (no NDEBUG) also check that obj is a live object of this heap, whatever it points to;
  * release builds do not look up foreign pointers: passing memory rasp never mapped is
  * undefined behaviour there, as for free(). */

@@ -66,7 +66,7 @@ static void check_retire_keeps_blocks(int sampling)
 	int i;
 
 	assert_non_null(objs);
-	objs[0] = (uintptr_t)rasp_alloc(h, t, 16, 0); /* z = 32: the class now has a window */
+	objs[0] = (uintptr_t)rasp_alloc(h, t, 24, 0); /* z = 32: the class now has a window */
 	assert_true(c->hot[k].n >= 1);
 	pthread_mutex_lock(&h->lock);
 	rasp__contexts_enumerate(h, rasp__context_retire, NULL);
@@ -75,7 +75,7 @@ static void check_retire_keeps_blocks(int sampling)
 	rasp_heap_stats(h, &st);
 	refills = st.refills;
 	for (i = 1; i < N; i++) {
-		objs[i] = (uintptr_t)rasp_alloc(h, t, 16, 0);
+		objs[i] = (uintptr_t)rasp_alloc(h, t, 24, 0);
 		assert_true(objs[i] != 0);
 	}
 	/* The first allocation after retiring took the slow path, and it reused the list the
@@ -469,7 +469,7 @@ static void test_os_failure_gives_enomem(void **state)
 	atomic_store(&fail_maps, 0);
 	b = rasp_alloc(h, t, 1000, 0);
 	assert_non_null(b);
-	assert_int_equal(rasp_object_size(a), 32);
+	assert_int_equal(rasp_object_size(a), 24);
 	rasp_free(h, a);
 	rasp_free(h, b);
 	rasp__os_set_ops(NULL);

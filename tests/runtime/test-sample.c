@@ -230,7 +230,9 @@ static void test_every_object_sampled_at_offset_zero(void **state)
 	struct obs o = {0};
 	rasp_heap_t *h = make_heap(1, 256, 1, &o);
 	const rasp_type_t *t = rasp_type_register(h, "all");
-	static const size_t sizes[] = {1, 7, 8, 9, 240, 241, 1000, 84976, 84977, 200000};
+	static const size_t sizes[] = {
+	    1,	   7, 8, 9, 240, 241, 1000, RASP__SMALL_MAX_PAYLOAD, RASP__SMALL_MAX_PAYLOAD + 1,
+	    200000};
 	uint64_t before;
 	size_t i;
 	void *p;
@@ -245,8 +247,9 @@ static void test_every_object_sampled_at_offset_zero(void **state)
 		assert_ptr_equal(o.last_addr, p);
 		assert_int_equal(o.last_offset, 0);
 		assert_int_equal(rasp_object_size(p), rasp__object_size_for(sizes[i]));
-		assert_int_equal(rasp_object_kind(p),
-				 sizes[i] <= 84976 ? RASP_KIND_SMALL : RASP_KIND_LARGE);
+		assert_int_equal(rasp_object_kind(p), sizes[i] <= RASP__SMALL_MAX_PAYLOAD
+							  ? RASP_KIND_SMALL
+							  : RASP_KIND_LARGE);
 		p = rasp_alloc(h, t, sizes[i], RASP_ALLOC_PINNED);
 		assert_non_null(p);
 		assert_int_equal(rasp_object_kind(p), RASP_KIND_PINNED);
@@ -254,9 +257,9 @@ static void test_every_object_sampled_at_offset_zero(void **state)
 	}
 	assert_int_equal(o.bad, 0);
 	/* ObjectSize: header included, rounded to 8. */
-	assert_int_equal(rasp__object_size_for(1), 24);
-	assert_int_equal(rasp__object_size_for(8), 24);
-	assert_int_equal(rasp__object_size_for(9), 32);
+	assert_int_equal(rasp__object_size_for(1), 16);
+	assert_int_equal(rasp__object_size_for(8), 16);
+	assert_int_equal(rasp__object_size_for(9), 24);
 	rasp_heap_destroy(h);
 }
 

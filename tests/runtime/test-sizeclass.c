@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
+
 #include <stdio.h>
 
 #include "internal.h"
@@ -17,7 +19,7 @@ static void test_every_size_gets_smallest_class(void **state)
 	double worst = 0;
 
 	(void)state;
-	for (size_t z = 24; z <= RASP__SMALL_MAX_Z; z += 8) {
+	for (size_t z = 16; z <= RASP__SMALL_MAX_Z; z += 8) {
 		unsigned k = rasp__class_of(z);
 		size_t b = rasp__class_size[k];
 
@@ -31,9 +33,26 @@ static void test_every_size_gets_smallest_class(void **state)
 	assert_true(worst < 0.125);
 	/* Sizes that are no class. */
 	assert_int_equal(rasp__class_of(0), 0);
-	assert_int_equal(rasp__class_of(16), 0);
+	assert_int_equal(rasp__class_of(8), 0);
+	assert_int_equal(rasp__class_size[rasp__class_of(16)], 16);
 	assert_int_equal(rasp__class_size[RASP__NCLASS - 1], RASP__SMALL_MAX_Z);
 	assert_true(RASP__SMALL_MAX_Z < RASP_LARGE_OBJECT_SIZE);
+}
+
+/* The free's test that a pointer is a block's start (rasp__page_has_block): n * c < c is
+ * n % b == 0 for every class and every 8-aligned offset a page of up to 16 slots holds. */
+static void test_block_start_test_is_exact(void **state)
+{
+	(void)state;
+	for (unsigned k = 1; k < RASP__NCLASS; k++) {
+		uint64_t b = rasp__class_size[k], c = rasp__class_div[k];
+
+		for (uint64_t n = 0; n < 16 * RASP__SLOT_SIZE; n += 8)
+			if ((n * c < c) != (n % b == 0))
+				fail_msg("class %u (%" PRIu64 " bytes): offset %" PRIu64
+					 " misjudged",
+					 k, b, n);
+	}
 }
 
 static void test_pages_waste_little(void **state)
@@ -80,6 +99,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_size_gets_smallest_class),
+	    cmocka_unit_test(test_block_start_test_is_exact),
 	    cmocka_unit_test(test_pages_waste_little),
 	    cmocka_unit_test(test_allocations_report_their_class),
 	};
