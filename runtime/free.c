@@ -61,8 +61,8 @@ static bool aligned_inside(const struct rasp__header *b, const struct rasp__head
 {
 	uintptr_t off = (uintptr_t)hdr - (uintptr_t)b;
 
-	return hdr > b && !(b->word & RASP__HDR_FREE) &&
-	       rasp__hdr_kind(b) == RASP__KIND_ALIGNED && (b->word & ~RASP__HDR_FLAGS) == off;
+	return hdr > b && !(b->word & RASP__HDR_FREE) && rasp__hdr_kind(b) == RASP__KIND_ALIGNED &&
+	       (b->word & ~RASP__HDR_FLAGS) == off;
 }
 
 struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *op,
@@ -100,7 +100,7 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 	} else {
 		pg = rasp__page_of(s, hdr);
 		if (!pg || (uintptr_t)hdr < pg->start ||
-		    (n = (uintptr_t)hdr - pg->start) >= (uintptr_t)pg->capacity * pg->bsize) {
+		    (n = (uintptr_t)hdr - pg->start) >= pg->bytes) {
 			bad_free(h, obj, op, "not the start of an object");
 			return NULL;
 		}
@@ -108,14 +108,16 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 	}
 	if (b->word & RASP__HDR_FREE) {
 		bad_free(h, obj, op,
-			 hdr == b ? "double free" : "double free (or a pointer inside a free block)");
+			 hdr == b ? "double free"
+				  : "double free (or a pointer inside a free block)");
 		return NULL;
 	}
 	/* A block's start, or an aligned object's own header inside its block. */
 	if (hdr != b && !aligned_inside(b, hdr)) {
 		bad_free(h, obj, op,
-			 s->kind == RASP__SEG_LARGE ? "inside a large object, not its start"
-						    : "not the start of an object (inside a block)");
+			 s->kind == RASP__SEG_LARGE
+			     ? "inside a large object, not its start"
+			     : "not the start of an object (inside a block)");
 		return NULL;
 	}
 	if (RASP__DEBUG && !debug_owns(h, b)) {
@@ -199,10 +201,12 @@ void rasp_free(rasp_heap_t *h, void *obj)
 	hdr = rasp__header_of(obj);
 	s = rasp__segment_of(hdr);
 	if (RASP__DEBUG || RASP__UNLIKELY(s->magic != RASP__SEGMENT_MAGIC || s->heap != h ||
-					  ((uintptr_t)hdr & 7) || s->kind != RASP__SEG_SMALL))
+					  s->kind != RASP__SEG_SMALL))
 		goto slow;
 	pg = rasp__page_of(s, hdr);
-	if (RASP__UNLIKELY(!pg || (hdr->word & RASP__HDR_FREE) || !rasp__page_has_block(pg, hdr)))
+	/* The position first: a misaligned pointer fails it (blocks and their size are multiples
+	 * of 8), so the header is read only at a block's start. */
+	if (RASP__UNLIKELY(!pg || !rasp__page_has_block(pg, hdr) || (hdr->word & RASP__HDR_FREE)))
 		goto slow;
 	free_block(h, pg, hdr);
 	return;

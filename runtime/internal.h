@@ -145,19 +145,20 @@ struct rasp__page {
 	_Atomic uint32_t used;		 /* owner: blocks out (live, held by the context, or
 					  * freed by another thread and not yet collected) */
 	uint32_t bsize;			 /* block size; 0: not a page (free slot) */
-	uint32_t capacity;		 /* blocks the page holds */
-	uint32_t extended;		 /* blocks formatted so far (the rest never touched) */
-	uint16_t cls;			 /* size class */
-	bool in_full;			 /* owner: on the full list, not the queue */
-	bool kept_empty;		 /* owner: empty, kept in its queue for reuse */
-	_Atomic uintptr_t owner;	 /* owning thread's token; 0 when abandoned */
+	uint32_t bytes;			 /* capacity * bsize: a free's bound, no multiplication */
+	uint32_t formatted;	 /* bytes of blocks formatted so far (the rest never touched) */
+	uint16_t cls;		 /* size class */
+	bool in_full;		 /* owner: on the full list, not the queue */
+	bool kept_empty;	 /* owner: empty, kept in its queue for reuse */
+	_Atomic uintptr_t owner; /* owning thread's token; 0 when abandoned */
 	struct rasp__page *next; /* owner's class queue or full list; abandoned list */
 	uintptr_t start;	 /* first block (a free checks that it is given a block's start) */
 	/* Second line. */
 	struct rasp__page *prev;
-	uint8_t span;  /* slots */
-	uint8_t slot;  /* index of its first slot */
-	bool unfenced; /* owner: on the full list, not yet checked after a fence (page.c) */
+	uint32_t capacity; /* blocks the page holds */
+	uint8_t span;	   /* slots */
+	uint8_t slot;	   /* index of its first slot */
+	bool unfenced;	   /* owner: on the full list, not yet checked after a fence (page.c) */
 	_Atomic(struct rasp_context *) ctx; /* owner's context (for the full-page wake-up) */
 	_Atomic(struct rasp__header *) thread_free; /* blocks freed by other threads */
 	_Atomic int full;			    /* on the owner's full list */
@@ -530,7 +531,13 @@ static inline bool rasp__page_has_block(const struct rasp__page *pg, const struc
 {
 	uint64_t n = (uintptr_t)hdr - pg->start, c = rasp__class_div[pg->cls];
 
-	return n * c < c && n < (uint64_t)pg->capacity * pg->bsize;
+	return n * c < c && n < pg->bytes;
+}
+
+/* Every block of pg formatted. */
+static inline bool rasp__page_all_formatted(const struct rasp__page *pg)
+{
+	return pg->formatted == pg->bytes;
 }
 
 static inline uint64_t rasp__relaxed_load32(_Atomic uint32_t *p)

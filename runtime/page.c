@@ -61,7 +61,8 @@ _Static_assert(offsetof(struct rasp__page, start) + sizeof(uintptr_t) <= 64,
  * and `mixed` kept 6% more pages. */
 static bool sparse(struct rasp__page *pg)
 {
-	return pg->extended == pg->capacity && rasp__relaxed_load32(&pg->used) * 4 < pg->capacity;
+	return rasp__page_all_formatted(pg) &&
+	       rasp__relaxed_load32(&pg->used) * 4 * pg->bsize < pg->bytes;
 }
 
 static void used_add(struct rasp__page *pg, int64_t d)
@@ -74,12 +75,12 @@ void rasp__page_extend(struct rasp__page *pg)
 {
 	uint32_t n = (uint32_t)(EXTEND_BYTES / pg->bsize);
 	const size_t bs = pg->bsize;
-	uintptr_t b = pg->start + (size_t)pg->extended * bs, last;
+	uintptr_t b = pg->start + pg->formatted, last;
 
 	if (n == 0)
 		n = 1;
-	if (n > pg->capacity - pg->extended)
-		n = pg->capacity - pg->extended;
+	if (n > (pg->bytes - pg->formatted) / bs)
+		n = (uint32_t)((pg->bytes - pg->formatted) / bs);
 	if (n == 0)
 		return;
 	/* Each block links to the next; the last to what the list held. A store and an add a
@@ -90,7 +91,7 @@ void rasp__page_extend(struct rasp__page *pg)
 #define LINK(x)                                                                                    \
 	do {                                                                                       \
 		struct rasp__header *hdr_ = (struct rasp__header *)(x);                            \
-		hdr_->word = ((x) + bs) | RASP__HDR_FREE;                                          \
+		hdr_->word = (x) + bs + RASP__HDR_FREE; /* | FREE */                               \
 		RASP__POISON(hdr_ + 1, bs - RASP_OBJECT_HEADER_SIZE);                              \
 	} while (0)
 	/* Four blocks a turn: the loop's own compare and branch once per four. */
@@ -109,7 +110,7 @@ void rasp__page_extend(struct rasp__page *pg)
 	RASP__POISON((struct rasp__header *)last + 1, bs - RASP_OBJECT_HEADER_SIZE);
 	pg->local_free = (struct rasp__header *)b;
 	pg->local_n += n;
-	pg->extended += n;
+	pg->formatted += n * (uint32_t)bs;
 }
 
 uint32_t rasp__page_collect(struct rasp__page *pg)
@@ -253,7 +254,7 @@ static bool has_free(struct rasp__page *pg)
 {
 	if (pg->local_n == 0)
 		rasp__page_collect(pg);
-	if (pg->local_n == 0 && pg->extended < pg->capacity)
+	if (pg->local_n == 0 && !rasp__page_all_formatted(pg))
 		rasp__page_extend(pg);
 	return pg->local_n > 0;
 }
@@ -384,7 +385,7 @@ uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
 		 * and searches that meet SEARCH_MAX drained pages make a new page. A page with
 		 * blocks never formatted goes to the tail: woken pages' blocks are used before
 		 * new memory is touched. */
-		if (p->extended == p->capacity) {
+		if (rasp__page_all_formatted(p)) {
 			to_full(w, p);
 		} else if (p->next) {
 			queue_unlink(&w->queue, &w->queue_last, p);

@@ -205,6 +205,7 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 	pg->slot = (uint8_t)i;
 	pg->start = i ? (uintptr_t)s + (size_t)i * RASP__SLOT_SIZE : s->slot0_start;
 	pg->capacity = (uint32_t)(slot_bytes(s, (unsigned)i, span) / pg->bsize);
+	pg->bytes = pg->capacity * pg->bsize;
 	for (unsigned j = 0; j < span; j++)
 		s->slot_page[i + j] = pg;
 	atomic_fetch_add(&h->pages_n, 1);
@@ -403,7 +404,7 @@ int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg)
 
 			if (!pg || pg->slot != i)
 				continue;
-			for (uint32_t j = 0; j < pg->extended && !rc; j++)
+			for (uint32_t j = 0; j < pg->formatted / pg->bsize && !rc; j++)
 				rc = visit(
 				    (struct rasp__header *)(pg->start + (size_t)j * pg->bsize),
 				    pg->bsize, fn, arg);

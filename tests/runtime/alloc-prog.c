@@ -17,11 +17,12 @@ struct kind {
 };
 
 static const struct kind kinds[] = {
-    {"Rasp.Small32", 16, 0, 64},
-    {"Rasp.Medium1016", 1000, 0, 8},
-    {"Rasp.Overflow20016", 20000, 0, 1},
-    {"Rasp.Large100016", 100000, 0, 1},
-    {"Rasp.Pinned216", 200, RASP_ALLOC_PINNED, 2},
+    /* Payloads: each name's size less the 8-byte header. */
+    {"Rasp.Small32", 24, 0, 64},
+    {"Rasp.Medium1016", 1008, 0, 8},
+    {"Rasp.Overflow20016", 20008, 0, 1},
+    {"Rasp.Large100016", 100008, 0, 1},
+    {"Rasp.Pinned216", 208, RASP_ALLOC_PINNED, 2},
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
