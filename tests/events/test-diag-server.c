@@ -36,8 +36,11 @@
 #include <cmocka.h>
 
 #include "diag-protocol.h"
+#include "lttng-session.h"
 #include "nettrace-read.h"
 #include "rasp-event-desc.h"
+#include "rasp/events.h"
+#include "trace-read.h"
 
 extern char **environ;
 
@@ -45,6 +48,12 @@ static const char *prog_path;
 static char dir[PATH_MAX];
 static pid_t running;		 /* killed by the teardown when a test fails before it ends it */
 static const char *extra_env[2]; /* NAME=VALUE for the next program, or NULL */
+/* `test-diag-server PROG lttng`: the tests that also record through lttng-sessiond; the
+ * program then loads its LTTng provider and waits to register. */
+static bool with_lttng;
+/* The LTTng session of the running test: destroyed by the teardown (its trace kept) when a
+ * test fails before it ends it. */
+static struct rasp_test_session lsess;
 
 struct prog {
 	pid_t pid;
@@ -93,8 +102,9 @@ static void start(struct prog *p, bool enabled, const char *threads, bool go)
 
 		envp[n++] = tmpdir;
 		envp[n++] = enabled ? "RASP_DIAGNOSTICS=1" : "RASP_DIAGNOSTICS=0";
-		/* No LTTng provider: its listener threads are not the server's. */
-		envp[n++] = "RASP_LTTNG=0";
+		/* No LTTng provider: its listener threads are not the server's; unless the test
+		 * records through LTTng too, and then the program registers before it allocates. */
+		envp[n++] = with_lttng ? "LTTNG_UST_REGISTER_TIMEOUT=-1" : "RASP_LTTNG=0";
 		for (int i = 0; i < 2; i++)
 			if (extra_env[i])
 				envp[n++] = (char *)extra_env[i];
@@ -629,6 +639,95 @@ static void test_sampling_stops_with_the_session(void **state)
 	assert_true(p.samples - s.sampled <= s.sampled / 20);
 }
 
+/* Per thread of one process, in an LTTng trace: samples, SamplingConfigured, and samples
+ * before the thread's first SamplingConfigured. */
+struct lttng_seen {
+	int64_t vpid;
+	uint64_t sampled, configured, tids[64], announced[64];
+	size_t ntids;
+	uint64_t before_config, threads_unannounced;
+};
+
+static int count_lttng(const bt_event *ev, void *user)
+{
+	struct lttng_seen *c = user;
+	const char *name = bt_event_class_get_name(bt_event_borrow_class_const(ev));
+	uint64_t vpid, vtid;
+	size_t i;
+
+	if (rasp_test_field_u64(rasp_test_event_context(ev, "vpid"), &vpid) ||
+	    (int64_t)vpid != c->vpid ||
+	    rasp_test_field_u64(rasp_test_event_context(ev, "vtid"), &vtid))
+		return 0;
+	for (i = 0; i < c->ntids && c->tids[i] != vtid; i++)
+		;
+	if (i == c->ntids) {
+		if (i == 64)
+			return 0;
+		c->tids[c->ntids++] = vtid;
+	}
+	if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG) == 0) {
+		c->sampled++;
+		c->before_config += !c->announced[i];
+	} else if (strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG) == 0) {
+		c->configured++;
+		c->announced[i] = 1;
+	}
+	return 0;
+}
+
+/* An LTTng session that enables SamplingConfigured while an EventPipe session already listens
+ * gets every sampling thread's mean: each thread announces at its next state check, though its
+ * sampling state (on, the same mean) did not change. When one flag said "someone listens" for
+ * both sides, the LTTng session got samples and no announcement (the fix of e165d20). The
+ * EventPipe session meanwhile sees every sample after its thread's announcement. */
+static void test_an_lttng_session_beside_eventpipe(void **state)
+{
+	static const char *const events[] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+					     RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG,
+					     NULL};
+	struct rasp_test_session *ls = &lsess;
+	struct lttng_seen lt;
+	struct copier c;
+	struct seen s;
+	struct prog p;
+	uint64_t id;
+	int fd;
+
+	(void)state;
+	memset(&lt, 0, sizeof(lt));
+	start(&p, true, "2", false);
+	id = collect(&p, &fd, 64);
+	copy_start(&c, fd, "beside.nettrace");
+	sleep_ms(300); /* the threads sample for EventPipe and have announced there */
+	assert_int_equal(rasp_test_session_start(ls, events), 0);
+	sleep_ms(1000);
+	assert_int_equal(rasp_test_session_stop(ls), 0);
+	stop(&p, id);
+	copy_end(&c);
+	finish(&p);
+	read_trace(c.path, &s);
+	lt.vpid = p.pid;
+	assert_true(rasp_test_trace_foreach(ls->dir, count_lttng, &lt, NULL) >= 0);
+	for (size_t i = 0; i < lt.ntids; i++)
+		lt.threads_unannounced += !lt.announced[i];
+	printf("# EventPipe: %" PRIu64 " samples, %" PRIu64 " announcements; LTTng: %" PRIu64
+	       " samples from %zu threads, %" PRIu64 " announcements, %" PRIu64
+	       " samples before their thread's\n",
+	       s.sampled, s.configured, lt.sampled, lt.ntids, lt.configured, lt.before_config);
+	assert_true(s.complete);
+	assert_int_equal(s.lost, 0);
+	assert_int_equal(s.before_config, 0);
+	assert_true(lt.sampled > 100);
+	/* Every thread that sampled into the LTTng session announced to it. Samples may come
+	 * before the announcement: a thread fires into a session as soon as it enables the
+	 * event, and adopts the session at its next state check, within a quantum. */
+	assert_int_equal(lt.threads_unannounced, 0);
+	assert_true(lt.configured >= 2);
+	assert_true(lt.before_config < lt.sampled / 2);
+	rasp_test_session_destroy(ls, 0);
+}
+
 /* A client that goes away mid-stream ends its session; the next one works. A client that
  * does not read loses events of its own session, counted in its trace; the program goes on. */
 static void test_vanishing_and_slow_clients(void **state)
@@ -704,6 +803,8 @@ static int teardown(void **state)
 		waitpid(running, NULL, 0);
 		running = 0;
 	}
+	if (lsess.created)
+		rasp_test_session_destroy(&lsess, 1);
 	return 0;
 }
 
@@ -718,16 +819,22 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_teardown(test_vanishing_and_slow_clients, teardown),
 	    cmocka_unit_test_teardown(test_exit_mid_session, teardown),
 	};
+	const struct CMUnitTest lttng_tests[] = {
+	    cmocka_unit_test_teardown(test_an_lttng_session_beside_eventpipe, teardown),
+	};
 	char tmpl[] = "/tmp/rasp-diag-XXXXXX";
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: test-diag-server DIAG-PROG\n");
+	if (argc != 2 && (argc != 3 || strcmp(argv[2], "lttng") != 0)) {
+		fprintf(stderr, "usage: test-diag-server DIAG-PROG [lttng]\n");
 		return 2;
 	}
 	prog_path = argv[1];
+	with_lttng = argc == 3;
 	if (!mkdtemp(tmpl))
 		return 1;
 	snprintf(dir, sizeof(dir), "%s", tmpl);
 	signal(SIGPIPE, SIG_IGN);
+	if (with_lttng)
+		return cmocka_run_group_tests_name("lttng", lttng_tests, NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
