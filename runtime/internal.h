@@ -79,6 +79,9 @@
  * object that wastes at most 1/8 of it. rasp_heap_collect unmaps them. */
 #define RASP__LARGE_CACHE_BYTES ((uint64_t)4 << 20)
 #define RASP__LARGE_CACHE_MAX	8
+/* How long after announcing to a new LTTng listener a thread announces again (sample.c):
+ * past the moment LTTng starts recording the session whose events it enabled. */
+#define RASP__LTTNG_CONFIRM_NS ((uint64_t)100 * 1000 * 1000)
 /* Cross-thread frees of one page queued by the freeing thread before one atomic push. */
 #define RASP__BATCH_MAX 64
 
@@ -229,6 +232,10 @@ struct rasp_context {
 	/* The event-state words at its last update, as read (rasp-events-inline.h): any change
 	 * makes the next check a full update. */
 	int seen_sampled, seen_configured;
+	/* A new LTTng listener of SamplingConfigured was announced to: announce again at this time
+	 * (0: nothing pending). LTTng enables a session's events in a process before the session
+	 * records there; an announcement in between is lost (sample.c). */
+	uint64_t lttng_confirm_ns;
 	uint64_t seen_mask;
 	uint32_t ep_epoch;	/* EventPipe sessions' epoch it last announced in */
 	uint32_t state_gen;	/* the heap's state_gen at its last state check */
@@ -306,6 +313,8 @@ void rasp__os_unmap(void *addr, size_t size);
 /* Gives the pages' memory back (the range reads as zeros afterwards); keeps the mapping. */
 void rasp__os_purge(void *addr, size_t size);
 void rasp__os_random(void *buf, size_t len);
+/* A monotonic clock, in nanoseconds. */
+uint64_t rasp__os_now_ns(void);
 /* Test seam: replaces mmap/munmap/madvise (NULL restores them). map returns NULL on failure;
  * purge may be NULL (then purging is a no-op). */
 struct rasp__os_ops {

@@ -90,3 +90,11 @@ void rasp__os_random(void *buf, size_t len)
 		}
 	}
 }
+
+uint64_t rasp__os_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}

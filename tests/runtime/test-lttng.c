@@ -128,7 +128,9 @@ static void test_recorded_events_equal_emitted(void **state)
 	assert_true(samples > 1000);
 	assert_int_equal(c.sampled, (long)samples);
 	assert_int_equal(starts, 1);
-	assert_int_equal(c.configured, 1);
+	/* The announcement, and its confirmation RASP__LTTNG_CONFIRM_NS later if the program
+	 * (one thread) allocated that long: never more. */
+	assert_true(c.configured >= 1 && c.configured <= 2);
 	assert_int_equal(c.last_trigger, RASP_MAP_SAMPLINGTRIGGERMAP_SESSION);
 	assert_int_equal(c.stopped, 1); /* heap destroy */
 	assert_true(c.by_kind[0] > 0 && c.by_kind[1] > 0 && c.by_kind[2] > 0);
@@ -283,7 +285,7 @@ static void test_late_listener_gets_the_mean(void **state)
 	assert_true(rasp_test_trace_foreach(s->dir, count_events, &c, NULL) > 0);
 	printf("samples %ld, announcements %ld\n", c.sampled, c.configured);
 	assert_true(c.sampled > 0);
-	assert_int_equal(c.configured, 1);
+	assert_true(c.configured >= 1 && c.configured <= 2); /* the announcement, its confirmation */
 	assert_int_equal(c.last_trigger, RASP_MAP_SAMPLINGTRIGGERMAP_FORCED);
 	rasp_heap_destroy(h);
 }
