@@ -285,7 +285,8 @@ static void test_late_listener_gets_the_mean(void **state)
 	assert_true(rasp_test_trace_foreach(s->dir, count_events, &c, NULL) > 0);
 	printf("samples %ld, announcements %ld\n", c.sampled, c.configured);
 	assert_true(c.sampled > 0);
-	assert_true(c.configured >= 1 && c.configured <= 2); /* the announcement, its confirmation */
+	/* The announcement, and its confirmation if the churn took 100 ms. */
+	assert_true(c.configured >= 1 && c.configured <= 2);
 	assert_int_equal(c.last_trigger, RASP_MAP_SAMPLINGTRIGGERMAP_FORCED);
 	rasp_heap_destroy(h);
 }
