@@ -125,10 +125,10 @@ RASP_API void *rasp_realloc(rasp_heap_t *heap, void *obj, size_t size);
  * stderr, errno = EINVAL and invalid_frees counted, and without touching the heap: a double
  * free, a pointer inside a large object instead of its start, and a pointer inside a small
  * object's block (by its position in its page: exact) that is not an aligned object's
- * start. Debug builds
- * (no NDEBUG) also check that obj is a live object of this heap, whatever it points to;
- * release builds do not look up foreign pointers: passing memory rasp never mapped is
- * undefined behaviour there, as for free(). */
+ * start. Debug builds (no NDEBUG) also check that obj is a live object of this heap,
+ * whatever it points to; release builds do not look up foreign pointers: passing memory
+ * rasp never mapped, or a block start in a page's part never handed out, is undefined
+ * behaviour there, as for free(). */
 RASP_API void rasp_free(rasp_heap_t *heap, void *obj);
 
 /* The ObjectSize its AllocationSampled event carries: its block, header included (its size
