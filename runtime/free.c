@@ -28,10 +28,8 @@ static bool debug_owns(struct rasp_heap *h, const struct rasp__header *hdr)
 		;
 	if (s) {
 		struct rasp__page *pg = rasp__page_of(s, hdr);
-		uintptr_t off = (uintptr_t)hdr - (pg ? pg->start : 0);
 
-		ok = pg && (uintptr_t)hdr >= pg->start && off % pg->bsize == 0 &&
-		     off / pg->bsize < pg->capacity;
+		ok = pg && rasp__page_has_block(pg, hdr);
 	} else {
 		for (s = h->large; s && s != want; s = s->next)
 			;
@@ -104,7 +102,7 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 			bad_free(h, obj, op, "not the start of an object");
 			return NULL;
 		}
-		b = (struct rasp__header *)(pg->start + n / pg->bsize * pg->bsize);
+		b = rasp__page_block_at(pg, hdr);
 	}
 	if (b->word & RASP__HDR_FREE) {
 		bad_free(h, obj, op,

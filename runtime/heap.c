@@ -127,8 +127,7 @@ static const struct rasp__header *block_header(const void *obj, size_t *z)
 	}
 	pg = rasp__page_of(s, hdr);
 	*z = pg->bsize;
-	return (const struct rasp__header *)(pg->start +
-					     ((uintptr_t)hdr - pg->start) / pg->bsize * pg->bsize);
+	return rasp__page_block_at(pg, hdr);
 }
 
 size_t rasp_object_size(const void *obj)

@@ -148,7 +148,7 @@ struct rasp__page {
 	_Atomic uint32_t used;		 /* owner: blocks out (live, held by the context, or
 					  * freed by another thread and not yet collected) */
 	uint32_t bsize;			 /* block size; 0: not a page (free slot) */
-	uint32_t bytes;			 /* capacity * bsize: a free's bound, no multiplication */
+	uint32_t bytes;		 /* the blocks' bytes: blocks * bsize (rasp__page_capacity) */
 	uint32_t formatted;	 /* bytes of blocks formatted so far (the rest never touched) */
 	uint16_t cls;		 /* size class */
 	bool in_full;		 /* owner: on the full list, not the queue */
@@ -158,10 +158,9 @@ struct rasp__page {
 	uintptr_t start;	 /* first block (a free checks that it is given a block's start) */
 	/* Second line. */
 	struct rasp__page *prev;
-	uint32_t capacity; /* blocks the page holds */
-	uint8_t span;	   /* slots */
-	uint8_t slot;	   /* index of its first slot */
-	bool unfenced;	   /* owner: on the full list, not yet checked after a fence (page.c) */
+	uint8_t span;  /* slots */
+	uint8_t slot;  /* index of its first slot */
+	bool unfenced; /* owner: on the full list, not yet checked after a fence (page.c) */
 	_Atomic(struct rasp_context *) ctx; /* owner's context (for the full-page wake-up) */
 	_Atomic(struct rasp__header *) thread_free; /* blocks freed by other threads */
 	_Atomic int full;			    /* on the owner's full list */
@@ -541,6 +540,19 @@ static inline bool rasp__page_has_block(const struct rasp__page *pg, const struc
 	uint64_t n = (uintptr_t)hdr - pg->start, c = rasp__class_div[pg->cls];
 
 	return n * c < c && n < pg->bytes;
+}
+
+/* Blocks the page holds. */
+static inline uint32_t rasp__page_capacity(const struct rasp__page *pg)
+{
+	return pg->bytes / pg->bsize;
+}
+
+/* The block of pg holding hdr (hdr in the page's blocks). */
+static inline struct rasp__header *rasp__page_block_at(const struct rasp__page *pg, const void *hdr)
+{
+	return (struct rasp__header *)(pg->start +
+				       ((uintptr_t)hdr - pg->start) / pg->bsize * pg->bsize);
 }
 
 /* Every block of pg formatted. */

@@ -116,7 +116,7 @@ void rasp__page_extend(struct rasp__page *pg)
 uint32_t rasp__page_collect(struct rasp__page *pg)
 {
 	struct rasp__header *list, *tail;
-	uint32_t n = 1;
+	uint32_t n = 1, cap = rasp__page_capacity(pg);
 
 	if (!atomic_load_explicit(&pg->thread_free, memory_order_relaxed))
 		return 0;
@@ -126,7 +126,7 @@ uint32_t rasp__page_collect(struct rasp__page *pg)
 	/* Bounded by the page's capacity: more blocks than the page holds is a corrupt list (two
 	 * threads freeing one object at once), which must not loop forever. */
 	for (tail = list; rasp__hdr_next(tail); tail = rasp__hdr_next(tail))
-		if (++n > pg->capacity) {
+		if (++n > cap) {
 			fprintf(stderr,
 				"rasp: free list of page %p is corrupt (an object was freed "
 				"twice at once by two threads?)\n",

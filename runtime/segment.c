@@ -204,8 +204,7 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 	pg->span = (uint8_t)span;
 	pg->slot = (uint8_t)i;
 	pg->start = i ? (uintptr_t)s + (size_t)i * RASP__SLOT_SIZE : s->slot0_start;
-	pg->capacity = (uint32_t)(slot_bytes(s, (unsigned)i, span) / pg->bsize);
-	pg->bytes = pg->capacity * pg->bsize;
+	pg->bytes = (uint32_t)(slot_bytes(s, (unsigned)i, span) / pg->bsize * pg->bsize);
 	for (unsigned j = 0; j < span; j++)
 		s->slot_page[i + j] = pg;
 	atomic_fetch_add(&h->pages_n, 1);
@@ -258,7 +257,7 @@ void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg)
 	struct rasp__segment *s = rasp__segment_of(pg);
 	uint64_t mask = span_mask(pg->slot, pg->span);
 
-	RASP__UNPOISON((void *)pg->start, (size_t)pg->capacity * pg->bsize);
+	RASP__UNPOISON((void *)pg->start, pg->bytes);
 	for (unsigned j = 0; j < pg->span; j++)
 		s->slot_page[pg->slot + j] = NULL;
 	pg->bsize = 0;

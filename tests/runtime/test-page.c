@@ -173,13 +173,13 @@ static void **three_full_pages(rasp_heap_t *h, const rasp_type_t *t, uint32_t at
 			at[++pg] = n;
 		assert_true(pg < 3);
 		n++;
-		if (pg == 2 && n - at[2] == page_of(a[at[2]])->capacity)
+		if (pg == 2 && n - at[2] == rasp__page_capacity(page_of(a[at[2]])))
 			break;
 	}
 	at[3] = n;
 	assert_int_equal(stats(h).pages, 3);
 	for (int i = 0; i < 3; i++) {
-		assert_int_equal(at[i + 1] - at[i], page_of(a[at[i]])->capacity);
+		assert_int_equal(at[i + 1] - at[i], rasp__page_capacity(page_of(a[at[i]])));
 		assert_true(page_of(a[at[i]])->in_full);
 	}
 	return a;
@@ -227,7 +227,7 @@ static void test_sparse_pages_are_passed_over(void **state)
 	p = rasp_alloc(h, t, 1000, 0);
 	b = page_of(a[at[1]]);
 	assert_ptr_equal(page_of(p), b);
-	assert_int_equal(rasp__relaxed_load32(&b->used), b->capacity);
+	assert_int_equal(rasp__relaxed_load32(&b->used), rasp__page_capacity(b));
 	/* Nor did the refill gather A's free blocks: A's only blocks out are its four. */
 	assert_int_equal(rasp__relaxed_load32(&page_of(a[at[0]])->used), 4);
 	free(a);
@@ -398,7 +398,7 @@ static void test_unseen_remote_frees_found_before_growing(void **state)
 	a = malloc(sizeof(void *));
 	a[0] = rasp_alloc(h, t, 48, 0);
 	pg = rasp__page_of(rasp__segment_of(a[0]), rasp__header_of(a[0]));
-	cap = pg->capacity;
+	cap = rasp__page_capacity(pg);
 	a = realloc(a, cap * sizeof(void *));
 	for (uint32_t i = 1; i < cap; i++) {
 		a[i] = rasp_alloc(h, t, 48, 0);
