@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #if defined(BENCH_RASP)
 #include "rasp/rasp.h"
@@ -201,6 +202,7 @@ static void run_prodcons(void)
 		ring[i % RING] = p;
 		atomic_store_explicit(&tail_, i + 1, memory_order_release);
 	}
+	report();
 	pthread_join(th, NULL);
 }
 
@@ -264,14 +266,31 @@ static double now(clockid_t id)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Resident KiB now: the process before its workload (libraries, the heap's set-up), so that
+ * the peak's growth past it, the allocator's own, can be told from what is fixed. */
+static long resident_kib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long size = 0, resident = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
 int main(int argc, char **argv)
 {
 	const char *w = argc > 1 ? argv[1] : "";
 	int threads = argc > 2 ? atoi(argv[2]) : 1;
 	double t0, c0;
 	struct rusage ru;
+	long base;
 
 	init();
+	base = resident_kib();
 	t0 = now(CLOCK_MONOTONIC);
 	c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 	if (strcmp(w, "mixed") == 0)
@@ -291,7 +310,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	getrusage(RUSAGE_SELF, &ru);
-	printf("wall=%.3f cpu=%.3f maxrss_kib=%ld\n", now(CLOCK_MONOTONIC) - t0,
-	       now(CLOCK_PROCESS_CPUTIME_ID) - c0, ru.ru_maxrss);
+	printf("wall=%.3f cpu=%.3f maxrss_kib=%ld base_kib=%ld\n", now(CLOCK_MONOTONIC) - t0,
+	       now(CLOCK_PROCESS_CPUTIME_ID) - c0, ru.ru_maxrss, base);
 	return 0;
 }

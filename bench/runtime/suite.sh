@@ -5,6 +5,11 @@
 # (default 3), in one run, interleaved so machine noise hits all alike. Prints the median wall
 # time, CPU time and peak RSS, the ratios of rasp to each peer, and 2-thread scaling.
 # (Instructions per allocation are bench/runtime/run.sh's, under callgrind.)
+# rasp runs three ways: as installed (sampling on, the LTTng provider loaded at start so that
+# sessions can enable its events: liblttng-ust's code and listener threads, a fixed cost);
+# without the provider (RASP_LTTNG=0), the allocator alone; and that with sampling off. Peak
+# RSS is also given as growth past the process's resident size before the workload (libraries
+# and set-up), which is the allocator's own part.
 # Usage: [PLOT=docs/img/allocator.png] [WORKLOADS="mixed ..."] bench/runtime/suite.sh BUILD_DIR [RUNS]
 # (Debian packages: libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev valgrind; all
 # installed by scripts/deps.sh --bench)
@@ -26,11 +31,12 @@ $CC $CFLAGS -I"$SRC/include" -I"$SRC/examples" "$SRC/examples/docstore.c" \
 
 declare -A PRELOAD=([glibc]="" [jemalloc]=$LIBDIR/libjemalloc.so.2
 	[tcmalloc]=$LIBDIR/libtcmalloc_minimal.so.4 [mimalloc]=$LIBDIR/libmimalloc.so.2)
-ALLOCS="rasp rasp-off glibc jemalloc tcmalloc mimalloc"
+ALLOCS="rasp rasp-nolttng rasp-off glibc jemalloc tcmalloc mimalloc"
+PEERS="glibc jemalloc tcmalloc mimalloc"
 WORKLOADS=${WORKLOADS:-"mixed request prodcons scale1 scale2 fixed cache demo"}
 
-run_one() { # alloc workload -> "wall cpu maxrss"
-	local a=$1 w=$2 bin args=() env=(RASP_LTTNG=0 RASP_SEED=1)
+run_one() { # alloc workload -> "wall cpu maxrss base" (base: resident KiB before the workload; 0 if unknown)
+	local a=$1 w=$2 bin args=() env=(RASP_SEED=1)
 	case $w in
 	scale1) args=(scale 1) ;;
 	scale2) args=(scale 2) ;;
@@ -39,7 +45,8 @@ run_one() { # alloc workload -> "wall cpu maxrss"
 	esac
 	case $a in
 	rasp) env+=(RASP_SAMPLING=on) ;;
-	rasp-off) env+=(RASP_SAMPLING=off) ;;
+	rasp-nolttng) env+=(RASP_SAMPLING=on RASP_LTTNG=0) ;;
+	rasp-off) env+=(RASP_SAMPLING=off RASP_LTTNG=0) ;;
 	*) [ -n "${PRELOAD[$a]}" ] && env+=(LD_PRELOAD="${PRELOAD[$a]}") ;;
 	esac
 	if [ "$w" = demo ]; then
@@ -49,7 +56,7 @@ run_one() { # alloc workload -> "wall cpu maxrss"
 		local t0=$EPOCHREALTIME t1 out
 		out=$(env "${env[@]}" /usr/bin/time -f "%U %S %M" "$bin" "${args[@]}" 2>&1 >/dev/null | tail -1)
 		t1=$EPOCHREALTIME
-		echo "$out" | awk -v a="$t0" -v b="$t1" '{printf "%.4f %.3f %s\n", b - a, $1 + $2, $3}'
+		echo "$out" | awk -v a="$t0" -v b="$t1" '{printf "%.4f %.3f %s 0\n", b - a, $1 + $2, $3}'
 	else
 		case $a in rasp*) bin=$OUT/suite-rasp ;; *) bin=$OUT/suite-malloc ;; esac
 		env "${env[@]}" "$bin" "${args[@]}" | sed 's/[a-z_]*=//g'
@@ -58,22 +65,26 @@ run_one() { # alloc workload -> "wall cpu maxrss"
 
 median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
-declare -A WALL CPU RSS
+declare -A WALL CPU RSS GROW BASE
 for w in $WORKLOADS; do
-	declare -A ws=() cs=() rs=()
+	declare -A ws=() cs=() rs=() gs=() bs=()
 	for _ in $(seq "$RUNS"); do
 		for a in $ALLOCS; do
-			read -r wall cpu rss < <(run_one "$a" "$w")
+			read -r wall cpu rss base < <(run_one "$a" "$w")
 			ws[$a]+="$wall "; cs[$a]+="$cpu "; rs[$a]+="$rss "
+			[ "$base" -gt 0 ] && gs[$a]+="$((rss - base)) " && bs[$a]+="$base "
 		done
 	done
 	for a in $ALLOCS; do
 		WALL[$w,$a]=$(tr ' ' '\n' <<<"${ws[$a]}" | grep . | median)
 		CPU[$w,$a]=$(tr ' ' '\n' <<<"${cs[$a]}" | grep . | median)
 		RSS[$w,$a]=$(tr ' ' '\n' <<<"${rs[$a]}" | grep . | median)
+		GROW[$w,$a]=$(tr ' ' '\n' <<<"${gs[$a]:-}" | awk NF | median)
+		BASE[$w,$a]=$(tr ' ' '\n' <<<"${bs[$a]:-}" | awk NF | median)
 	done
-	unset ws cs rs
+	unset ws cs rs gs bs
 done
+ratio() { awk -v x="$1" -v y="$2" 'BEGIN{if (x == "" || y == "" || y == 0) printf "-"; else printf "%.2f", x/y}'; }
 
 printf "== medians of %s runs: wall s / peak RSS MiB\n" "$RUNS"
 printf "%-9s" workload; for a in $ALLOCS; do printf " %17s" "$a"; done; echo
@@ -84,15 +95,37 @@ for w in $WORKLOADS; do
 	done
 	echo
 done
-echo "== rasp (sampling on) over each peer: wall ratio / RSS ratio"
-printf "%-9s" workload; for a in glibc jemalloc tcmalloc mimalloc; do printf " %15s" "$a"; done; echo
+echo "== rasp as installed (sampling on, LTTng provider loaded) over each peer: wall ratio / peak RSS ratio"
+printf "%-9s" workload; for a in $PEERS; do printf " %15s" "$a"; done; echo
 for w in $WORKLOADS; do
 	printf "%-9s" "$w"
-	for a in glibc jemalloc tcmalloc mimalloc; do
-		printf " %7.2f %7.2f" "$(awk -v x="${WALL[$w,rasp]}" -v y="${WALL[$w,$a]}" 'BEGIN{print x/y}')" \
-			"$(awk -v x="${RSS[$w,rasp]}" -v y="${RSS[$w,$a]}" 'BEGIN{print x/y}')"
+	for a in $PEERS; do
+		printf " %7s %7s" "$(ratio "${WALL[$w,rasp]}" "${WALL[$w,$a]}")" "$(ratio "${RSS[$w,rasp]}" "${RSS[$w,$a]}")"
 	done
 	echo
+done
+echo "== rasp without the provider (RASP_LTTNG=0, sampling on) over each peer: wall / peak RSS / RSS growth past the start"
+printf "%-9s" workload; for a in $PEERS; do printf " %23s" "$a"; done; echo
+for w in $WORKLOADS; do
+	printf "%-9s" "$w"
+	for a in $PEERS; do
+		printf " %7s %7s %7s" "$(ratio "${WALL[$w,rasp-nolttng]}" "${WALL[$w,$a]}")" \
+			"$(ratio "${RSS[$w,rasp-nolttng]}" "${RSS[$w,$a]}")" \
+			"$(ratio "${GROW[$w,rasp-nolttng]}" "${GROW[$w,$a]}")"
+	done
+	echo
+done
+mib() { awk -v k="$1" 'BEGIN{if (k == "") print "-"; else printf "%.2f", k/1024}'; }
+echo "== resident before the workload, MiB (libraries and set-up: rasp's LTTng provider is the"
+echo "   difference between rasp and rasp-nolttng; '-': not measured, the demo)"
+printf "%-9s" workload; for a in $ALLOCS; do printf " %12s" "$a"; done; echo
+for w in $WORKLOADS; do
+	printf "%-9s" "$w"; for a in $ALLOCS; do printf " %12s" "$(mib "${BASE[$w,$a]}")"; done; echo
+done
+echo "== RSS growth past the start, MiB (what the allocator added)"
+printf "%-9s" workload; for a in $ALLOCS; do printf " %12s" "$a"; done; echo
+for w in $WORKLOADS; do
+	printf "%-9s" "$w"; for a in $ALLOCS; do printf " %12s" "$(mib "${GROW[$w,$a]}")"; done; echo
 done
 if [[ " $WORKLOADS " == *" scale1 "* && " $WORKLOADS " == *" scale2 "* ]]; then
 	echo "== 2-thread over 1-thread wall time (scale2 / scale1), same total work"
@@ -117,7 +150,7 @@ if [ -n "${PLOT:-}" ]; then
 	gnuplot <<GP
 set terminal pngcairo size 1000,640 font ",11"
 set output "$PLOT"
-set multiplot layout 2,1 title "rasp (sampling on) over each allocator, medians of $RUNS runs"
+set multiplot layout 2,1 title "rasp as installed (sampling on, LTTng provider loaded) over each allocator, medians of $RUNS runs"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8
