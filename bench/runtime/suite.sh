@@ -122,7 +122,9 @@ printf "%-9s" workload; for a in $ALLOCS; do printf " %12s" "$a"; done; echo
 for w in $WORKLOADS; do
 	printf "%-9s" "$w"; for a in $ALLOCS; do printf " %12s" "$(mib "${BASE[$w,$a]}")"; done; echo
 done
-echo "== RSS growth past the start, MiB (what the allocator added)"
+echo "== RSS growth past the start, MiB (what the allocator added; for rasp as installed it reads"
+echo "   low: the provider's threads touched, before the start was read, library code that the"
+echo "   workload would touch later, so compare growth without the provider)"
 printf "%-9s" workload; for a in $ALLOCS; do printf " %12s" "$a"; done; echo
 for w in $WORKLOADS; do
 	printf "%-9s" "$w"; for a in $ALLOCS; do printf " %12s" "$(mib "${GROW[$w,$a]}")"; done; echo
