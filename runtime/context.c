@@ -335,7 +335,7 @@ void rasp__contexts_enumerate(struct rasp_heap *h, rasp__context_fn fn, void *ar
 static int list_refill(struct rasp_context *c, unsigned k)
 {
 	struct rasp__window *w = &c->win[k];
-	struct rasp__page *pg = rasp__page_find(c, k);
+	struct rasp__page *pg = rasp__page_find(c, k), *old = w->page;
 	uint32_t n;
 
 	if (!pg)
@@ -343,6 +343,10 @@ static int list_refill(struct rasp_context *c, unsigned k)
 	n = rasp__page_take_list(c, pg, &c->hot[k].free);
 	w->rest = n;
 	w->page = pg;
+	/* The page left behind may have emptied while it was current, when rasp__page_empty
+	 * let it be: now it is kept under the context's bound or released like any other. */
+	if (old && old != pg && !rasp__relaxed_load32(&old->used))
+		rasp__page_empty(c, old);
 	atomic_store_explicit(&c->n_refills,
 			      atomic_load_explicit(&c->n_refills, memory_order_relaxed) + 1,
 			      memory_order_relaxed);

@@ -131,8 +131,10 @@ static void free_remote(struct rasp_heap *h, struct rasp__page *pg, struct rasp_
 {
 	struct rasp_context *c = rasp__context_peek(h);
 
-	if (!c) { /* this thread never allocated here: no queue, push alone */
-		rasp__page_push_remote(pg, hdr, hdr);
+	/* A thread that only frees into this heap gets a context too: its frees are batched, and
+	 * it has where to pin (page.c). Without memory for one, its blocks go alone. */
+	if (!c && !(c = rasp__context_attach(h))) {
+		rasp__page_push_remote(NULL, pg, hdr, hdr);
 		return;
 	}
 	if (c->batch_page != pg) {

@@ -179,7 +179,11 @@ struct rasp__segment {
 	uint64_t committed_slots; /* bit i: slot i was used and not purged since */
 	uintptr_t slot0_start;	  /* first usable byte of slot 0 (after this header) */
 	struct rasp__page *slot_page[RASP__SLOTS]; /* page holding slot i, or NULL */
-	struct rasp__page pages[RASP__SLOTS];	   /* page i starts at slot i */
+	/* Cross-thread frees by threads without a context of the heap (out of memory for one)
+	 * still reading a page record after publishing their blocks; the others pin in their
+	 * context (rasp_context.pin). Alone on its line: only such frees write it. */
+	_Alignas(64) _Atomic uint32_t remote_pins;
+	struct rasp__page pages[RASP__SLOTS]; /* page i starts at slot i */
 };
 
 /* One size class of a context: the hot words the fast path reads, then its window. The
@@ -250,6 +254,10 @@ struct rasp_context {
 	struct rasp__page *batch_page;
 	struct rasp__header *batch_head, *batch_tail;
 	uint32_t batch_n;
+	/* The segment this thread's cross-thread free is reading a page record of, after
+	 * publishing its blocks (rasp__page_push_begin .. _end); NULL between pushes. Written by
+	 * the owner with plain release stores, read by an unmap under heap->lock. */
+	_Atomic(struct rasp__segment *) pin;
 	/* Counters, written by the owner only (relaxed), summed by rasp_heap_stats. */
 	_Atomic uint64_t n_samples, n_refills;
 	_Atomic uint64_t held_bytes;	  /* bytes of the lists held, at the last slow path */
@@ -376,9 +384,18 @@ void rasp__pages_abandon(struct rasp_context *c);
 void rasp__pages_release_empty(struct rasp_context *c);
 /* heap->lock held: collects abandoned pages' cross-thread frees, frees the empty ones. */
 void rasp__abandoned_trim(struct rasp_heap *h);
-/* Pushes a chain of blocks of pg (first..last) freed by a thread that does not own pg. */
-void rasp__page_push_remote(struct rasp__page *pg, struct rasp__header *first,
-			    struct rasp__header *last);
+/* Pushes a chain of blocks of pg (first..last) freed by a thread that does not own pg; c is
+ * that thread's context of pg's heap (NULL if it could not have one): rasp__page_push_begin
+ * (the segment pinned, the blocks published), then rasp__page_push_end (the owner told if
+ * the page is on its full list, the pin dropped). Two steps so that tests can stop between
+ * them. */
+void rasp__page_push_remote(struct rasp_context *c, struct rasp__page *pg,
+			    struct rasp__header *first, struct rasp__header *last);
+void rasp__page_push_begin(struct rasp_context *c, struct rasp__page *pg,
+			   struct rasp__header *first, struct rasp__header *last);
+void rasp__page_push_end(struct rasp_context *c, struct rasp__page *pg);
+/* heap->lock held: is a cross-thread free still reading a page record of s? */
+bool rasp__segment_pinned(struct rasp_heap *h, struct rasp__segment *s);
 
 /* Pushes the calling thread's queued cross-thread frees (c is its context). */
 void rasp__batch_flush(struct rasp_context *c);

@@ -229,13 +229,25 @@ static void purge_slots(struct rasp_heap *h, struct rasp__segment *s, uint64_t m
 	h->free_committed_slots -= (uint64_t)__builtin_popcountll(mask);
 }
 
+bool rasp__segment_pinned(struct rasp_heap *h, struct rasp__segment *s)
+{
+	/* Contexts of exited threads (spare) pushed their last batch before leaving. */
+	for (struct rasp_context *c = h->contexts; c; c = c->next)
+		if (atomic_load_explicit(&c->pin, memory_order_acquire) == s)
+			return true;
+	return atomic_load_explicit(&s->remote_pins, memory_order_acquire) != 0;
+}
+
 /* An empty segment goes back to the OS unless no other segment has room (then the next page
  * would map a new one at once). */
 static void maybe_unmap(struct rasp_heap *h, struct rasp__segment *s, bool always)
 {
 	struct rasp__segment *o;
 
-	if (s->free_slots != ALL_SLOTS)
+	/* A cross-thread free still reading one of its page records (page.c,
+	 * rasp__page_push_begin): the segment stays mapped, empty; the next page or collect
+	 * takes it. */
+	if (s->free_slots != ALL_SLOTS || rasp__segment_pinned(h, s))
 		return;
 	if (!always) {
 		/* Segments with room come first: the first one other than s is the candidate. */

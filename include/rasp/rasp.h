@@ -125,9 +125,13 @@ RASP_API void *rasp_realloc(rasp_heap_t *heap, void *obj, size_t size);
  * stderr, errno = EINVAL and invalid_frees counted, and without touching the heap: a double
  * free, a pointer inside a large object instead of its start, and a pointer inside a small
  * object's block (by its position in its page: exact) that is not an aligned object's
- * start. Debug builds (no NDEBUG) also check that obj is a live object of this heap,
- * whatever it points to; release builds do not look up foreign pointers: passing memory
- * rasp never mapped, or a block start in a page's part never handed out, is undefined
+ * start. A double free is caught while the object's block is still free and mapped: once the
+ * block is handed out again, a second free frees the new object (as with free()), and once
+ * its memory is back with the OS (a large object past the large-object cache, unmapped at its
+ * free; an empty segment unmapped by rasp_heap_collect or as pages empty) a release build
+ * reads unmapped memory. Debug builds (no NDEBUG) also check that obj is a live object of
+ * this heap, whatever it points to; release builds do not look up foreign pointers: passing
+ * memory rasp never mapped, or a block start in a page's part never handed out, is undefined
  * behaviour there, as for free(). */
 RASP_API void rasp_free(rasp_heap_t *heap, void *obj);
 
@@ -184,7 +188,8 @@ typedef struct rasp_heap_stats {
 	uint64_t refills;	  /* free lists a context took from a page */
 	uint64_t regions;	  /* mappings: segments and large objects */
 	uint64_t mapped_bytes;	  /* bytes currently mapped from the OS (= reserved_bytes) */
-	uint64_t contexts;	  /* contexts currently attached */
+	uint64_t contexts;	  /* contexts currently attached: threads that allocated or freed
+				   * into another thread's pages, until they exit */
 	uint64_t sampling_starts; /* times sampling turned on (SamplingConfigured events) */
 	uint64_t invalid_frees;	  /* rasp_free calls refused (see rasp_free) */
 	uint64_t reserved_bytes;  /* address space mapped */

@@ -300,7 +300,9 @@ static void test_threads_alloc_free_with_toggling(void **state)
 	}
 	assert_int_equal(atomic_load(&hook_bad), 0);
 	rasp_heap_stats(h, &st);
-	assert_int_equal(st.contexts, 0);
+	/* The workers' contexts went with them; this thread's frees into their abandoned pages
+	 * gave it one (a freeing thread batches its frees and pins through it, free.c). */
+	assert_int_equal(st.contexts, 1);
 	assert_int_equal(st.invalid_frees, 0);
 	assert_int_equal(st.samples, atomic_load(&hook_calls));
 	assert_true(st.samples > 0);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include "internal.h"
@@ -256,6 +257,68 @@ static void test_large_mappings_reused(void **state)
 	rasp_heap_destroy(h);
 }
 
+struct one {
+	rasp_heap_t *h;
+	const rasp_type_t *t;
+	void *obj;
+};
+
+static void *alloc_one(void *arg)
+{
+	struct one *o = arg;
+
+	o->obj = rasp_alloc(o->h, o->t, 1000, 0);
+	return NULL;
+}
+
+/* A cross-thread free that has put its block on the page's thread_free list but not yet read
+ * the page's `full` and `ctx` (between rasp__page_push_begin and _end) keeps the segment
+ * mapped, though a collect meanwhile finds the page empty and releases it: found by review,
+ * where an exited thread's last object, freed by another thread while the heap's owner ran
+ * rasp_heap_collect, had that thread read the unmapped page record (SIGSEGV). The next
+ * collect unmaps it. Both pins: the freeing thread's context, and the segment's count for a
+ * thread without one. */
+static void remote_free_in_flight(bool with_context)
+{
+	struct one o = {make_heap(), NULL, NULL};
+	struct rasp_context *c = NULL;
+	struct rasp__header *hdr;
+	struct rasp__segment *s;
+	struct rasp__page *pg;
+	pthread_t th;
+	uint64_t before;
+
+	rasp__os_set_ops(&counting);
+	o.t = rasp_type_register(o.h, "t");
+	/* Allocated by a thread that exits: its page is abandoned with one block out, the only
+	 * page of the heap's only segment. */
+	assert_int_equal(pthread_create(&th, NULL, alloc_one, &o), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_non_null(o.obj);
+	if (with_context)
+		assert_non_null(c = rasp__context_attach(o.h));
+	hdr = rasp__header_of(o.obj);
+	s = rasp__segment_of(hdr);
+	pg = rasp__page_of(s, hdr);
+	before = atomic_load(&unmaps);
+	rasp__page_push_begin(c, pg, hdr, hdr); /* free_remote's push, stopped halfway */
+	assert_int_equal(rasp_heap_collect(o.h), 0);
+	assert_int_equal(pg->bsize, 0);			/* the page was released... */
+	assert_int_equal(atomic_load(&unmaps), before); /* ...but its segment kept */
+	rasp__page_push_end(c, pg);			/* reads the page record: mapped */
+	assert_int_equal(rasp_heap_collect(o.h), 0);
+	assert_int_equal(atomic_load(&unmaps), before + 1);
+	rasp__os_set_ops(NULL);
+	rasp_heap_destroy(o.h);
+}
+
+static void test_remote_free_in_flight_keeps_segment(void **state)
+{
+	(void)state;
+	remote_free_in_flight(true);
+	remote_free_in_flight(false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +326,7 @@ int main(void)
 	    cmocka_unit_test(test_segments_with_room_first),
 	    cmocka_unit_test(test_large_objects_mapped_and_unmapped),
 	    cmocka_unit_test(test_large_mappings_reused),
+	    cmocka_unit_test(test_remote_free_in_flight_keeps_segment),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
