@@ -544,8 +544,8 @@ void rasp__abandoned_trim(struct rasp_heap *h)
  * thread that could not get a context counts on the segment instead. A page released and
  * reused meanwhile is still mapped memory: its words then at worst wake a context that finds
  * nothing to rescue. */
-void rasp__page_push_begin(struct rasp_context *c, struct rasp__page *pg,
-			   struct rasp__header *first, struct rasp__header *last)
+static inline void push_begin(struct rasp_context *c, struct rasp__page *pg,
+			      struct rasp__header *first, struct rasp__header *last)
 {
 	struct rasp__header *old = atomic_load_explicit(&pg->thread_free, memory_order_relaxed);
 	struct rasp__segment *s = rasp__segment_of(pg);
@@ -561,7 +561,7 @@ void rasp__page_push_begin(struct rasp_context *c, struct rasp__page *pg,
 	while (!atomic_compare_exchange_weak(&pg->thread_free, &old, first));
 }
 
-void rasp__page_push_end(struct rasp_context *c, struct rasp__page *pg)
+static inline void push_end(struct rasp_context *c, struct rasp__page *pg)
 {
 	struct rasp_context *owner;
 
@@ -579,8 +579,20 @@ void rasp__page_push_end(struct rasp_context *c, struct rasp__page *pg)
 void rasp__page_push_remote(struct rasp_context *c, struct rasp__page *pg,
 			    struct rasp__header *first, struct rasp__header *last)
 {
-	rasp__page_push_begin(c, pg, first, last);
-	rasp__page_push_end(c, pg);
+	push_begin(c, pg, first, last);
+	push_end(c, pg);
+}
+
+/* The two steps apart, for tests. */
+void rasp__page_push_begin(struct rasp_context *c, struct rasp__page *pg,
+			   struct rasp__header *first, struct rasp__header *last)
+{
+	push_begin(c, pg, first, last);
+}
+
+void rasp__page_push_end(struct rasp_context *c, struct rasp__page *pg)
+{
+	push_end(c, pg);
 }
 
 /* A freeing thread's queue of blocks of one page (free.c fills it) goes out as one push. */
