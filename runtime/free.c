@@ -71,8 +71,15 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 	struct rasp__page *pg;
 	uintptr_t n;
 
-	/* Debug builds look the mapping up before reading anything at the pointer, so a pointer
-	 * to memory given back to the OS is reported, not a fault. */
+	/* Before reading anything at the pointer: its 4 MiB block must start a rasp mapping
+	 * (segment.c's map), so memory rasp never mapped, or gave back to the OS, is reported,
+	 * not read (a fault). Debug builds also look the mapping up in this heap's lists. */
+	if (!rasp__segment_mapped(s)) {
+		bad_free(h, obj, op,
+			 "not in memory rasp has mapped (a foreign pointer, or a double free "
+			 "after the object's memory went back to the OS)");
+		return NULL;
+	}
 	if (RASP__DEBUG && !debug_mapped(h, s)) {
 		bad_free(h, obj, op,
 			 "not a live object of this heap (foreign pointer or double "
@@ -200,8 +207,10 @@ void rasp_free(rasp_heap_t *h, void *obj)
 	}
 	hdr = rasp__header_of(obj);
 	s = rasp__segment_of(hdr);
-	if (RASP__DEBUG || RASP__UNLIKELY(s->magic != RASP__SEGMENT_MAGIC || s->heap != h ||
-					  s->kind != RASP__SEG_SMALL))
+	/* Mapped by rasp (the map is set only while a mapping's header is valid, so its magic
+	 * needs no compare here; free_slow checks it), of this heap, of small objects. */
+	if (RASP__DEBUG ||
+	    RASP__UNLIKELY(!rasp__segment_mapped(s) || s->heap != h || s->kind != RASP__SEG_SMALL))
 		goto slow;
 	pg = rasp__page_of(s, hdr);
 	/* The position first: a misaligned pointer fails it (blocks and their size are multiples

@@ -544,6 +544,23 @@ static inline struct rasp__segment *rasp__segment_of(const void *p)
 	return (struct rasp__segment *)((uintptr_t)p & ~(RASP__SEGMENT_SIZE - 1));
 }
 
+/* Which 4 MiB-aligned addresses start a rasp mapping (a segment or a large object) of any
+ * heap in the process: a byte each over the 47-bit user address space (segment.c). rasp_free
+ * reads it before any word at a pointer, so a pointer whose 4 MiB block starts no mapping
+ * (memory rasp never mapped, or gave back to the OS: a double free after an unmap) is refused
+ * instead of read. 32 MiB of .bss, untouched but for one 4 KiB page per 16 GiB of addresses
+ * that hold mappings; costs a free five instructions and a load that stays in cache. */
+#define RASP__MAP_SIZE ((uintptr_t)1 << (47 - RASP__SEGMENT_SHIFT))
+extern _Atomic uint8_t rasp__segment_map[RASP__MAP_SIZE];
+
+static inline bool rasp__segment_mapped(const struct rasp__segment *s)
+{
+	uintptr_t i = (uintptr_t)s >> RASP__SEGMENT_SHIFT;
+
+	return i < RASP__MAP_SIZE &&
+	       atomic_load_explicit(&rasp__segment_map[i], memory_order_relaxed);
+}
+
 static inline struct rasp__page *rasp__page_of(const struct rasp__segment *s, const void *p)
 {
 	return s->slot_page[((uintptr_t)p - (uintptr_t)s) >> RASP__SLOT_SHIFT];

@@ -26,6 +26,16 @@
 _Static_assert(offsetof(struct rasp__segment, free_slots) <= LARGE_HEADER_OFFSET,
 	       "a large mapping's prefix overlaps its object");
 
+_Atomic uint8_t rasp__segment_map[RASP__MAP_SIZE];
+
+/* Written under the owning heap's lock; heaps never share a byte (a mapping's base is its
+ * own). Set once the header is written, cleared before the unmap. */
+static void map_mark(const struct rasp__segment *s, uint8_t v)
+{
+	atomic_store_explicit(&rasp__segment_map[(uintptr_t)s >> RASP__SEGMENT_SHIFT], v,
+			      memory_order_relaxed);
+}
+
 static size_t round_up(size_t x, size_t a)
 {
 	return (x + a - 1) & ~(a - 1);
@@ -56,12 +66,19 @@ static struct rasp__segment *map_aligned(struct rasp_heap *h, size_t size, int k
 		rasp__os_unmap((void *)raw, lead);
 	if (trail)
 		rasp__os_unmap((void *)(a + size), trail);
+	/* Past the map (Linux maps above 47 bits only when asked to): its objects' frees would
+	 * be refused. */
+	if ((a >> RASP__SEGMENT_SHIFT) >= RASP__MAP_SIZE) {
+		rasp__os_unmap((void *)a, size);
+		return NULL;
+	}
 	s = (struct rasp__segment *)a;
 	s->magic = RASP__SEGMENT_MAGIC;
 	s->heap = h;
 	s->kind = kind;
 	s->map_size = size;
 	s->prev = NULL;
+	map_mark(s, 1);
 	atomic_fetch_add(&h->regions_n, 1);
 	atomic_fetch_add(&h->reserved_bytes, size);
 	return s;
@@ -120,6 +137,7 @@ static void unmap_seg(struct rasp_heap *h, struct rasp__segment *s)
 {
 	atomic_fetch_sub(&h->regions_n, 1);
 	atomic_fetch_sub(&h->reserved_bytes, s->map_size);
+	map_mark(s, 0);
 	s->magic = 0;
 	RASP__UNPOISON((void *)s, s->map_size);
 	rasp__os_unmap(s, s->map_size);

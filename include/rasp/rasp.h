@@ -125,14 +125,15 @@ RASP_API void *rasp_realloc(rasp_heap_t *heap, void *obj, size_t size);
  * stderr, errno = EINVAL and invalid_frees counted, and without touching the heap: a double
  * free, a pointer inside a large object instead of its start, and a pointer inside a small
  * object's block (by its position in its page: exact) that is not an aligned object's
- * start. A double free is caught while the object's block is still free and mapped: once the
- * block is handed out again, a second free frees the new object (as with free()), and once
- * its memory is back with the OS (a large object past the large-object cache, unmapped at its
- * free; an empty segment unmapped by rasp_heap_collect or as pages empty) a release build
- * reads unmapped memory. Debug builds (no NDEBUG) also check that obj is a live object of
- * this heap, whatever it points to; release builds do not look up foreign pointers: passing
- * memory rasp never mapped, or a block start in a page's part never handed out, is undefined
- * behaviour there, as for free(). */
+ * start; and a pointer whose 4 MiB-aligned block starts no mapping of rasp's (memory rasp
+ * never mapped, or gave back to the OS), looked up before anything at the pointer is read.
+ * A double free is thus caught while the object's block is free, or its memory gone back
+ * to the OS; once the block is handed out again, a second free frees the new object (as
+ * with free()). Debug builds (no NDEBUG) also check that obj is a live object of this heap,
+ * whatever it points to; release builds take a pointer into a mapping of rasp's at its
+ * word: a block start in a page's part never handed out, or a pointer into another
+ * allocator's memory inside such a 4 MiB block, is undefined behaviour there, as for
+ * free(). */
 RASP_API void rasp_free(rasp_heap_t *heap, void *obj);
 
 /* The ObjectSize its AllocationSampled event carries: its block, header included (its size
