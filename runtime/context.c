@@ -121,14 +121,46 @@ static void thread_exit(void *unused)
 	tcache.ctx = NULL;
 }
 
+static bool key_ok;
+
 static void make_key(void)
 {
-	if (pthread_key_create(&exit_key, thread_exit) != 0) {
+	key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
+	if (!key_ok) {
 		/* Without it contexts of exited threads stay attached until heap destroy: a
 		 * leak of one chunk per thread, not a correctness problem. */
 		fprintf(stderr, "rasp: pthread_key_create failed; thread exit will not retire "
 				"allocation contexts\n");
 	}
+}
+
+/* Entries of heaps that other threads destroyed (rasp__thread_forget_heap reaches only the
+ * destroying thread's list): dropped when this thread attaches to a heap, so a thread that
+ * serves many short-lived heaps keeps an entry per live heap, not one per heap it ever used
+ * (found by review). Their contexts went with their heaps; only the ids are compared. */
+static void prune_dead_entries(void)
+{
+	struct thread_entry **pp = &tentries, *e;
+
+	pthread_mutex_lock(&registry_lock);
+	while ((e = *pp)) {
+		if (!registry_find(e->heap_id)) {
+			*pp = e->next;
+			free(e);
+		} else {
+			pp = &e->next;
+		}
+	}
+	pthread_mutex_unlock(&registry_lock);
+}
+
+size_t rasp__thread_entries(void)
+{
+	size_t n = 0;
+
+	for (struct thread_entry *e = tentries; e; e = e->next)
+		n++;
+	return n;
 }
 
 void rasp__thread_forget_heap(struct rasp_heap *h)
@@ -179,6 +211,7 @@ struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 	for (e = tentries; e; e = e->next)
 		if (e->heap_id == h->id)
 			goto found;
+	prune_dead_entries();
 	e = malloc(sizeof(*e));
 	if (!e) {
 		errno = ENOMEM;
@@ -223,7 +256,8 @@ struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 	e->next = tentries;
 	tentries = e;
 	pthread_once(&key_once, make_key);
-	pthread_setspecific(exit_key, (void *)1);
+	if (key_ok) /* else exit_key is no key of ours (review) */
+		pthread_setspecific(exit_key, (void *)1);
 found:
 	tcache.heap = h;
 	tcache.heap_id = h->id;

@@ -60,7 +60,7 @@ static bool aligned_inside(const struct rasp__header *b, const struct rasp__head
 	uintptr_t off = (uintptr_t)hdr - (uintptr_t)b;
 
 	return hdr > b && !(b->word & RASP__HDR_FREE) && rasp__hdr_kind(b) == RASP__KIND_ALIGNED &&
-	       (b->word & ~RASP__HDR_FLAGS) == off;
+	       rasp__hdr_aligned_off(b) == off;
 }
 
 struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *op,

@@ -12,6 +12,21 @@
 
 static _Atomic uint64_t next_heap_id = 1;
 
+/* The heap this thread is walking (rasp_heap_walk holds its lock while calling back): its
+ * callback may read the heap (stats, types) without taking the lock again, which hung, and
+ * may not collect or walk it. Found by review: a callback calling rasp_heap_stats never
+ * returned. */
+static __thread struct rasp_heap *walking __attribute__((tls_model("initial-exec")));
+
+/* The heap's lock, unless this thread's walk of it holds it already; returns whether taken. */
+static bool lock_unless_walking(struct rasp_heap *h)
+{
+	if (walking == h)
+		return false;
+	pthread_mutex_lock(&h->lock);
+	return true;
+}
+
 int rasp_heap_create(rasp_heap_t **out, const rasp_config_t *cfg)
 {
 	rasp_config_t c;
@@ -53,6 +68,11 @@ void rasp_heap_destroy(rasp_heap_t *h)
 
 	if (!h)
 		return;
+	if (walking == h) {
+		fprintf(stderr, "rasp: rasp_heap_destroy called from a walk of the same heap; "
+				"refused\n");
+		return;
+	}
 	rasp__heap_unregister(h);
 	rasp__thread_forget_heap(h);
 	/* A heap that announced sampling says it stopped, so a consumer can close its window. */
@@ -82,12 +102,13 @@ void rasp_heap_destroy(rasp_heap_t *h)
 const rasp_type_t *rasp_type_register(rasp_heap_t *h, const char *name)
 {
 	struct rasp_type *t;
+	bool locked;
 
 	if (!h || !name) {
 		errno = EINVAL;
 		return NULL;
 	}
-	pthread_mutex_lock(&h->lock);
+	locked = lock_unless_walking(h);
 	for (t = h->types; t; t = t->next)
 		if (strcmp(t->name, name) == 0)
 			goto out;
@@ -104,7 +125,8 @@ const rasp_type_t *rasp_type_register(rasp_heap_t *h, const char *name)
 	t->next = h->types;
 	h->types = t;
 out:
-	pthread_mutex_unlock(&h->lock);
+	if (locked)
+		pthread_mutex_unlock(&h->lock);
 	return t;
 }
 
@@ -173,6 +195,11 @@ int rasp_heap_collect(rasp_heap_t *h)
 
 	if (!h)
 		return -EINVAL;
+	if (walking == h) {
+		fprintf(stderr, "rasp: rasp_heap_collect called from a walk of the same heap; "
+				"refused\n");
+		return -EDEADLK;
+	}
 	self = rasp__context_peek(h);
 	if (self)
 		rasp__batch_flush(self);
@@ -194,9 +221,16 @@ int rasp_heap_walk(rasp_heap_t *h, rasp_walk_fn fn, void *arg)
 
 	if (!h || !fn)
 		return -EINVAL;
+	if (walking == h) {
+		fprintf(stderr, "rasp: rasp_heap_walk called from a walk of the same heap; "
+				"refused\n");
+		return -EDEADLK;
+	}
 	pthread_mutex_lock(&h->lock);
 	rasp__contexts_enumerate(h, rasp__context_retire, NULL);
+	walking = h;
 	rc = rasp__segments_walk(h, fn, arg);
+	walking = NULL;
 	pthread_mutex_unlock(&h->lock);
 	return rc;
 }
@@ -204,10 +238,11 @@ int rasp_heap_walk(rasp_heap_t *h, rasp_walk_fn fn, void *arg)
 int rasp_heap_stats(rasp_heap_t *h, rasp_heap_stats_t *out)
 {
 	uint64_t samples, refills, held = 0, used;
+	bool locked;
 
 	if (!h || !out)
 		return -EINVAL;
-	pthread_mutex_lock(&h->lock);
+	locked = lock_unless_walking(h);
 	samples = atomic_load(&h->samples_gone);
 	refills = atomic_load(&h->refills_gone);
 	for (struct rasp_context *c = h->contexts; c; c = c->next) {
@@ -230,7 +265,8 @@ int rasp_heap_stats(rasp_heap_t *h, rasp_heap_stats_t *out)
 	    out->committed_bytes > out->live_bytes ? out->committed_bytes - out->live_bytes : 0;
 	out->pages = atomic_load(&h->pages_n);
 	out->purged_bytes = atomic_load(&h->purged_bytes);
-	pthread_mutex_unlock(&h->lock);
+	if (locked)
+		pthread_mutex_unlock(&h->lock);
 	return 0;
 }
 

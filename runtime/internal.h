@@ -93,7 +93,9 @@
  * - A free block: the next free block's address | FREE.
  * - An aligned object placed inside its block (rasp_alloc_aligned): the word before the
  *   object is its own header (type | kind, as any object's); the block's header holds the
- *   offset from itself to that one | KIND_ALIGNED << 1 (offsets are multiples of 8, >= 8). */
+ *   offset from itself to that one | KIND_ALIGNED << 1 (offsets are multiples of 8, >= 8,
+ *   under 2^21), and in its top byte the log2 of the alignment asked, which a move by
+ *   rasp_realloc keeps. */
 #define RASP__HDR_FREE	     UINT64_C(1)
 #define RASP__HDR_KIND_SHIFT 1
 #define RASP__HDR_KIND_MASK  UINT64_C(6)
@@ -123,6 +125,26 @@ static inline const struct rasp_type *rasp__hdr_type(const struct rasp__header *
 static inline unsigned rasp__hdr_kind(const struct rasp__header *h)
 {
 	return (unsigned)((h->word & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT);
+}
+
+/* The block header of an aligned object placed off + 8 bytes into its block, asked for
+ * alignment 2^lg. */
+#define RASP__ALIGN_SHIFT 56
+static inline uintptr_t rasp__hdr_aligned(uintptr_t off, unsigned lg)
+{
+	return off | ((uintptr_t)lg << RASP__ALIGN_SHIFT) |
+	       ((uintptr_t)RASP__KIND_ALIGNED << RASP__HDR_KIND_SHIFT);
+}
+
+/* Of such a block header: the offset to the object's own header, and the alignment. */
+static inline uintptr_t rasp__hdr_aligned_off(const struct rasp__header *b)
+{
+	return b->word & ~RASP__HDR_FLAGS & (((uintptr_t)1 << RASP__ALIGN_SHIFT) - 1);
+}
+
+static inline size_t rasp__hdr_aligned_alignment(const struct rasp__header *b)
+{
+	return (size_t)1 << (b->word >> RASP__ALIGN_SHIFT);
 }
 
 struct rasp_type {
@@ -511,6 +533,9 @@ static inline uintptr_t rasp__thread_token(void)
 void rasp__heap_unregister(struct rasp_heap *h);
 int rasp__heap_register(struct rasp_heap *h);
 void rasp__thread_forget_heap(struct rasp_heap *h);
+/* The calling thread's entries (one per heap it attached to and that is alive, give or take
+ * the heaps destroyed since its last attach): for tests. */
+size_t rasp__thread_entries(void);
 /* The fast path's miss (flags 0, a type; hc: the size's class's hot entry). */
 void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *type, size_t size,
 		       struct rasp__hot *hc);

@@ -418,7 +418,7 @@ static int visit(struct rasp__header *hdr, size_t bsize, rasp_walk_fn fn, void *
 	if (hdr->word & RASP__HDR_FREE)
 		return 0;
 	if (rasp__hdr_kind(hdr) == RASP__KIND_ALIGNED)
-		hdr = (struct rasp__header *)((uintptr_t)hdr + (hdr->word & ~RASP__HDR_FLAGS));
+		hdr = (struct rasp__header *)((uintptr_t)hdr + rasp__hdr_aligned_off(hdr));
 	return fn(hdr + 1, rasp__hdr_type(hdr), bsize, (int)rasp__hdr_kind(hdr), arg);
 }
 

@@ -109,7 +109,9 @@ RASP_API void *rasp_alloc_zeroed(rasp_heap_t *heap, const rasp_type_t *type, siz
 				 size_t size, unsigned flags);
 /* As rasp_alloc, the result aligned to `alignment` (a power of 2, up to 1 MiB; EINVAL
  * otherwise). Freed with rasp_free. The object takes a block of size + alignment + 8 bytes:
- * that block is what sampling counts (its ObjectSize). */
+ * that block is what sampling counts (its ObjectSize), and what a sample names (its
+ * Address is the block's, before the pointer returned; docs/runtime.md). rasp_realloc keeps
+ * the alignment asked. */
 RASP_API void *rasp_alloc_aligned(rasp_heap_t *heap, const rasp_type_t *type, size_t size,
 				  size_t alignment, unsigned flags);
 /* Resizes an object of this heap to `size` payload bytes (>= 1), keeping its type, kind and
@@ -176,7 +178,10 @@ RASP_API int rasp_heap_sampling_active(rasp_heap_t *heap);
 RASP_API int rasp_heap_collect(rasp_heap_t *heap);
 
 /* Calls fn for every live object (retires contexts first, as collect does). fn returning
- * non-zero stops the walk and is returned. fn must not allocate or free on this heap. */
+ * non-zero stops the walk and is returned. fn must not allocate or free on this heap; it may
+ * read it (rasp_heap_stats, rasp_type_register, the object accessors), and its calls to
+ * rasp_heap_collect, rasp_heap_walk or rasp_heap_destroy on this heap are refused (-EDEADLK,
+ * or nothing done, with a message on stderr). */
 typedef int (*rasp_walk_fn)(void *obj, const rasp_type_t *type, size_t object_size, int kind,
 			    void *arg);
 RASP_API int rasp_heap_walk(rasp_heap_t *heap, rasp_walk_fn fn, void *arg);

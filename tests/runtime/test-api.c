@@ -237,6 +237,56 @@ static void test_walk_and_collect(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* A walk's callback may read the heap it walks: stats, types (found by review: the walk held
+ * the heap's lock and rasp_heap_stats waited for it forever); collecting, walking or
+ * destroying that heap from the callback is refused (-EDEADLK), not a hang. */
+struct walk_reads {
+	rasp_heap_t *h;
+	int calls, stats_ok, types_ok, collect_rc, walk_rc;
+};
+
+static int reading_walk(void *obj, const rasp_type_t *type, size_t z, int kind, void *arg)
+{
+	struct walk_reads *r = arg;
+	rasp_heap_stats_t st;
+
+	(void)obj;
+	(void)z;
+	(void)kind;
+	if (r->calls++)
+		return 0;
+	r->stats_ok = rasp_heap_stats(r->h, &st) == 0 && st.live_bytes > 0;
+	r->types_ok = rasp_type_register(r->h, rasp_type_name(type)) == type &&
+		      rasp_type_register(r->h, "NewInWalk") != NULL;
+	r->collect_rc = rasp_heap_collect(r->h);
+	r->walk_rc = rasp_heap_walk(r->h, reading_walk, r);
+	rasp_heap_destroy(r->h); /* refused: the walk goes on */
+	return 0;
+}
+
+static void test_walk_callback_reads_the_heap(void **state)
+{
+	rasp_heap_t *h = heap_off();
+	const rasp_type_t *t = rasp_type_register(h, "R");
+	struct walk_reads r = {.h = h};
+	void *objs[100];
+
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		assert_non_null(objs[i] = rasp_alloc(h, t, 40, 0));
+	assert_int_equal(rasp_heap_walk(h, reading_walk, &r), 0);
+	assert_int_equal(r.calls, 100);
+	assert_true(r.stats_ok);
+	assert_true(r.types_ok);
+	assert_int_equal(r.collect_rc, -EDEADLK);
+	assert_int_equal(r.walk_rc, -EDEADLK);
+	/* After the walk, all of it works again. */
+	assert_int_equal(rasp_heap_collect(h), 0);
+	for (int i = 0; i < 100; i++)
+		rasp_free(h, objs[i]);
+	rasp_heap_destroy(h);
+}
+
 /* ASan builds: a write to a freed object is reported (the runtime poisons freed payloads).
  * Runs in a child; the suite's ASAN_OPTIONS make ASan exit with 99. */
 static void test_use_after_free_reported_under_asan(void **state)
@@ -368,6 +418,7 @@ int main(void)
 	    cmocka_unit_test(test_free_refuses_unmapped_and_foreign),
 	    cmocka_unit_test(test_objects_and_types),
 	    cmocka_unit_test(test_walk_and_collect),
+	    cmocka_unit_test(test_walk_callback_reads_the_heap),
 	    cmocka_unit_test(test_use_after_free_reported_under_asan),
 	};
 

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -439,6 +440,50 @@ static void plain_unmap(void *p, size_t size)
 }
 static const struct rasp__os_ops failing_ops = {failing_map, plain_unmap, NULL};
 
+/* A thread that used heaps another thread destroyed keeps no entry for them once it attaches
+ * to a heap again (found by review: one entry per destroyed heap stayed until the thread
+ * exited, unbounded in a thread pool serving short-lived heaps). The worker attaches to 100
+ * heaps; the main thread destroys them; the worker's next attach leaves it one entry. */
+enum { DEAD_HEAPS = 100 };
+static rasp_heap_t *dead[DEAD_HEAPS];
+static pthread_barrier_t dead_barrier;
+static size_t entries_before, entries_after;
+
+static void *use_then_attach(void *arg)
+{
+	rasp_heap_t *fresh = arg;
+
+	for (int i = 0; i < DEAD_HEAPS; i++)
+		rasp_free(dead[i], rasp_alloc(dead[i], rasp_type_register(dead[i], "d"), 16, 0));
+	entries_before = rasp__thread_entries();
+	pthread_barrier_wait(&dead_barrier); /* the main thread destroys them */
+	pthread_barrier_wait(&dead_barrier);
+	rasp_free(fresh, rasp_alloc(fresh, rasp_type_register(fresh, "f"), 16, 0));
+	entries_after = rasp__thread_entries();
+	return NULL;
+}
+
+static void test_entries_of_destroyed_heaps_dropped(void **state)
+{
+	rasp_heap_t *fresh = make_heap(RASP_SAMPLING_OFF, 1);
+	pthread_t th;
+
+	(void)state;
+	for (int i = 0; i < DEAD_HEAPS; i++)
+		dead[i] = make_heap(RASP_SAMPLING_OFF, 1);
+	assert_int_equal(pthread_barrier_init(&dead_barrier, NULL, 2), 0);
+	assert_int_equal(pthread_create(&th, NULL, use_then_attach, fresh), 0);
+	pthread_barrier_wait(&dead_barrier);
+	for (int i = 0; i < DEAD_HEAPS; i++)
+		rasp_heap_destroy(dead[i]);
+	pthread_barrier_wait(&dead_barrier);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	pthread_barrier_destroy(&dead_barrier);
+	assert_int_equal(entries_before, DEAD_HEAPS);
+	assert_int_equal(entries_after, 1);
+	rasp_heap_destroy(fresh);
+}
+
 static void test_os_failure_gives_enomem(void **state)
 {
 	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 1024);
@@ -560,6 +605,7 @@ int main(void)
 	    cmocka_unit_test(test_threads_alloc_free_with_toggling),
 	    cmocka_unit_test(test_free_concurrent_with_collect),
 	    cmocka_unit_test(test_several_heaps_and_reused_address),
+	    cmocka_unit_test(test_entries_of_destroyed_heaps_dropped),
 	    cmocka_unit_test(test_os_failure_gives_enomem),
 	    cmocka_unit_test(test_debug_bad_frees_rejected),
 	    cmocka_unit_test(test_debug_enumeration_detects_busy_owner),
