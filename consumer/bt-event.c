@@ -40,6 +40,10 @@ static const struct {
 		       false, ROLE(RASP_ROLE_SAMPLED)},
     [RASP_F_MEAN] = {RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_FIELD_SAMPLINGMEAN, F_INT, false,
 		     ROLE(RASP_ROLE_CONFIGURED)},
+    /* Which heap of a rasp process (or runtime of a .NET one) a sample or a mean is of: the
+     * same name in both events. Optional: 0 where a trace lacks it. */
+    [RASP_F_INSTANCE] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_CLRINSTANCEID, F_INT,
+			 true, ROLE(RASP_ROLE_SAMPLED) | ROLE(RASP_ROLE_CONFIGURED)},
     [RASP_F_AMOUNT] = {RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V2_FIELD_ALLOCATIONAMOUNT, F_INT,
 		       false, ROLE(RASP_ROLE_TICK)},
     [RASP_F_AMOUNT64] = {RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V2_FIELD_ALLOCATIONAMOUNT64,
@@ -372,6 +376,7 @@ int rasp_bt_event_decode(struct rasp_bt_class *c, const bt_message *msg, struct 
 	e->size = v[RASP_F_SIZE];
 	e->offset = v[RASP_F_OFFSET];
 	e->mean = v[RASP_F_MEAN];
+	e->instance = v[RASP_F_INSTANCE];
 	/* Ticks: V2 and later carry the 64-bit amount; the 32-bit one wraps past 4 GiB. */
 	e->amount = f[RASP_F_AMOUNT64] ? v[RASP_F_AMOUNT64] : v[RASP_F_AMOUNT];
 	if (f[RASP_F_FRAMES]) {

@@ -80,8 +80,8 @@ int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const cha
 			const uint64_t *frames = NULL;
 			size_t n = rasp_tally_take_stack(t, e->pid, e->tid, &frames);
 
-			ret = rasp_tally_add_sample_stack(t, e->type, e->kind, e->pid, e->tid,
-							  e->size, e->offset, frames, n);
+			ret = rasp_tally_add_sample_of(t, e->type, e->kind, e->pid, e->tid,
+						       e->instance, e->size, e->offset, frames, n);
 		}
 		break;
 	case RASP_ROLE_STACK:
@@ -113,7 +113,7 @@ int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const cha
 			snprintf(why, whylen, "zero (SamplingMean=0)");
 			return -EINVAL;
 		}
-		ret = rasp_tally_set_mean(t, e->pid, e->tid, (double)e->mean);
+		ret = rasp_tally_set_mean_of(t, e->pid, e->tid, e->instance, (double)e->mean);
 		break;
 	case RASP_ROLE_TICK:
 		ret = rasp_tally_add_tick(t, e->type, e->amount);

@@ -37,6 +37,7 @@ struct rasp_event {
 	uint64_t size;	      /* ObjectSize */
 	uint64_t offset;      /* SampledByteOffset */
 	uint64_t mean;	      /* SamplingMean */
+	uint64_t instance;    /* ClrInstanceID of SAMPLED and CONFIGURED (0 when absent) */
 	uint64_t amount;      /* AllocationAmount64, or AllocationAmount */
 	int64_t pid, tid;     /* RASP_ID_UNKNOWN when absent */
 	const char *procname; /* NULL when absent */

@@ -204,16 +204,17 @@ int rasp_tally_set_process_name(struct rasp_tally *t, int64_t pid, const char *n
 	return arena_add(t, name, &p->name);
 }
 
-static uint64_t tmean_hash(int64_t pid, int64_t tid)
+static uint64_t tmean_hash(int64_t pid, int64_t tid, uint64_t instance)
 {
-	return rasp_hash_mix64(rasp_hash_mix64((uint64_t)pid) ^ (uint64_t)tid);
+	return rasp_hash_mix64(rasp_hash_mix64(rasp_hash_mix64((uint64_t)pid) ^ (uint64_t)tid) ^
+			       instance);
 }
 
 static uint64_t tmean_hash_of(const void *ctx, size_t i)
 {
 	const struct rasp_tally_thread_mean *m = &((const struct rasp_tally *)ctx)->tmeans[i];
 
-	return tmean_hash(m->pid, m->tid);
+	return tmean_hash(m->pid, m->tid, m->instance);
 }
 
 static int tmean_eq(const void *ctx, size_t i, const void *key)
@@ -221,20 +222,21 @@ static int tmean_eq(const void *ctx, size_t i, const void *key)
 	const struct rasp_tally_thread_mean *m = &((const struct rasp_tally *)ctx)->tmeans[i];
 	const int64_t *k = key;
 
-	return m->pid == k[0] && m->tid == k[1];
+	return m->pid == k[0] && m->tid == k[1] && m->instance == (uint64_t)k[2];
 }
 
-static size_t tmean_find(const struct rasp_tally *t, int64_t pid, int64_t tid, size_t *slot)
+static size_t tmean_find(const struct rasp_tally *t, int64_t pid, int64_t tid, uint64_t instance,
+			 size_t *slot)
 {
-	int64_t key[2] = {pid, tid};
+	int64_t key[3] = {pid, tid, (int64_t)instance};
 	size_t dummy;
 
 	if (t->last_tmean < t->ntmeans && t->tmeans[t->last_tmean].pid == pid &&
-	    t->tmeans[t->last_tmean].tid == tid)
+	    t->tmeans[t->last_tmean].tid == tid && t->tmeans[t->last_tmean].instance == instance)
 		return t->last_tmean;
 	if (!t->tmean_index.size)
 		return SIZE_MAX;
-	return rasp_index_find(&t->tmean_index, tmean_hash(pid, tid), tmean_eq, t, key,
+	return rasp_index_find(&t->tmean_index, tmean_hash(pid, tid, instance), tmean_eq, t, key,
 			       slot ? slot : &dummy);
 }
 
@@ -255,6 +257,12 @@ int rasp_tally_declare_mean(struct rasp_tally *t, int64_t pid, double mean)
 
 int rasp_tally_set_mean(struct rasp_tally *t, int64_t pid, int64_t tid, double mean)
 {
+	return rasp_tally_set_mean_of(t, pid, tid, 0, mean);
+}
+
+int rasp_tally_set_mean_of(struct rasp_tally *t, int64_t pid, int64_t tid, uint64_t instance,
+			   double mean)
+{
 	struct rasp_tally_process *p;
 	size_t slot, i;
 	int ret;
@@ -272,14 +280,15 @@ int rasp_tally_set_mean(struct rasp_tally *t, int64_t pid, int64_t tid, double m
 	ret = rasp_index_reserve(&t->tmean_index, t->ntmeans, tmean_hash_of, t);
 	if (ret)
 		return ret;
-	i = tmean_find(t, pid, tid, &slot);
+	i = tmean_find(t, pid, tid, instance, &slot);
 	if (i == SIZE_MAX) {
 		ret = rasp_array_grow((void **)&t->tmeans, &t->captmeans, t->ntmeans,
 				      sizeof(*t->tmeans));
 		if (ret)
 			return ret;
 		i = t->ntmeans++;
-		t->tmeans[i] = (struct rasp_tally_thread_mean){.pid = pid, .tid = tid};
+		t->tmeans[i] =
+		    (struct rasp_tally_thread_mean){.pid = pid, .tid = tid, .instance = instance};
 		rasp_index_put(&t->tmean_index, slot, i);
 	}
 	t->tmeans[i].mean = mean;
@@ -314,13 +323,13 @@ static int cell_eq(const void *ctx, size_t i, const void *key)
 	       c->thread == k->thread && c->stack == k->stack && c->est.p == k->est.p;
 }
 
-/* The mean that weighs a sample of (pid, tid), and whether it was assumed. */
+/* The mean that weighs a sample of (pid, tid, instance), and whether it was assumed. */
 static double sample_mean(struct rasp_tally *t, const struct rasp_tally_process *p, int64_t tid,
-			  bool *assumed)
+			  uint64_t instance, bool *assumed)
 {
 	*assumed = false;
 	if (t->ntmeans && tid != RASP_ID_UNKNOWN) {
-		size_t i = tmean_find(t, p->pid, tid, NULL);
+		size_t i = tmean_find(t, p->pid, tid, instance, NULL);
 
 		if (i != SIZE_MAX) {
 			t->last_tmean = i;
@@ -343,6 +352,13 @@ int rasp_tally_add_sample_stack(struct rasp_tally *t, const char *type, uint64_t
 				int64_t tid, uint64_t size, uint64_t offset, const uint64_t *frames,
 				size_t nframes)
 {
+	return rasp_tally_add_sample_of(t, type, kind, pid, tid, 0, size, offset, frames, nframes);
+}
+
+int rasp_tally_add_sample_of(struct rasp_tally *t, const char *type, uint64_t kind, int64_t pid,
+			     int64_t tid, uint64_t instance, uint64_t size, uint64_t offset,
+			     const uint64_t *frames, size_t nframes)
+{
 	unsigned by = t->group_by;
 	struct rasp_tally_process *p;
 	struct rasp_tally_cell key = {0};
@@ -356,7 +372,7 @@ int rasp_tally_add_sample_stack(struct rasp_tally *t, const char *type, uint64_t
 	p = proc_get(t, pid);
 	if (!p)
 		return -ENOMEM;
-	mean = sample_mean(t, p, tid, &assumed);
+	mean = sample_mean(t, p, tid, instance, &assumed);
 	if (by & RASP_GROUP_TYPE) {
 		ret = type_get(t, type ? type : "NULL", &i);
 		if (ret)

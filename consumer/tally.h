@@ -67,8 +67,11 @@ struct rasp_tally_process {
 
 /* The mean a thread announced (SamplingConfigured is emitted by the thread that adopts a
  * mean, so samples a thread drew under its old mean precede it in the trace). */
+/* The mean of a thread's samples of one runtime instance: a rasp process may have several
+ * heaps at several means, told apart by their ClrInstanceID. */
 struct rasp_tally_thread_mean {
 	int64_t pid, tid;
+	uint64_t instance;
 	double mean;
 };
 
@@ -135,6 +138,10 @@ void rasp_tally_destroy(struct rasp_tally *t);
 /* A SamplingConfigured event: from now on `pid`'s samples (thread `tid`'s, when known) are
  * weighed with p = 1/mean. -EINVAL unless mean >= 1 and finite. */
 int rasp_tally_set_mean(struct rasp_tally *t, int64_t pid, int64_t tid, double mean);
+/* The same for the samples of one ClrInstanceID (a heap of a rasp process): what
+ * rasp_tally_set_mean does for instance 0. */
+int rasp_tally_set_mean_of(struct rasp_tally *t, int64_t pid, int64_t tid, uint64_t instance,
+			   double mean);
 
 /* The mean a trace's format fixes for pid's samples (an EventPipe file from .NET: 102400),
  * until a SamplingConfigured says otherwise: not an assumption, and not counted as an
@@ -153,6 +160,11 @@ int rasp_tally_add_sample(struct rasp_tally *t, const char *type, uint64_t kind,
 int rasp_tally_add_sample_stack(struct rasp_tally *t, const char *type, uint64_t kind, int64_t pid,
 				int64_t tid, uint64_t size, uint64_t offset, const uint64_t *frames,
 				size_t nframes);
+/* The same for a sample of ClrInstanceID `instance`, weighed with that instance's mean on its
+ * thread (rasp_tally_set_mean_of); the others are instance 0's. */
+int rasp_tally_add_sample_of(struct rasp_tally *t, const char *type, uint64_t kind, int64_t pid,
+			     int64_t tid, uint64_t instance, uint64_t size, uint64_t offset,
+			     const uint64_t *frames, size_t nframes);
 
 /* A stack event (ClrStackWalk) of (pid, tid): the stack of the thread's next sample, kept when
  * the tally groups by site or stack. Take gives it back (0 frames when none waits). */

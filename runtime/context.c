@@ -40,9 +40,38 @@ static __thread struct thread_cache tcache TLS_MODEL = {(struct rasp_heap *)&no_
 static __thread struct thread_entry *tentries TLS_MODEL;
 __thread char rasp__tls_anchor TLS_MODEL;
 
+/* A heap's events carry its ClrInstanceID, and a consumer weighs a thread's samples of one
+ * instance with that instance's mean: two live heaps with one id, at different means, would
+ * be weighed with whichever announced last (found by review: 256 times too much). So a heap
+ * whose id a live heap of the process has already takes the lowest free one: the first heap
+ * keeps the configured id (0 by default, as .NET's runtime). */
+static void unique_instance_id(struct rasp_heap *h)
+{
+	static uint64_t used[65536 / 64];
+	struct rasp_heap *o;
+	bool clash = false;
+
+	for (o = registry; o; o = o->reg_next)
+		clash |= o->cfg.clr_instance_id == h->cfg.clr_instance_id;
+	if (!clash)
+		return;
+	memset(used, 0, sizeof(used));
+	for (o = registry; o; o = o->reg_next)
+		used[o->cfg.clr_instance_id / 64] |= UINT64_C(1) << (o->cfg.clr_instance_id % 64);
+	for (unsigned i = 0; i < 65536 / 64; i++)
+		if (~used[i]) {
+			h->cfg.clr_instance_id =
+			    (uint16_t)(i * 64 + (unsigned)__builtin_ctzll(~used[i]));
+			return;
+		}
+	/* 65536 live heaps: ids repeat (their samples may then be weighed with each other's
+	 * means). */
+}
+
 int rasp__heap_register(struct rasp_heap *h)
 {
 	pthread_mutex_lock(&registry_lock);
+	unique_instance_id(h);
 	h->reg_next = registry;
 	registry = h;
 	pthread_mutex_unlock(&registry_lock);

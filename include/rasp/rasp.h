@@ -68,7 +68,9 @@ typedef struct rasp_config {
 				 * paths (at least 8 objects), multiple of 8, MIN..MAX above */
 	int has_seed;		/* 1: seed the per-thread PRNGs from `seed` (reproducible) */
 	uint64_t seed;		/* context n of the heap (attach order) gets a seed mixed from it */
-	uint16_t clr_instance_id; /* ClrInstanceID of the events */
+	uint16_t clr_instance_id; /* ClrInstanceID of the events: a heap created while a live
+				   * heap of the process has this id takes the lowest free one,
+				   * so a consumer weighs each heap's samples with its own mean */
 	/* Frames of the call stack captured for each sample, 0..RASP_MAX_STACK_DEPTH, when a
 	 * session wants stacks (DotNETRuntime:ClrStackWalk enabled); 0: never. */
 	unsigned stack_depth;

@@ -189,6 +189,32 @@ static void test_tally_thread_means(void **state)
 	rasp_tally_destroy(t);
 }
 
+/* A thread allocating from two heaps at two means: each sample is weighed with the mean of
+ * its own heap (ClrInstanceID), not the thread's last announced (found by review: a thread's
+ * samples of a heap at mean 4096, after one allocation from a heap at 2^20, counted 256 times
+ * too much). */
+static void test_tally_means_per_instance(void **state)
+{
+	(void)state;
+	struct rasp_tally *t = rasp_tally_create(RASP_GROUP_TYPE, 102400);
+
+	assert_non_null(t);
+	assert_int_equal(rasp_tally_set_mean_of(t, 1, 10, 0, 4096), 0);
+	assert_int_equal(rasp_tally_add_sample_of(t, "A", 0, 1, 10, 0, 72, 0, NULL, 0), 0);
+	assert_int_equal(rasp_tally_set_mean_of(t, 1, 10, 1, 1048576), 0);
+	assert_int_equal(rasp_tally_add_sample_of(t, "B", 0, 1, 10, 1, 72, 0, NULL, 0), 0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(rasp_tally_add_sample_of(t, "A", 0, 1, 10, 0, 72, 0, NULL, 0), 0);
+	assert_int_equal(t->ntmeans, 2);
+	check_samples(t, "A", 0, 0, 4096, 6);
+	check_samples(t, "B", 0, 0, 1048576, 1);
+	/* The other entry points are instance 0's. */
+	assert_int_equal(rasp_tally_add_sample(t, "A", 0, 1, 10, 72, 0), 0);
+	check_samples(t, "A", 0, 0, 4096, 7);
+	assert_int_equal(rasp_tally_samples_assumed(t), 0);
+	rasp_tally_destroy(t);
+}
+
 /* Samples drawn before their process's first SamplingConfigured were weighed with the
  * default: assumed; the ones after are not. A new announcement of a thread replaces its old. */
 static void test_tally_mean_changes(void **state)
@@ -687,6 +713,7 @@ int main(void)
 	    cmocka_unit_test(test_tally_create_bad),
 	    cmocka_unit_test(test_tally_thread_means),
 	    cmocka_unit_test(test_tally_mean_changes),
+	    cmocka_unit_test(test_tally_means_per_instance),
 	    cmocka_unit_test(test_tally_set_mean_bad),
 	    cmocka_unit_test(test_tally_cell_keys),
 	    cmocka_unit_test(test_tally_cell_estimates),

@@ -484,6 +484,30 @@ static void test_entries_of_destroyed_heaps_dropped(void **state)
 	rasp_heap_destroy(fresh);
 }
 
+/* Live heaps of a process carry distinct ClrInstanceIDs, so a consumer can weigh each heap's
+ * samples with its own mean: the first keeps the configured id, the next take the lowest free
+ * ones, and a destroyed heap's id is free again. */
+static void test_heaps_get_distinct_instance_ids(void **state)
+{
+	rasp_heap_t *a = make_heap(RASP_SAMPLING_OFF, 1), *b = make_heap(RASP_SAMPLING_OFF, 1);
+	rasp_heap_t *c, *d;
+	rasp_config_t cfg;
+
+	(void)state;
+	assert_int_equal(a->cfg.clr_instance_id, 0);
+	assert_int_equal(b->cfg.clr_instance_id, 1);
+	rasp_config_init(&cfg);
+	cfg.clr_instance_id = 7; /* free: kept */
+	assert_int_equal(rasp_heap_create(&c, &cfg), 0);
+	assert_int_equal(c->cfg.clr_instance_id, 7);
+	rasp_heap_destroy(a);
+	assert_int_equal(rasp_heap_create(&d, &cfg), 0); /* 7 taken: the lowest free, 0 */
+	assert_int_equal(d->cfg.clr_instance_id, 0);
+	rasp_heap_destroy(b);
+	rasp_heap_destroy(c);
+	rasp_heap_destroy(d);
+}
+
 static void test_os_failure_gives_enomem(void **state)
 {
 	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 1024);
@@ -606,6 +630,7 @@ int main(void)
 	    cmocka_unit_test(test_free_concurrent_with_collect),
 	    cmocka_unit_test(test_several_heaps_and_reused_address),
 	    cmocka_unit_test(test_entries_of_destroyed_heaps_dropped),
+	    cmocka_unit_test(test_heaps_get_distinct_instance_ids),
 	    cmocka_unit_test(test_os_failure_gives_enomem),
 	    cmocka_unit_test(test_debug_bad_frees_rejected),
 	    cmocka_unit_test(test_debug_enumeration_detects_busy_owner),
