@@ -95,10 +95,16 @@ static int load_trace(const char *cmd, struct side *s, const struct rasp_report_
 						     : rasp_row_type(s->tally, &s->rows.v[i]),
 		    s->rows.v[i].est};
 	s->samples = s->tally->samples;
-	s->mean = opt->sampling_mean;
+	/* The largest mean its samples were weighed with; --sampling-mean only for a side with
+	 * none (found by review: starting from --sampling-mean's 102400, a side recorded at 16384
+	 * put what could hide unsampled 6x too high, and a type present on one side only was not
+	 * flagged). */
+	s->mean = 0;
 	for (size_t i = 0; i < s->tally->nprocs; i++)
 		if (s->tally->procs[i].samples && s->tally->procs[i].mean_high > s->mean)
 			s->mean = s->tally->procs[i].mean_high;
+	if (!(s->mean >= 1))
+		s->mean = opt->sampling_mean;
 	return 0;
 }
 
@@ -172,18 +178,35 @@ static int load_json(const char *cmd, struct side *s, double confidence, bool by
 			       json_object_get_double(conf));
 		return -EINVAL;
 	}
-	s->mean = num(s->json, "sampling_mean", &ok);
-	if (!ok || s->mean < 1)
-		s->mean = RASP_EST_DEFAULT_MEAN;
-	if (json_object_object_get_ex(s->json, "sampling_means", &means) &&
+	/* As for a trace: the largest mean the report's samples were weighed with
+	 * (processes[].sampling_mean_high); reports without it, the largest it names. */
+	s->mean = 0;
+	if (json_object_object_get_ex(s->json, "processes", &means) &&
 	    json_object_is_type(means, json_type_array))
 		for (size_t i = 0; i < json_object_array_length(means); i++) {
-			int has = 1;
-			double m = num(json_object_array_get_idx(means, i), "sampling_mean", &has);
+			json_object *p = json_object_array_get_idx(means, i);
+			int has = 1, has_n = 1;
+			double m = num(p, "sampling_mean_high", &has),
+			       n = num(p, "samples", &has_n);
 
-			if (has && m > s->mean)
+			if (has && has_n && n > 0 && m > s->mean)
 				s->mean = m;
 		}
+	if (!(s->mean >= 1)) {
+		s->mean = num(s->json, "sampling_mean", &ok);
+		if (!ok || s->mean < 1)
+			s->mean = RASP_EST_DEFAULT_MEAN;
+		if (json_object_object_get_ex(s->json, "sampling_means", &means) &&
+		    json_object_is_type(means, json_type_array))
+			for (size_t i = 0; i < json_object_array_length(means); i++) {
+				int has = 1;
+				double m =
+				    num(json_object_array_get_idx(means, i), "sampling_mean", &has);
+
+				if (has && m > s->mean)
+					s->mean = m;
+			}
+	}
 	s->items = calloc(json_object_array_length(rows) + 1, sizeof(*s->items));
 	if (!s->items || json_notes(s->json, &s->notes))
 		return -ENOMEM;
