@@ -116,19 +116,21 @@ for w in $WORKLOADS; do
 	echo
 done
 mib() { awk -v k="$1" 'BEGIN{if (k == "") print "-"; else printf "%.2f", k/1024}'; }
+# A table of KiB figures in MiB, workloads by allocators, from the array named $1.
+mib_table() {
+	local -n kib=$1
+	printf "%-9s" workload; for a in $ALLOCS; do printf " %12s" "$a"; done; echo
+	for w in $WORKLOADS; do
+		printf "%-9s" "$w"; for a in $ALLOCS; do printf " %12s" "$(mib "${kib[$w,$a]}")"; done; echo
+	done
+}
 echo "== resident before the workload, MiB (libraries and set-up: rasp's LTTng provider is the"
 echo "   difference between rasp and rasp-nolttng; '-': not measured, the demo)"
-printf "%-9s" workload; for a in $ALLOCS; do printf " %12s" "$a"; done; echo
-for w in $WORKLOADS; do
-	printf "%-9s" "$w"; for a in $ALLOCS; do printf " %12s" "$(mib "${BASE[$w,$a]}")"; done; echo
-done
+mib_table BASE
 echo "== RSS growth past the start, MiB (what the allocator added; for rasp as installed it reads"
 echo "   low: the provider's threads touched, before the start was read, library code that the"
 echo "   workload would touch later, so compare growth without the provider)"
-printf "%-9s" workload; for a in $ALLOCS; do printf " %12s" "$a"; done; echo
-for w in $WORKLOADS; do
-	printf "%-9s" "$w"; for a in $ALLOCS; do printf " %12s" "$(mib "${GROW[$w,$a]}")"; done; echo
-done
+mib_table GROW
 if [[ " $WORKLOADS " == *" scale1 "* && " $WORKLOADS " == *" scale2 "* ]]; then
 	echo "== 2-thread over 1-thread wall time (scale2 / scale1), same total work"
 	for a in $ALLOCS; do
