@@ -495,6 +495,28 @@ int rasp_est_sum(const struct rasp_est_cell *cells, size_t n, double confidence,
 	return rasp_est_sum_memo(cells, n, confidence, NULL, out);
 }
 
+/* The objects one more sample may stand for beyond what r N counts, on the high side: the
+ * largest w (1 - r z) over the sampled cells' smallest sizes (w = 1 / (1 - q^z); for a cell
+ * its smallest size maximizes both factors), 0 when no cell's is positive. The cell with the
+ * largest w alone is not it when cells differ in p: a rare large object at a high mean has
+ * the largest w and a negative 1 - r z, which took width off the bound (found by review). */
+static double extra_sample(const struct rasp_est_cell *cells, size_t n, double r)
+{
+	double extra = 0.0;
+
+	for (size_t i = 0; i < n; i++) {
+		double z = cells[i].size_min;
+
+		if (cells[i].p < 1.0 && z > 0.0) {
+			double e = (1.0 - r * z) / p_hit(cells[i].p, z);
+
+			if (e > extra)
+				extra = e;
+		}
+	}
+	return extra;
+}
+
 int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confidence,
 		      struct rasp_est_memo *memo, struct rasp_est_total *out)
 {
@@ -513,7 +535,7 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 	if (!st)
 		return -ENOMEM;
 	double unsampled = 0.0, seen = 0.0;
-	double mix_a = 0.0, mix_az = 0.0, mix_azz = 0.0, w_max = 0.0, z_at_max = 0.0;
+	double mix_a = 0.0, mix_az = 0.0, mix_azz = 0.0, exact_bytes = 0.0, exact_objects = 0.0;
 
 	for (size_t i = 0; i < n; i++) {
 		st[i] = (struct stream){.p = cells[i].p, .samples = (double)cells[i].samples};
@@ -525,13 +547,9 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 		mix_a += cells[i].mix_a;
 		mix_az += cells[i].mix_az;
 		mix_azz += cells[i].mix_azz;
-		if (cells[i].size_min > 0.0) {
-			double w = 1.0 / p_hit(cells[i].p, cells[i].size_min);
-
-			if (w > w_max) {
-				w_max = w;
-				z_at_max = cells[i].size_min;
-			}
+		if (cells[i].p == 1.0) { /* every byte tried and sampled: counted, not estimated */
+			exact_bytes += cells[i].bytes;
+			exact_objects += cells[i].objects;
 		}
 	}
 	qsort(st, n, sizeof(*st), stream_cmp);
@@ -583,21 +601,27 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 	 * mix's own uncertainty is that of the ratio estimate r N with N known, variance
 	 * sum a (1 - r z)^2, zero for one size; on the high side one more sample of the
 	 * smallest size seen may be missing (as the bytes' high bound allows one more sample).
-	 * The two parts are combined as independent (docs/sampling.md, "Objects"). */
-	if (out->bytes > 0.0) {
-		double r = out->objects / out->bytes, zq = rasp_normal_quantile(1.0 - alpha / 2.0);
+	 * The two parts are combined as independent (docs/sampling.md, "Objects"). Cells at
+	 * p = 1 (a mean of 1) are counts: they are left out of r and of the uncertainty, which
+	 * is the sampled part's alone (with them in, 16-byte objects counted exactly beside a few
+	 * sampled 10 KB ones made r ~1/16, and the large objects' bytes uncertainty then stood
+	 * for thousands of small objects). */
+	if (out->bytes > exact_bytes) {
+		double ob = out->objects - exact_objects, by = out->bytes - exact_bytes;
+		double r = ob / by, zq = rasp_normal_quantile(1.0 - alpha / 2.0);
 		double mix = mix_a - 2.0 * r * mix_az + r * r * mix_azz;
-		double extra = w_max * (1.0 - r * z_at_max);
-		double lo = out->objects * (out->bytes_low / out->bytes);
-		double hi = out->objects * (out->bytes_high / out->bytes);
+		double extra = extra_sample(cells, n, r);
+		double lo = ob * ((out->bytes_low - exact_bytes) / by);
+		double hi = ob * ((out->bytes_high - exact_bytes) / by);
 
 		if (!(mix > 0.0))
 			mix = 0.0; /* rounding, for one size */
-		out->objects_low = out->objects - sqrt(pow(out->objects - lo, 2.0) + zq * zq * mix);
-		out->objects_high =
-		    out->objects +
-		    sqrt(pow(hi - out->objects, 2.0) + zq * zq * (mix + extra * extra)) +
-		    extra * (zq * zq + 2.0) / 3.0;
+		out->objects_low = out->objects - sqrt(pow(ob - lo, 2.0) + zq * zq * mix);
+		out->objects_high = out->objects +
+				    sqrt(pow(hi - ob, 2.0) + zq * zq * (mix + extra * extra)) +
+				    extra * (zq * zq + 2.0) / 3.0;
+	} else {
+		out->objects_low = out->objects_high = out->objects;
 	}
 	if (out->objects_low < (double)out->samples)
 		out->objects_low = (double)out->samples; /* each sample is an object */

@@ -460,6 +460,61 @@ static void test_estimate_lower_bounds_and_contradiction(void **state)
 	assert_true(t.bytes_low >= 2 * 136784.0 && t.objects_low >= 2.0);
 }
 
+/* A row of cells at a mean of 1 (counted, every object sampled) and sampled cells: the
+ * objects interval is the sampled part's, shifted by the count. Before, r came from the
+ * whole row (~1/16 here), so the 10 KB objects' bytes uncertainty stood for thousands of
+ * 16-byte objects: a high side of ~33000 objects where the sampled part's is ~110. */
+static void test_estimate_objects_counted_cells_add_no_width(void **state)
+{
+	struct rasp_est_cell c[2];
+	struct rasp_est_total t, sampled;
+
+	(void)state;
+	assert_int_equal(rasp_est_cell_init(&c[0], 1.0), 0);
+	for (int i = 0; i < 100000; i++)
+		assert_int_equal(rasp_est_cell_add(&c[0], 16, 0), 0);
+	assert_int_equal(rasp_est_cell_init(&c[1], P_DOTNET), 0);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(rasp_est_cell_add(&c[1], 10240, (uint64_t)(i * 500)), 0);
+	assert_int_equal(rasp_est_sum(&c[1], 1, 0.95, &sampled), 0);
+	assert_int_equal(rasp_est_sum(c, 2, 0.95, &t), 0);
+	check_rel(t.objects, 100000.0 + sampled.objects, 1e-12, "objects");
+	assert_true(sampled.objects_low > (double)sampled.samples); /* not raised to s */
+	check_rel(t.objects_high - t.objects, sampled.objects_high - sampled.objects, 1e-6,
+		  "high side");
+	check_rel(t.objects - t.objects_low, sampled.objects - sampled.objects_low, 1e-6,
+		  "low side");
+	/* Counted cells alone: no width at all. */
+	assert_int_equal(rasp_est_sum(&c[0], 1, 0.95, &t), 0);
+	assert_true(t.objects_low == 100000.0 && t.objects_high == 100000.0);
+}
+
+/* Cells at two means: the one more sample the high bound allows is the one that adds the
+ * most objects, here a 16-byte object at mean 16, never a negative amount. Before, it was
+ * the cell with the largest weight's (a 10 KB object at mean 2^20, whose 1 - r z is about
+ * -48), which took ~8000 objects off the bound: the high bound fell below the bytes
+ * interval's scaled one. */
+static void test_estimate_objects_extra_sample_never_negative(void **state)
+{
+	struct rasp_est_cell c[2];
+	struct rasp_est_total t;
+
+	(void)state;
+	assert_int_equal(rasp_est_cell_init(&c[0], 1.0 / (1 << 20)), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rasp_est_cell_add(&c[0], 10240, (uint64_t)(i * 3000)), 0);
+	assert_int_equal(rasp_est_cell_init(&c[1], 1.0 / 16), 0);
+	for (int i = 0; i < 10000; i++)
+		assert_int_equal(rasp_est_cell_add(&c[1], 16, (uint64_t)(i % 16)), 0);
+	assert_int_equal(rasp_est_sum(c, 2, 0.95, &t), 0);
+	double scaled_high = t.objects * (t.bytes_high / t.bytes);
+
+	printf("objects %.1f, high %.1f, bytes-scaled high %.1f\n", t.objects, t.objects_high,
+	       scaled_high);
+	assert_true(t.objects_high >= scaled_high);
+	assert_true(t.objects_low <= t.objects && t.objects <= t.objects_high);
+}
+
 /* Objects far larger than the mean, sampled by a correct per-byte sampler: every object is
  * sampled, the estimate is nearly exact and falls outside the 95% interval about 5% of the
  * time by chance. That is no contradiction: 2,000 such windows (fixed seed) flag none. */
@@ -519,6 +574,8 @@ int main(void)
 	    cmocka_unit_test(test_estimate_no_hang_past_2_53),
 	    cmocka_unit_test(test_estimate_lower_bounds_and_contradiction),
 	    cmocka_unit_test(test_estimate_large_objects_are_not_contradictions),
+	    cmocka_unit_test(test_estimate_objects_counted_cells_add_no_width),
+	    cmocka_unit_test(test_estimate_objects_extra_sample_never_negative),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
