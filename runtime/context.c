@@ -25,18 +25,34 @@ struct thread_entry {
 	struct thread_entry *next;
 };
 
-/* One-entry cache of the last heap used: the lookup in rasp_alloc is two loads and two
- * compares. Keyed by pointer and id because a destroyed heap's address may be reused.
- * initial-exec TLS: a direct %fs-relative access instead of a __tls_get_addr call. */
+/* One-entry cache of the last heap used: the lookup in rasp_alloc is a load and a compare.
+ * Keyed by the heap's address alone: a destroyed heap's address may be reused, so
+ * rasp_heap_destroy clears the key of every thread that holds it (rasp__heap_unregister),
+ * the key's only write by another thread, hence atomic (relaxed: the heap's destruction is
+ * ordered before any use of a new heap at its address by whatever told the thread of the
+ * new one). Keying by (address, never-reused id) instead cost rasp_alloc 3 instructions
+ * more, every allocation. initial-exec TLS: a direct %fs-relative access instead of a
+ * __tls_get_addr call. */
 struct thread_cache {
-	struct rasp_heap *heap;
-	uint64_t heap_id;
+	_Atomic(struct rasp_heap *) heap;
 	struct rasp_context *ctx;
 };
 
 static const char no_heap; /* the cache's "empty" key: never a heap, never NULL */
+#define NO_HEAP	  ((struct rasp_heap *)&no_heap)
 #define TLS_MODEL __attribute__((tls_model("initial-exec")))
-static __thread struct thread_cache tcache TLS_MODEL = {(struct rasp_heap *)&no_heap, 0, NULL};
+static __thread struct thread_cache tcache TLS_MODEL = {NO_HEAP, NULL};
+
+static inline struct rasp_heap *cached_heap(void)
+{
+	return atomic_load_explicit(&tcache.heap, memory_order_relaxed);
+}
+
+static inline void cache_set(struct rasp_heap *h, struct rasp_context *c)
+{
+	atomic_store_explicit(&tcache.heap, h, memory_order_relaxed);
+	tcache.ctx = c;
+}
 static __thread struct thread_entry *tentries TLS_MODEL;
 __thread char rasp__tls_anchor TLS_MODEL;
 
@@ -80,7 +96,8 @@ int rasp__heap_register(struct rasp_heap *h)
 
 void rasp__heap_unregister(struct rasp_heap *h)
 {
-	struct rasp_heap **pp;
+	struct rasp_heap **pp, *key;
+	struct rasp_context *c;
 
 	pthread_mutex_lock(&registry_lock);
 	for (pp = &registry; *pp; pp = &(*pp)->reg_next) {
@@ -89,6 +106,19 @@ void rasp__heap_unregister(struct rasp_heap *h)
 			break;
 		}
 	}
+	/* Every live owner's cache that names h is cleared. Under registry_lock no owner runs
+	 * its thread exit (which clears owner_cache before the thread's TLS goes), so every
+	 * owner_cache here is a live thread's. A compare-and-swap, not a store: the owner may
+	 * be switching its cache to another heap meanwhile, which must stand. */
+	pthread_mutex_lock(&h->lock);
+	for (c = h->contexts; c; c = c->next) {
+		key = h;
+		if (c->owner_cache)
+			atomic_compare_exchange_strong_explicit(c->owner_cache, &key, NO_HEAP,
+								memory_order_relaxed,
+								memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&h->lock);
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -137,6 +167,7 @@ static void thread_exit(void *unused)
 			atomic_fetch_add(&h->samples_gone, atomic_load(&c->n_samples));
 			atomic_fetch_add(&h->refills_gone, atomic_load(&c->n_refills));
 			context_unlink(h, c);
+			c->owner_cache = NULL; /* this thread's TLS goes with it */
 			c->next = h->spare_contexts;
 			h->spare_contexts = c;
 			pthread_mutex_unlock(&h->lock);
@@ -145,9 +176,7 @@ static void thread_exit(void *unused)
 	}
 	pthread_mutex_unlock(&registry_lock);
 	tentries = NULL;
-	tcache.heap = (struct rasp_heap *)&no_heap;
-	tcache.heap_id = 0;
-	tcache.ctx = NULL;
+	cache_set(NO_HEAP, NULL);
 }
 
 static bool key_ok;
@@ -204,17 +233,15 @@ void rasp__thread_forget_heap(struct rasp_heap *h)
 			pp = &e->next;
 		}
 	}
-	if (tcache.heap == h) {
-		tcache.heap = (struct rasp_heap *)&no_heap;
-		tcache.ctx = NULL;
-	}
+	if (cached_heap() == h)
+		cache_set(NO_HEAP, NULL);
 }
 
 struct rasp_context *rasp__context_peek(struct rasp_heap *h)
 {
 	struct thread_entry *e;
 
-	if (tcache.heap == h && tcache.heap_id == h->id)
+	if (cached_heap() == h)
 		return tcache.ctx;
 	for (e = tentries; e; e = e->next)
 		if (e->heap_id == h->id)
@@ -285,12 +312,19 @@ struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 	e->next = tentries;
 	tentries = e;
 	pthread_once(&key_once, make_key);
-	if (key_ok) /* else exit_key is no key of ours (review) */
+	if (key_ok) { /* else exit_key is no key of ours (review) */
 		pthread_setspecific(exit_key, (void *)1);
+		/* Published under registry_lock, which rasp_heap_destroy's clearing holds. */
+		pthread_mutex_lock(&registry_lock);
+		c->owner_cache = &tcache.heap;
+		pthread_mutex_unlock(&registry_lock);
+	}
 found:
-	tcache.heap = h;
-	tcache.heap_id = h->id;
-	tcache.ctx = e->ctx;
+	/* Without the exit key a thread's contexts outlive its TLS, so no destroy could clear
+	 * its cache: it is not used (every allocation then looks its heap up; a correct slow
+	 * way for a process where pthread_key_create failed). */
+	if (e->ctx->owner_cache)
+		cache_set(h, e->ctx);
 	return e->ctx;
 }
 
@@ -651,6 +685,7 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 	unsigned k = (unsigned)(hc - c->hot);
 	struct rasp__header *p;
 
+	hc->n = 0; /* the fast path's decrement took it to -1 */
 	if (k == 0)
 		return rasp__alloc_slow(c, type, size, 0);
 	if (RASP__UNLIKELY(type->heap != c->heap)) {
@@ -663,7 +698,7 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 	return miss_generic(c, type, k);
 }
 
-/* The fast path: the arguments' one branch, the object's size class, then one test, n == 0
+/* The fast path: the arguments' one branch, the object's size class, then one test, --n < 0
  * (CoreCLR's alloc_ptr + z > combined_limit, counted in blocks), which covers: window used up,
  * sample due, list empty, context retired, and, folded in, every size the pop cannot take (0
  * or past the small range select class 0, whose window is always empty). Sampling on or off,
@@ -681,9 +716,8 @@ static inline void *alloc_fast(struct rasp_context *c, const rasp_type_t *type, 
 		return rasp__alloc_slow(c, type, size, flags);
 	k = RASP__LIKELY(q <= RASP__TABLE_MAX / 8) ? rasp__table_hot[q] : 0;
 	hc = (struct rasp__hot *)((char *)c->hot + k);
-	if (RASP__UNLIKELY(hc->n == 0))
+	if (RASP__UNLIKELY(--hc->n < 0))
 		return rasp__alloc_miss(c, type, size, hc);
-	hc->n--;
 	p = hc->free;
 	hc->free = rasp__hdr_next(p);
 	RASP__UNPOISON(p + 1, hc->bsize - RASP_OBJECT_HEADER_SIZE);
@@ -735,7 +769,7 @@ RASP__NOINLINE static void *alloc_lookup(rasp_heap_t *h, const rasp_type_t *type
 
 void *rasp_alloc(rasp_heap_t *h, const rasp_type_t *type, size_t size, unsigned flags)
 {
-	if (RASP__UNLIKELY(tcache.heap != h || tcache.heap_id != h->id))
+	if (RASP__UNLIKELY(cached_heap() != h))
 		return alloc_lookup(h, type, size, flags);
 	return ALLOC(tcache.ctx, type, size, flags);
 }
@@ -746,7 +780,7 @@ rasp_context_t *rasp_context_get(rasp_heap_t *h)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (tcache.heap == h && tcache.heap_id == h->id)
+	if (cached_heap() == h)
 		return tcache.ctx;
 	return rasp__context_attach(h);
 }

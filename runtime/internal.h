@@ -217,7 +217,11 @@ struct rasp__segment {
  * that block), `rest` blocks of the list past the window. In bytes, CoreCLR's budget is
  * n * b + off and its alloc_limit - alloc_ptr is n * b + gap. */
 struct rasp__hot {
-	uintptr_t n; /* blocks the fast path may still take (0: the next one is a miss) */
+	/* Blocks the fast path may still take (0: the next one is a miss). Signed: the fast path
+	 * decrements it and tests the sign, one read-modify-write and a branch (-3 instructions
+	 * against a test before the decrement), so a miss finds it at -1; rasp__alloc_miss puts
+	 * it back to 0 first. */
+	intptr_t n;
 	struct rasp__header *free;
 	/* The class's block size, a copy on the hot line (ASan builds unpoison by it). */
 	uintptr_t bsize;
@@ -284,6 +288,10 @@ struct rasp_context {
 	_Atomic uint64_t n_samples, n_refills;
 	_Atomic uint64_t held_bytes;	  /* bytes of the lists held, at the last slow path */
 	struct rasp_context *next, *prev; /* heap->contexts or heap->spare_contexts, heap->lock */
+	/* The owner thread's one-entry heap cache key (context.c), which rasp_heap_destroy
+	 * clears if it names the heap: a heap created later at the same address then misses it.
+	 * NULL while no live thread owns the context. registry_lock held to use it. */
+	_Atomic(struct rasp_heap *) *owner_cache;
 	struct rasp__window win[RASP__NCLASS];
 	/* Debug builds only (kept in every build so the layout never depends on NDEBUG). */
 	pthread_t owner;

@@ -383,7 +383,7 @@ static void test_free_concurrent_with_collect(void **state)
 }
 
 /* One thread, several heaps: the thread cache follows the heap used, and a heap created at
- * the address of a destroyed one gets a new context (the cache keys on a never-reused id). */
+ * the address of a destroyed one gets a new context (destroy clears the cache's key). */
 static void test_several_heaps_and_reused_address(void **state)
 {
 	rasp_heap_t *a = make_heap(RASP_SAMPLING_OFF, 1024), *b = make_heap(RASP_SAMPLING_ON, 64);
@@ -421,6 +421,73 @@ static void test_several_heaps_and_reused_address(void **state)
 		rasp_heap_destroy(a);
 	}
 	rasp_heap_destroy(b);
+}
+
+/* Another thread's cache: a thread that allocated from a heap another thread destroys, then
+ * allocates from a heap created at the same address, gets a context of the new heap, not the
+ * freed one of the old (rasp_heap_destroy clears every owner's cache key that names the
+ * heap; the key is the address alone). */
+struct reuse_arg {
+	rasp_heap_t *h;
+	const rasp_type_t *t;
+	pthread_barrier_t bar;
+	void *before, *after;
+	struct rasp_context *ctx;
+};
+
+static void *reuse_thread(void *p)
+{
+	struct reuse_arg *a = p;
+
+	a->before = rasp_alloc(a->h, a->t, 24, 0); /* caches the heap */
+	pthread_barrier_wait(&a->bar);		   /* main destroys it, makes another */
+	pthread_barrier_wait(&a->bar);
+	if (a->h) {
+		a->after = rasp_alloc(a->h, a->t, 24, 0);
+		a->ctx = rasp_context_get(a->h);
+	}
+	pthread_barrier_wait(&a->bar); /* main has checked */
+	return NULL;
+}
+
+static void test_destroy_clears_other_threads_cache(void **state)
+{
+	struct reuse_arg a = {0};
+	rasp_heap_t *old;
+	pthread_t th;
+	int i;
+
+	(void)state;
+	a.h = make_heap(RASP_SAMPLING_OFF, 1024);
+	a.t = rasp_type_register(a.h, "old");
+	assert_int_equal(pthread_barrier_init(&a.bar, NULL, 2), 0);
+	assert_int_equal(pthread_create(&th, NULL, reuse_thread, &a), 0);
+	pthread_barrier_wait(&a.bar);
+	assert_non_null(a.before);
+	old = a.h;
+	rasp_heap_destroy(old);
+	for (i = 0; i < 64; i++) {
+		a.h = make_heap(RASP_SAMPLING_OFF, 1024);
+		if (a.h == old)
+			break;
+		rasp_heap_destroy(a.h);
+		a.h = NULL;
+	}
+	if (a.h)
+		a.t = rasp_type_register(a.h, "new");
+	pthread_barrier_wait(&a.bar);
+	pthread_barrier_wait(&a.bar);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	pthread_barrier_destroy(&a.bar);
+	if (!a.h) {
+		printf("malloc never gave the destroyed heap's address back: nothing to check\n");
+		return;
+	}
+	assert_non_null(a.after);
+	assert_ptr_equal(rasp__segment_of(a.after)->heap, a.h);
+	assert_non_null(a.ctx);
+	assert_ptr_equal(a.ctx->heap, a.h);
+	rasp_heap_destroy(a.h);
 }
 
 /* OS seam: when mmap fails, allocation returns NULL with ENOMEM and the heap is intact. */
@@ -629,6 +696,7 @@ int main(void)
 	    cmocka_unit_test(test_threads_alloc_free_with_toggling),
 	    cmocka_unit_test(test_free_concurrent_with_collect),
 	    cmocka_unit_test(test_several_heaps_and_reused_address),
+	    cmocka_unit_test(test_destroy_clears_other_threads_cache),
 	    cmocka_unit_test(test_entries_of_destroyed_heaps_dropped),
 	    cmocka_unit_test(test_heaps_get_distinct_instance_ids),
 	    cmocka_unit_test(test_os_failure_gives_enomem),
