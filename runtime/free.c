@@ -208,9 +208,8 @@ void rasp_free(rasp_heap_t *h, void *obj)
 	hdr = rasp__header_of(obj);
 	s = rasp__segment_of(hdr);
 	/* Mapped by rasp (the map is set only while a mapping's header is valid, so its magic
-	 * needs no compare here; free_slow checks it), of this heap, of small objects. */
-	if (RASP__DEBUG ||
-	    RASP__UNLIKELY(!rasp__segment_mapped(s) || s->heap != h || s->kind != RASP__SEG_SMALL))
+	 * needs no compare here; free_slow checks it), of small objects of this heap. */
+	if (RASP__DEBUG || RASP__UNLIKELY(!rasp__segment_mapped(s) || s->small_heap != h))
 		goto slow;
 	pg = rasp__page_of(s, hdr);
 	/* The position first: a misaligned pointer fails it (blocks and their size are multiples

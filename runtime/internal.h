@@ -192,6 +192,9 @@ struct rasp__page {
 struct rasp__segment {
 	uint64_t magic;
 	struct rasp_heap *heap;
+	/* heap if the segment holds small objects, else NULL: the owner's free tests both in
+	 * one compare (2 instructions fewer than heap and kind apart). */
+	struct rasp_heap *small_heap;
 	int kind;			   /* enum rasp__segment_kind */
 	size_t map_size;		   /* bytes mapped at this address */
 	size_t large_z;			   /* a large object's ObjectSize (header included) */
