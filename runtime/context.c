@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "rasp/inline.h"
 
 /* Live heaps, so a thread exiting after a heap was destroyed never touches it. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -32,26 +33,36 @@ struct thread_entry {
  * ordered before any use of a new heap at its address by whatever told the thread of the
  * new one). Keying by (address, never-reused id) instead cost rasp_alloc 3 instructions
  * more, every allocation. initial-exec TLS: a direct %fs-relative access instead of a
- * __tls_get_addr call. */
-struct thread_cache {
-	_Atomic(struct rasp_heap *) heap;
-	struct rasp_context *ctx;
-};
-
+ * __tls_get_addr call. Exported: rasp/inline.h's fast path reads it (and the context's hot
+ * array) in the caller; the asserts below hold the layout it compiles in. */
 static const char no_heap; /* the cache's "empty" key: never a heap, never NULL */
 #define NO_HEAP	  ((struct rasp_heap *)&no_heap)
 #define TLS_MODEL __attribute__((tls_model("initial-exec")))
-static __thread struct thread_cache tcache TLS_MODEL = {NO_HEAP, NULL};
+RASP_API __thread struct rasp_inline_cache rasp_inline_cache_v1 TLS_MODEL = {NO_HEAP, NULL};
+
+_Static_assert(sizeof(struct rasp__hot) == sizeof(struct rasp_inline_hot) &&
+		   offsetof(struct rasp__hot, n) == offsetof(struct rasp_inline_hot, n) &&
+		   offsetof(struct rasp__hot, free) == offsetof(struct rasp_inline_hot, free) &&
+		   offsetof(struct rasp_context, hot) == 0,
+	       "rasp/inline.h's layout of a context's classes");
+_Static_assert(RASP__HDR_FREE == 1 && RASP_OBJECT_HEADER_SIZE == 8 &&
+		   RASP_INLINE_MAX_SIZE + RASP_OBJECT_HEADER_SIZE <= RASP__TABLE_MAX,
+	       "rasp/inline.h's header and sizes");
 
 static inline struct rasp_heap *cached_heap(void)
 {
-	return atomic_load_explicit(&tcache.heap, memory_order_relaxed);
+	return __atomic_load_n(&rasp_inline_cache_v1.heap, __ATOMIC_RELAXED);
+}
+
+static inline struct rasp_context *cached_ctx(void)
+{
+	return (struct rasp_context *)(void *)rasp_inline_cache_v1.ctx;
 }
 
 static inline void cache_set(struct rasp_heap *h, struct rasp_context *c)
 {
-	atomic_store_explicit(&tcache.heap, h, memory_order_relaxed);
-	tcache.ctx = c;
+	__atomic_store_n(&rasp_inline_cache_v1.heap, h, __ATOMIC_RELAXED);
+	rasp_inline_cache_v1.ctx = (struct rasp_inline_hot *)(void *)c;
 }
 static __thread struct thread_entry *tentries TLS_MODEL;
 __thread char rasp__tls_anchor TLS_MODEL;
@@ -114,9 +125,8 @@ void rasp__heap_unregister(struct rasp_heap *h)
 	for (c = h->contexts; c; c = c->next) {
 		key = h;
 		if (c->owner_cache)
-			atomic_compare_exchange_strong_explicit(c->owner_cache, &key, NO_HEAP,
-								memory_order_relaxed,
-								memory_order_relaxed);
+			__atomic_compare_exchange_n(c->owner_cache, &key, NO_HEAP, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&h->lock);
 	pthread_mutex_unlock(&registry_lock);
@@ -242,7 +252,7 @@ struct rasp_context *rasp__context_peek(struct rasp_heap *h)
 	struct thread_entry *e;
 
 	if (cached_heap() == h)
-		return tcache.ctx;
+		return cached_ctx();
 	for (e = tentries; e; e = e->next)
 		if (e->heap_id == h->id)
 			return e->ctx;
@@ -316,7 +326,7 @@ struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 		pthread_setspecific(exit_key, (void *)1);
 		/* Published under registry_lock, which rasp_heap_destroy's clearing holds. */
 		pthread_mutex_lock(&registry_lock);
-		c->owner_cache = &tcache.heap;
+		c->owner_cache = &rasp_inline_cache_v1.heap;
 		pthread_mutex_unlock(&registry_lock);
 	}
 found:
@@ -771,7 +781,7 @@ void *rasp_alloc(rasp_heap_t *h, const rasp_type_t *type, size_t size, unsigned 
 {
 	if (RASP__UNLIKELY(cached_heap() != h))
 		return alloc_lookup(h, type, size, flags);
-	return ALLOC(tcache.ctx, type, size, flags);
+	return ALLOC(cached_ctx(), type, size, flags);
 }
 
 rasp_context_t *rasp_context_get(rasp_heap_t *h)
@@ -781,7 +791,7 @@ rasp_context_t *rasp_context_get(rasp_heap_t *h)
 		return NULL;
 	}
 	if (cached_heap() == h)
-		return tcache.ctx;
+		return cached_ctx();
 	return rasp__context_attach(h);
 }
 

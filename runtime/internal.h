@@ -294,7 +294,7 @@ struct rasp_context {
 	/* The owner thread's one-entry heap cache key (context.c), which rasp_heap_destroy
 	 * clears if it names the heap: a heap created later at the same address then misses it.
 	 * NULL while no live thread owns the context. registry_lock held to use it. */
-	_Atomic(struct rasp_heap *) *owner_cache;
+	struct rasp_heap **owner_cache; /* accessed with __atomic builtins (rasp/inline.h) */
 	struct rasp__window win[RASP__NCLASS];
 	/* Debug builds only (kept in every build so the layout never depends on NDEBUG). */
 	pthread_t owner;

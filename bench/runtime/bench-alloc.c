@@ -14,10 +14,14 @@
 #include <time.h>
 
 #if defined(BENCH_RASP)
-#include "rasp/rasp.h"
+#include "rasp/inline.h"
 static rasp_heap_t *heap;
 static const rasp_type_t *type;
+#ifdef BENCH_RASP_INLINE /* rasp/inline.h's path where the size is a constant (fastpath) */
+#define NAME "rasp-inline"
+#else
 #define NAME "rasp"
+#endif
 static void init(void)
 {
 	int err = rasp_heap_create(&heap, NULL);
@@ -30,7 +34,11 @@ static void init(void)
 }
 static inline void *bench_alloc(size_t n)
 {
+#ifdef BENCH_RASP_INLINE
+	return rasp_alloc_inline(heap, type, n);
+#else
 	return rasp_alloc(heap, type, n, 0);
+#endif
 }
 static inline void bench_free(void *p)
 {

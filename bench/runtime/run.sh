@@ -20,6 +20,9 @@ CC=${CC:-cc}
 CFLAGS="-O2 -g -std=c11 -Wall -Wextra"
 $CC $CFLAGS -DBENCH_RASP -I"$SRC/include" -I"$BUILD/generated" "$SRC/bench/runtime/bench-alloc.c" \
 	-L"$BUILD/lib" -lrasp -Wl,-rpath,"$BUILD/lib" -o "$OUT/bench-alloc-rasp"
+$CC $CFLAGS -DBENCH_RASP -DBENCH_RASP_INLINE -I"$SRC/include" -I"$BUILD/generated" \
+	"$SRC/bench/runtime/bench-alloc.c" -L"$BUILD/lib" -lrasp -Wl,-rpath,"$BUILD/lib" \
+	-o "$OUT/bench-alloc-rasp-inline"
 $CC $CFLAGS "$SRC/bench/runtime/bench-alloc.c" -o "$OUT/bench-alloc-glibc"
 $CC $CFLAGS -DNAME='"jemalloc"' "$SRC/bench/runtime/bench-alloc.c" -ljemalloc -o "$OUT/bench-alloc-jemalloc"
 $CC $CFLAGS -DBENCH_MIMALLOC "$SRC/bench/runtime/bench-alloc.c" -lmimalloc -o "$OUT/bench-alloc-mimalloc"
@@ -46,6 +49,8 @@ if [ "$WHAT" = all ] || [ "$WHAT" = callgrind ]; then
 	echo "== callgrind: $N allocations of 32 payload bytes, no frees"
 	BIN=rasp callgrind_one rasp-sampling-off RASP_SAMPLING=off
 	BIN=rasp callgrind_one rasp-sampling-on RASP_SAMPLING=on
+	BIN=rasp-inline callgrind_one rasp-inline-sampling-off RASP_SAMPLING=off
+	BIN=rasp-inline callgrind_one rasp-inline-sampling-on RASP_SAMPLING=on
 	BIN=glibc callgrind_one glibc-malloc
 	BIN=jemalloc callgrind_one jemalloc
 	BIN=mimalloc callgrind_one mimalloc

@@ -1,11 +1,13 @@
 /* Built against the installed headers and library only (pkg-config rasp): allocates known
- * objects on a rasp heap. Run under a session with no extra environment, its samples must
- * reach the trace: librasp loads the installed LTTng provider from its own directory. */
+ * objects on a rasp heap, by the call and by rasp/inline.h's path. Run under a session with
+ * no extra environment, its samples must reach the trace: librasp loads the installed LTTng
+ * provider from its own directory. */
 #include <stdio.h>
 #include <unistd.h>
 
 #include <rasp/event-meta.h>
 #include <rasp/events.h>
+#include <rasp/inline.h>
 #include <rasp/rasp.h>
 
 int main(void)
@@ -20,8 +22,8 @@ int main(void)
 		return 1;
 	}
 	t = rasp_type_register(h, "Installed.Object");
-	for (int i = 0; i < 200000; i++)
-		rasp_free(h, rasp_alloc(h, t, 64, 0));
+	for (int i = 0; i < 200000; i++) /* the call, then rasp/inline.h's path */
+		rasp_free(h, i % 2 ? rasp_alloc_inline(h, t, 64) : rasp_alloc(h, t, 64, 0));
 	rasp_heap_stats(h, &st);
 	printf("samples=%llu pid=%ld provider=%s event=%s\n", (unsigned long long)st.samples,
 	       (long)getpid(), rasp_events_provider_loaded() ? "loaded" : rasp_events_provider_error(),

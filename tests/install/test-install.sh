@@ -20,7 +20,7 @@ for f in librasp.so librasp-lttng.so pkgconfig/rasp.pc cmake/rasp/rasp-config.cm
          babeltrace2/plugins/rasp-bt2-plugin.so; do
   [ -e "$libdir/$f" ] || fail "$f not installed in $libdir"
 done
-for h in rasp.h events.h event-meta.h export.h; do
+for h in rasp.h inline.h events.h event-meta.h export.h; do
   [ -f "$P/include/rasp/$h" ] || fail "rasp/$h not installed"
 done
 [ -f "$P/share/man/man1/rasp.1" ] || fail "man page not installed"

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "rasp/inline.h"
 
 static void test_every_size_gets_smallest_class(void **state)
 {
@@ -41,6 +42,25 @@ static void test_every_size_gets_smallest_class(void **state)
 
 /* The free's test that a pointer is a block's start (rasp__page_has_block): n * c < c is
  * n % b == 0 for every class and every 8-aligned offset a page of up to 16 slots holds. */
+/* rasp/inline.h's class formula, compiled into callers, is the table's for every size it
+ * takes, and its hot entry's offset in a context is the one rasp_alloc uses. */
+static void test_inline_class_is_the_tables(void **state)
+{
+	(void)state;
+	for (size_t size = 1; size <= RASP_INLINE_MAX_SIZE; size++) {
+		size_t z = rasp__object_size_raw(size);
+		unsigned want = rasp__class_of(z), got = rasp_inline_class(size);
+
+		if (got != want) {
+			printf("size %zu (object %zu): inline class %u, table %u\n", size, z, got,
+			       want);
+			fail();
+		}
+		assert_int_equal(rasp__table_hot[(size + RASP_OBJECT_HEADER_SIZE + 7) >> 3],
+				 got * sizeof(struct rasp_inline_hot));
+	}
+}
+
 static void test_block_start_test_is_exact(void **state)
 {
 	(void)state;
@@ -99,6 +119,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_size_gets_smallest_class),
+	    cmocka_unit_test(test_inline_class_is_the_tables),
 	    cmocka_unit_test(test_block_start_test_is_exact),
 	    cmocka_unit_test(test_pages_waste_little),
 	    cmocka_unit_test(test_allocations_report_their_class),
