@@ -65,6 +65,11 @@ static inline void cache_set(struct rasp_heap *h, struct rasp_context *c)
 	rasp_inline_cache_v1.ctx = (struct rasp_inline_hot *)(void *)c;
 }
 static __thread struct thread_entry *tentries TLS_MODEL;
+/* This thread's exit key value is set (thread_exit will run), and thread_exit has run (a
+ * later key destructor allocating again: another round may not come). */
+static __thread bool key_set TLS_MODEL, exited TLS_MODEL;
+/* Bumped in a fork's child (fork_child); registry_lock or single-threaded. */
+static uint64_t fork_epoch;
 __thread char rasp__tls_anchor TLS_MODEL;
 
 /* A heap's events carry its ClrInstanceID, and a consumer weighs a thread's samples of one
@@ -117,14 +122,16 @@ void rasp__heap_unregister(struct rasp_heap *h)
 			break;
 		}
 	}
-	/* Every live owner's cache that names h is cleared. Under registry_lock no owner runs
-	 * its thread exit (which clears owner_cache before the thread's TLS goes), so every
-	 * owner_cache here is a live thread's. A compare-and-swap, not a store: the owner may
-	 * be switching its cache to another heap meanwhile, which must stand. */
+	/* Every live owner's cache that names h is cleared. A context's owner_cache is set only
+	 * while its thread is sure to run thread_exit before its TLS goes (publish_owner), and
+	 * thread_exit, which unsets it, waits for registry_lock: so every owner_cache of this
+	 * process's epoch is a live thread's (one of before a fork names a thread the child
+	 * does not have). A compare-and-swap, not a store: the owner may be switching its cache
+	 * to another heap meanwhile, which must stand. */
 	pthread_mutex_lock(&h->lock);
 	for (c = h->contexts; c; c = c->next) {
 		key = h;
-		if (c->owner_cache)
+		if (c->owner_cache && c->owner_epoch == fork_epoch)
 			__atomic_compare_exchange_n(c->owner_cache, &key, NO_HEAP, false,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
@@ -165,6 +172,8 @@ static void thread_exit(void *unused)
 	struct rasp_context *c;
 
 	(void)unused;
+	exited = true;
+	key_set = false; /* the key's value is NULL again: a later attach sets it anew */
 	pthread_mutex_lock(&registry_lock);
 	for (e = tentries; e; e = en) {
 		en = e->next;
@@ -191,9 +200,22 @@ static void thread_exit(void *unused)
 
 static bool key_ok;
 
+/* In a fork's child only the forking thread lives: the epoch goes up, so destroy no longer
+ * writes through the owner_cache of the contexts of threads that do not exist there (their
+ * stacks, which held their TLS, may be unmapped), and the forking thread publishes its own
+ * again at its next attach. Single-threaded when it runs. */
+static void fork_child(void)
+{
+	fork_epoch++;
+	cache_set(NO_HEAP, NULL);
+}
+
 static void make_key(void)
 {
 	key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
+	if (pthread_atfork(NULL, NULL, fork_child) != 0)
+		fprintf(stderr, "rasp: pthread_atfork failed; a fork's child must not destroy a "
+				"heap its parent's other threads allocated from\n");
 	if (!key_ok) {
 		/* Without it contexts of exited threads stay attached until heap destroy: a
 		 * leak of one chunk per thread, not a correctness problem. */
@@ -269,6 +291,26 @@ static uint32_t window_blocks(const struct rasp_context *c, unsigned k)
 	return n < 8 ? 8 : n;
 }
 
+/* Lets rasp_heap_destroy clear this thread's cache key (rasp__heap_unregister): published
+ * only while thread_exit is sure to run, and unset it, before the thread's TLS goes: the
+ * exit key set for this thread (pthread_setspecific can fail), and thread_exit not yet run
+ * (a key destructor of the program's that allocates after it, in the last round of
+ * destructors, would leave a pointer into a dead thread's TLS; found by review, with a
+ * fault in destroy). Returns whether the context's owner_cache is this thread's, in this
+ * process: only then may the cache name its heap. */
+static bool publish_owner(struct rasp_context *c)
+{
+	if (!key_set || exited)
+		return false;
+	if (c->owner_cache && c->owner_epoch == fork_epoch)
+		return true;
+	pthread_mutex_lock(&registry_lock); /* which destroy's clearing holds */
+	c->owner_cache = &rasp_inline_cache_v1.heap;
+	c->owner_epoch = fork_epoch;
+	pthread_mutex_unlock(&registry_lock);
+	return true;
+}
+
 struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 {
 	struct thread_entry *e;
@@ -322,18 +364,13 @@ struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 	e->next = tentries;
 	tentries = e;
 	pthread_once(&key_once, make_key);
-	if (key_ok) { /* else exit_key is no key of ours (review) */
-		pthread_setspecific(exit_key, (void *)1);
-		/* Published under registry_lock, which rasp_heap_destroy's clearing holds. */
-		pthread_mutex_lock(&registry_lock);
-		c->owner_cache = &rasp_inline_cache_v1.heap;
-		pthread_mutex_unlock(&registry_lock);
-	}
+	/* else exit_key is no key of ours (review) */
+	if (key_ok && pthread_setspecific(exit_key, (void *)1) == 0)
+		key_set = true;
 found:
-	/* Without the exit key a thread's contexts outlive its TLS, so no destroy could clear
-	 * its cache: it is not used (every allocation then looks its heap up; a correct slow
-	 * way for a process where pthread_key_create failed). */
-	if (e->ctx->owner_cache)
+	/* The cache only where destroy can clear it (publish_owner); else every allocation
+	 * looks its heap up, a correct slow way. */
+	if (publish_owner(e->ctx))
 		cache_set(h, e->ctx);
 	return e->ctx;
 }

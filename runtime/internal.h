@@ -293,8 +293,10 @@ struct rasp_context {
 	struct rasp_context *next, *prev; /* heap->contexts or heap->spare_contexts, heap->lock */
 	/* The owner thread's one-entry heap cache key (context.c), which rasp_heap_destroy
 	 * clears if it names the heap: a heap created later at the same address then misses it.
-	 * NULL while no live thread owns the context. registry_lock held to use it. */
+	 * Set only while the owner is sure to unset it at its exit (context.c, publish_owner),
+	 * NULL otherwise. registry_lock held to use it. */
 	struct rasp_heap **owner_cache; /* accessed with __atomic builtins (rasp/inline.h) */
+	uint64_t owner_epoch;		/* the fork epoch it was set in (context.c) */
 	struct rasp__window win[RASP__NCLASS];
 	/* Debug builds only (kept in every build so the layout never depends on NDEBUG). */
 	pthread_t owner;
