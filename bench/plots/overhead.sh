@@ -20,7 +20,9 @@ bench="$build/bench-runtime/bench-alloc-rasp"
 
 # run.sh builds the four bench-alloc programs and measures (c).
 N=${N:-1000000} "$root/bench/runtime/run.sh" "$build" callgrind | tee "$here/instructions.txt"
-awk -F': ' '/instructions\/allocation/ { split($2, a, " "); sub("rasp-sampling-off", "rasp (off)", $1);
+awk -F': ' '/instructions\/allocation/ { split($2, a, " ");
+  sub("rasp-inline-sampling-off", "inline (off)", $1); sub("rasp-inline-sampling-on", "inline (on)", $1);
+  sub("rasp-sampling-off", "rasp (off)", $1);
   sub("rasp-sampling-on", "rasp (on)", $1); sub("-malloc", "", $1); printf "\"%s\" %s\n", $1, a[1] }' \
   "$here/instructions.txt" > "$here/instructions.dat"
 
