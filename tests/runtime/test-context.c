@@ -21,19 +21,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../support/test-heap.h"
 #include "internal.h"
 
 static rasp_heap_t *make_heap(int sampling, uint64_t mean)
 {
-	rasp_config_t cfg;
-	rasp_heap_t *h;
+	rasp_heap_t *h = test_heap(sampling, mean, 2024);
 
-	rasp_config_init(&cfg);
-	cfg.sampling = sampling;
-	cfg.sampling_mean = mean;
-	cfg.has_seed = 1;
-	cfg.seed = 2024;
-	assert_int_equal(rasp_heap_create(&h, &cfg), 0);
+	assert_non_null(h);
 	return h;
 }
 

@@ -15,19 +15,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../support/test-heap.h"
 #include "rasp/inline.h"
 
 static rasp_heap_t *make_heap(int sampling, uint64_t mean)
 {
-	rasp_config_t cfg;
-	rasp_heap_t *h;
+	rasp_heap_t *h = test_heap(sampling, mean, 7);
 
-	rasp_config_init(&cfg);
-	cfg.sampling = sampling;
-	cfg.sampling_mean = mean;
-	cfg.has_seed = 1;
-	cfg.seed = 7;
-	assert_int_equal(rasp_heap_create(&h, &cfg), 0);
+	assert_non_null(h);
 	return h;
 }
 

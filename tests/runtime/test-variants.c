@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../support/test-heap.h"
 #include "internal.h"
 
 static uint64_t nsampled;
@@ -25,15 +26,9 @@ static void count(void *arg, uint32_t kind, const rasp_type_t *type, void *addr,
 
 static rasp_heap_t *make_heap(int sampling, uint64_t mean)
 {
-	rasp_config_t cfg;
-	rasp_heap_t *h;
+	rasp_heap_t *h = test_heap(sampling, mean, 31);
 
-	rasp_config_init(&cfg);
-	cfg.sampling = sampling;
-	cfg.sampling_mean = mean;
-	cfg.has_seed = 1;
-	cfg.seed = 31;
-	assert_int_equal(rasp_heap_create(&h, &cfg), 0);
+	assert_non_null(h);
 	h->sample_hook = count;
 	return h;
 }
