@@ -158,6 +158,7 @@ static void free_remote(struct rasp_heap *h, struct rasp__page *pg, struct rasp_
 /* The block hdr of page pg, checked: free it. */
 static inline void free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 {
+	struct rasp__header *head;
 	uint32_t used;
 
 	RASP__POISON(hdr + 1, pg->bsize - RASP_OBJECT_HEADER_SIZE);
@@ -165,9 +166,11 @@ static inline void free_block(struct rasp_heap *h, struct rasp__page *pg, struct
 		free_remote(h, pg, hdr);
 		return;
 	}
-	rasp__hdr_link(hdr, pg->local_free); /* the link and the free flag, one store */
+	head = pg->local_free;
+	rasp__hdr_link(hdr, head); /* the link and the free flag, one store */
 	pg->local_free = hdr;
-	if (!pg->local_n++)
+	pg->local_n++; /* 0 exactly when local_free is NULL: the tail from the head's test */
+	if (!head)
 		pg->local_tail = hdr;
 	used = rasp__relaxed_load32(&pg->used) - 1;
 	atomic_store_explicit(&pg->used, used, memory_order_relaxed);
