@@ -38,7 +38,14 @@ struct thread_entry {
 static const char no_heap; /* the cache's "empty" key: never a heap, never NULL */
 #define NO_HEAP	  ((struct rasp_heap *)&no_heap)
 #define TLS_MODEL __attribute__((tls_model("initial-exec")))
+#if defined(__SANITIZE_ADDRESS__)
+/* Free blocks are poisoned in this build: no caller may pop them, so the inline path's symbol
+ * is not defined, and a caller built without AddressSanitizer fails to load (review). */
+static __thread struct rasp_inline_cache tcache TLS_MODEL = {NO_HEAP, NULL};
+#else
 RASP_API __thread struct rasp_inline_cache rasp_inline_cache_v1 TLS_MODEL = {NO_HEAP, NULL};
+#define tcache rasp_inline_cache_v1
+#endif
 
 _Static_assert(sizeof(struct rasp__hot) == sizeof(struct rasp_inline_hot) &&
 		   offsetof(struct rasp__hot, n) == offsetof(struct rasp_inline_hot, n) &&
@@ -51,18 +58,18 @@ _Static_assert(RASP__HDR_FREE == 1 && RASP_OBJECT_HEADER_SIZE == 8 &&
 
 static inline struct rasp_heap *cached_heap(void)
 {
-	return __atomic_load_n(&rasp_inline_cache_v1.heap, __ATOMIC_RELAXED);
+	return __atomic_load_n(&tcache.heap, __ATOMIC_RELAXED);
 }
 
 static inline struct rasp_context *cached_ctx(void)
 {
-	return (struct rasp_context *)(void *)rasp_inline_cache_v1.ctx;
+	return (struct rasp_context *)(void *)tcache.ctx;
 }
 
 static inline void cache_set(struct rasp_heap *h, struct rasp_context *c)
 {
-	__atomic_store_n(&rasp_inline_cache_v1.heap, h, __ATOMIC_RELAXED);
-	rasp_inline_cache_v1.ctx = (struct rasp_inline_hot *)(void *)c;
+	__atomic_store_n(&tcache.heap, h, __ATOMIC_RELAXED);
+	tcache.ctx = (struct rasp_inline_hot *)(void *)c;
 }
 static __thread struct thread_entry *tentries TLS_MODEL;
 /* This thread's exit key value is set (thread_exit will run), and thread_exit has run (a
@@ -100,8 +107,41 @@ static void unique_instance_id(struct rasp_heap *h)
 	 * means). */
 }
 
+/* fork: the registry lock is held across it, so the child finds it free and the registry
+ * whole (the child's first attach takes it; another thread of the parent may have held it
+ * at the fork: 34 of 300 children hung in review). In the child only the forking thread
+ * lives: the epoch goes up, so destroy no longer writes through the owner_cache of contexts
+ * of threads that do not exist there (their stacks, which held their TLS, may be unmapped),
+ * and the forking thread publishes its own again at its next attach. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&registry_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+}
+
+static void fork_child(void)
+{
+	fork_epoch++;
+	cache_set(NO_HEAP, NULL);
+	pthread_mutex_unlock(&registry_lock);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void install_atfork(void)
+{
+	if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
+		fprintf(stderr, "rasp: pthread_atfork failed; a fork's child must not allocate "
+				"from or destroy a heap of its parent's\n");
+}
+
 int rasp__heap_register(struct rasp_heap *h)
 {
+	pthread_once(&atfork_once, install_atfork); /* before any context can exist */
 	pthread_mutex_lock(&registry_lock);
 	unique_instance_id(h);
 	h->reg_next = registry;
@@ -200,22 +240,9 @@ static void thread_exit(void *unused)
 
 static bool key_ok;
 
-/* In a fork's child only the forking thread lives: the epoch goes up, so destroy no longer
- * writes through the owner_cache of the contexts of threads that do not exist there (their
- * stacks, which held their TLS, may be unmapped), and the forking thread publishes its own
- * again at its next attach. Single-threaded when it runs. */
-static void fork_child(void)
-{
-	fork_epoch++;
-	cache_set(NO_HEAP, NULL);
-}
-
 static void make_key(void)
 {
 	key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
-	if (pthread_atfork(NULL, NULL, fork_child) != 0)
-		fprintf(stderr, "rasp: pthread_atfork failed; a fork's child must not destroy a "
-				"heap its parent's other threads allocated from\n");
 	if (!key_ok) {
 		/* Without it contexts of exited threads stay attached until heap destroy: a
 		 * leak of one chunk per thread, not a correctness problem. */
@@ -305,7 +332,7 @@ static bool publish_owner(struct rasp_context *c)
 	if (c->owner_cache && c->owner_epoch == fork_epoch)
 		return true;
 	pthread_mutex_lock(&registry_lock); /* which destroy's clearing holds */
-	c->owner_cache = &rasp_inline_cache_v1.heap;
+	c->owner_cache = &tcache.heap;
 	c->owner_epoch = fork_epoch;
 	pthread_mutex_unlock(&registry_lock);
 	return true;

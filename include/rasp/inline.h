@@ -12,12 +12,15 @@
  * one fails to load instead of corrupting memory. What it saves: the call, the arguments'
  * set-up, and the class lookup, which a constant size folds away (docs/performance.md).
  *
- * Define RASP_NO_INLINE to compile every call as rasp_alloc. AddressSanitizer builds do so
- * (librasp keeps free blocks poisoned there; its own fast path unpoisons them). Debug builds
- * of librasp check more in rasp_alloc than this path does (a context used while another
- * thread enumerates it, a type of another heap): build the caller with RASP_NO_INLINE to have
- * them. GCC and clang on x86-64 and AArch64 only (thread-local storage in the initial-exec
- * model, which librasp itself uses). */
+ * Define RASP_NO_INLINE to compile every call as rasp_alloc; so does a build without
+ * optimization (-O0, -Og), where no size is a constant to the compiler, and one with
+ * AddressSanitizer (librasp keeps free blocks poisoned there; its own fast path unpoisons
+ * them). A librasp built with AddressSanitizer does not define rasp_inline_cache_v1, so a
+ * caller built without it fails to load. Debug builds of librasp check more in rasp_alloc
+ * than this path does (a context used while another thread enumerates it, a type of another
+ * heap): build the caller with RASP_NO_INLINE to have them. GCC and clang on x86-64 and
+ * AArch64 only (thread-local storage in the initial-exec model, which librasp itself
+ * uses). */
 #ifndef RASP_INLINE_H
 #define RASP_INLINE_H
 
@@ -95,8 +98,6 @@ static inline void *rasp_alloc_inline(rasp_heap_t *heap, const rasp_type_t *type
 		    __builtin_expect(type != NULL, 1)) {
 			struct rasp_inline_hot *hc = tc->ctx + rasp_inline_class(size);
 
-			/* The window's count goes to -1 on a miss: rasp_alloc's own decrement
-			 * then misses too, and its slow path sets the count anew. */
 			if (__builtin_expect(--hc->n >= 0, 1)) {
 				uintptr_t *p = (uintptr_t *)hc->free;
 
@@ -104,6 +105,10 @@ static inline void *rasp_alloc_inline(rasp_heap_t *heap, const rasp_type_t *type
 				*p = (uintptr_t)type; /* the header: a small object's kind is 0 */
 				return p + 1;
 			}
+			/* A miss: the count back as it was, so that rasp_alloc finds the state
+			 * its own path would (a debug build may refuse the call before its
+			 * decrement; a count left at -1 broke the next collect: review). */
+			hc->n++;
 		}
 	}
 #endif

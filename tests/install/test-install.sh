@@ -42,8 +42,11 @@ mv "$stage/plugins-moved" "$libdir/babeltrace2"
 # A program built through pkg-config alone, its rpath left to the user as usual.
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 [ "$(pkg-config --variable=includedir rasp)" -ef "$P/include" ] || fail "rasp.pc includedir"
-cc -std=c11 -Wall -Wextra -Werror -o "$stage/installed-prog" "$src" \
+cc -std=c11 -O2 -Wall -Wextra -Werror -o "$stage/installed-prog" "$src" \
   $(pkg-config --cflags --libs rasp) -Wl,-rpath,"$libdir"
+# -O2: rasp/inline.h's path is compiled in only where the size is a constant to the compiler.
+nm -D --undefined-only "$stage/installed-prog" | grep -q rasp_inline_cache_v1 ||
+  fail "installed-prog does not use rasp/inline.h's path (no reference to rasp_inline_cache_v1)"
 if ldd "$stage/installed-prog" | grep -q lttng; then
   fail "the program depends on LTTng at link time"
 fi
