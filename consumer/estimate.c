@@ -620,6 +620,13 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 		out->objects_high = out->objects +
 				    sqrt(pow(hi - ob, 2.0) + zq * zq * (mix + extra * extra)) +
 				    extra * (zq * zq + 2.0) / 3.0;
+	} else if (out->bytes_high > out->bytes && out->bytes > 0.0) {
+		/* Counted cells and sampled ones without a sample (an API caller's; the tally
+		 * makes a cell at its first sample): the bytes the latter may hide, as objects
+		 * the size of the counted ones (found by review: no width at all). */
+		out->objects_low = out->objects;
+		out->objects_high =
+		    out->objects + (out->bytes_high - out->bytes) * (out->objects / out->bytes);
 	} else {
 		out->objects_low = out->objects_high = out->objects;
 	}

@@ -487,6 +487,13 @@ static void test_estimate_objects_counted_cells_add_no_width(void **state)
 	/* Counted cells alone: no width at all. */
 	assert_int_equal(rasp_est_sum(&c[0], 1, 0.95, &t), 0);
 	assert_true(t.objects_low == 100000.0 && t.objects_high == 100000.0);
+	/* Beside a sampled cell with no sample (an API caller's row): the bytes it may hide
+	 * count as objects of the counted size on the high side (before: no width). */
+	assert_int_equal(rasp_est_cell_init(&c[1], P_DOTNET), 0);
+	assert_int_equal(rasp_est_sum(c, 2, 0.95, &t), 0);
+	assert_true(t.bytes_high > t.bytes);
+	check_rel(t.objects_high - t.objects, (t.bytes_high - t.bytes) / 16.0, 1e-9,
+		  "empty sampled cell");
 }
 
 /* Cells at two means: the one more sample the high bound allows is the one that adds the
@@ -509,9 +516,22 @@ static void test_estimate_objects_extra_sample_never_negative(void **state)
 	assert_int_equal(rasp_est_sum(c, 2, 0.95, &t), 0);
 	double scaled_high = t.objects * (t.bytes_high / t.bytes);
 
-	printf("objects %.1f, high %.1f, bytes-scaled high %.1f\n", t.objects, t.objects_high,
-	       scaled_high);
+	/* The extra sample the high bound adds, as docs/sampling.md defines it: the 16-byte
+	 * cell's w (1 - r z), the other cell's being negative. */
+	double r = t.objects / t.bytes, zq = rasp_normal_quantile(0.975);
+	double extra = (1.0 - r * 16.0) / -expm1(16.0 * log1p(-1.0 / 16));
+
+	double mix = c[0].mix_a + c[1].mix_a - 2.0 * r * (c[0].mix_az + c[1].mix_az) +
+		     r * r * (c[0].mix_azz + c[1].mix_azz);
+	double want = t.objects +
+		      sqrt(pow(scaled_high - t.objects, 2.0) + zq * zq * (mix + extra * extra)) +
+		      extra * (zq * zq + 2.0) / 3.0;
+
+	printf("objects %.1f, high %.1f, bytes-scaled high %.1f, extra sample %.3f\n", t.objects,
+	       t.objects_high, scaled_high, extra);
+	assert_true(extra > 1.0);
 	assert_true(t.objects_high >= scaled_high);
+	check_rel(t.objects_high, want, 1e-9, "objects high (docs/sampling.md's formula)");
 	assert_true(t.objects_low <= t.objects && t.objects <= t.objects_high);
 }
 

@@ -409,6 +409,36 @@ static void test_free_refuses_unmapped_and_foreign(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* An object freed through another heap (the release library's fast free tests the
+ * segment's heap and kind in one word): refused there, with its heap untouched, whose own
+ * free then succeeds (a review's mutant that tested only the kind freed it into its heap
+ * silently, and the real free was then a "double free"). Small and large objects. */
+static void test_free_through_another_heap_refused(void **state)
+{
+	rasp_heap_t *a = heap_off(), *b = heap_off();
+	const rasp_type_t *t = rasp_type_register(a, "A");
+	size_t sizes[] = {24, 1000, 200000};
+	rasp_heap_stats_t st;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		void *p = rasp_alloc(a, t, sizes[i], 0);
+
+		assert_non_null(p);
+		errno = 0;
+		rasp_free(b, p);
+		assert_int_equal(errno, EINVAL);
+		rasp_heap_stats(b, &st);
+		assert_int_equal(st.invalid_frees, i + 1);
+		rasp_free(a, p);
+		rasp_heap_stats(a, &st);
+		assert_int_equal(st.invalid_frees, 0);
+		assert_int_equal(st.live_bytes, 0);
+	}
+	rasp_heap_destroy(a);
+	rasp_heap_destroy(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +446,7 @@ int main(void)
 	    cmocka_unit_test(test_alloc_errors),
 	    cmocka_unit_test(test_free_refuses_interior_pointers),
 	    cmocka_unit_test(test_free_refuses_unmapped_and_foreign),
+	    cmocka_unit_test(test_free_through_another_heap_refused),
 	    cmocka_unit_test(test_objects_and_types),
 	    cmocka_unit_test(test_walk_and_collect),
 	    cmocka_unit_test(test_walk_callback_reads_the_heap),
