@@ -26,7 +26,8 @@ int main(void)
 		rasp_free(h, i % 2 ? rasp_alloc_inline(h, t, 64) : rasp_alloc(h, t, 64, 0));
 	rasp_heap_stats(h, &st);
 	printf("samples=%llu pid=%ld provider=%s event=%s\n", (unsigned long long)st.samples,
-	       (long)getpid(), rasp_events_provider_loaded() ? "loaded" : rasp_events_provider_error(),
+	       (long)getpid(),
+	       rasp_events_provider_loaded() ? "loaded" : rasp_events_provider_error(),
 	       RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
 	rasp_heap_destroy(h);
 	return 0;
