@@ -41,11 +41,11 @@ static const char no_heap; /* the cache's "empty" key: never a heap, never NULL 
 #if defined(__SANITIZE_ADDRESS__)
 /* Free blocks are poisoned in this build: no caller may pop them, so the inline path's symbol
  * is not defined, and a caller built without AddressSanitizer fails to load (review). */
-static __thread struct rasp_inline_cache tcache TLS_MODEL = {NO_HEAP, NULL};
+__thread struct rasp_inline_cache rasp__tcache TLS_MODEL = {NO_HEAP, NULL};
 #else
 RASP_API __thread struct rasp_inline_cache rasp_inline_cache_v1 TLS_MODEL = {NO_HEAP, NULL};
-#define tcache rasp_inline_cache_v1
 #endif
+#define tcache rasp__tcache
 
 _Static_assert(sizeof(struct rasp__hot) == sizeof(struct rasp_inline_hot) &&
 		   offsetof(struct rasp__hot, n) == offsetof(struct rasp_inline_hot, n) &&
@@ -318,6 +318,17 @@ static uint32_t window_blocks(const struct rasp_context *c, unsigned k)
 	return n < 8 ? 8 : n;
 }
 
+/* Blocks of class k the owner's frees put back on its list past the window (free.c): a
+ * window's and one, so that allocations and frees alternating keep full windows with no
+ * refill (the miss takes one block, the window the next wb), but no more than two quanta's
+ * bytes (at least one block): larger blocks go back to their pages. */
+static uint32_t keep_blocks(const struct rasp_context *c, unsigned k)
+{
+	uint64_t n = 2 * (uint64_t)c->heap->cfg.alloc_quantum / rasp__class_size[k];
+
+	return (n < 1 ? 1 : n < c->win[k].wb ? (uint32_t)n : c->win[k].wb) + 1;
+}
+
 /* Lets rasp_heap_destroy clear this thread's cache key (rasp__heap_unregister): published
  * only while thread_exit is sure to run, and unset it, before the thread's TLS goes: the
  * exit key set for this thread (pthread_setspecific can fail), and thread_exit not yet run
@@ -371,6 +382,7 @@ struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 	for (unsigned k = 0; k < RASP__NCLASS; k++) {
 		c->hot[k].bsize = rasp__class_size[k];
 		c->win[k].wb = k ? window_blocks(c, k) : 0;
+		c->win[k].keep = k ? keep_blocks(c, k) : 0;
 	}
 	c->state_gen = ~atomic_load(&h->state_gen); /* the first slow path checks */
 	c->token = rasp__thread_token();
@@ -512,7 +524,7 @@ static int list_refill(struct rasp_context *c, unsigned k)
 	if (!pg)
 		return -ENOMEM;
 	n = rasp__page_take_list(c, pg, &c->hot[k].free);
-	w->rest = n;
+	w->rest += n;
 	w->page = pg;
 	/* The page left behind may have emptied while it was current, when rasp__page_empty
 	 * let it be: now it is kept under the context's bound or released like any other. */
@@ -717,7 +729,10 @@ static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 	}
 	if (w->gap) /* the window ended at its sampled block: this object */
 		return c->sampling ? miss_sampled(c, k, hc, type, w->gap - b, w->off) : NULL;
-	if (!w->rest && list_refill(c, k) != 0)
+	/* Refilled when used up, and topped up (the page's list before the blocks left) while
+	 * the window would be short: alternating allocations and frees keep `keep` blocks here
+	 * (free.c), so that is rare then. */
+	if ((w->rest < w->keep || !w->rest) && list_refill(c, k) != 0 && !w->rest)
 		return NULL; /* alloc_small says ENOMEM */
 	left = w->rest - 1;  /* the object takes one */
 	wb = w->wb < left ? w->wb : left;

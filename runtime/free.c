@@ -134,7 +134,7 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 }
 
 /* Another thread owns pg (or nobody: its thread exited). */
-static void free_remote(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
+RASP__OUTLINE static void free_remote(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 {
 	struct rasp_context *c = rasp__context_peek(h);
 
@@ -156,7 +156,7 @@ static void free_remote(struct rasp_heap *h, struct rasp__page *pg, struct rasp_
 }
 
 /* The block hdr of page pg, checked: free it. */
-static inline void free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
+static inline __attribute__((always_inline)) void free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 {
 	struct rasp__header *head;
 	uint32_t used;
@@ -165,6 +165,27 @@ static inline void free_block(struct rasp_heap *h, struct rasp__page *pg, struct
 	if (atomic_load_explicit(&pg->owner, memory_order_relaxed) != rasp__thread_token()) {
 		free_remote(h, pg, hdr);
 		return;
+	}
+	if (RASP__LIKELY(rasp__context_cache_is(h))) {
+		/* The owner's context: its cache names h, and the page's owner is this thread. */
+		struct rasp_context *c = rasp__context_cache_ctx();
+		unsigned k = pg->cls;
+		struct rasp__window *w = &c->win[k];
+
+		if (RASP__LIKELY(w->rest < w->keep)) {
+			struct rasp__hot *hc = &c->hot[k];
+			uint64_t b = hc->bsize;
+
+			rasp__hdr_link(hdr, hc->free);
+			hc->free = hdr;
+			w->rest++;
+			w->held += b;
+			atomic_store_explicit(
+			    &c->held_bytes,
+			    atomic_load_explicit(&c->held_bytes, memory_order_relaxed) + b,
+			    memory_order_relaxed);
+			return;
+		}
 	}
 	head = pg->local_free;
 	rasp__hdr_link(hdr, head); /* the link and the free flag, one store */

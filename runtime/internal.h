@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "rasp-events-inline.h"
+#include "rasp/inline.h"
 #include "rasp/rasp.h"
 
 #define RASP__LIKELY(x)	  __builtin_expect(!!(x), 1)
@@ -242,6 +243,9 @@ struct rasp__window {
 	uint64_t held; /* bytes of the list, as published in held_bytes at the last slow path */
 	uint32_t rest;
 	uint32_t wb; /* blocks a window may cover (window_blocks, computed at attach) */
+	/* The owner's frees go onto the list while rest < keep, else to their page's (free.c);
+	 * a lean miss finding rest < keep tops the list up (keep_blocks, at attach; 0: off). */
+	uint32_t keep;
 	/* The page the list was first taken from (a gathered list also holds blocks of the next
 	 * ones): not released while it is the current one. */
 	struct rasp__page *page;
@@ -536,6 +540,24 @@ static inline void rasp__window_publish(struct rasp_context *c, unsigned k, uint
 }
 /* The calling thread's context on h, if it has one (no attach). */
 struct rasp_context *rasp__context_peek(struct rasp_heap *h);
+/* The thread's one-entry cache of its last heap and that heap's context (context.c), exported
+ * as rasp_inline_cache_v1 for rasp/inline.h except in AddressSanitizer builds. */
+#if defined(__SANITIZE_ADDRESS__)
+extern __thread struct rasp_inline_cache rasp__tcache
+    __attribute__((visibility("hidden"), tls_model("initial-exec")));
+#else
+#define rasp__tcache rasp_inline_cache_v1
+#endif
+/* Whether the thread's cache names h (a load and a compare, no call); then
+ * rasp__context_cache_ctx() is the thread's context on h (never NULL). */
+static inline bool rasp__context_cache_is(const struct rasp_heap *h)
+{
+	return __atomic_load_n(&rasp__tcache.heap, __ATOMIC_RELAXED) == h;
+}
+static inline struct rasp_context *rasp__context_cache_ctx(void)
+{
+	return (struct rasp_context *)(void *)rasp__tcache.ctx;
+}
 /* The thread's token (page ownership): unique among live threads. The thread pointer where
  * the compiler gives it (gcc 11 on: %fs:0 on x86-64, which the owner's free compares in one
  * instruction; a thread-local byte's address, which is the thread pointer plus a constant,

@@ -392,7 +392,10 @@ uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
 			queue_append(&w->queue, &w->queue_last, p);
 		}
 	}
-	*list = head;
+	if (tail) { /* before the list the context still holds (a top-up) */
+		rasp__hdr_link(tail, *list);
+		*list = head;
+	}
 	return total;
 }
 

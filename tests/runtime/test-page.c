@@ -150,9 +150,17 @@ static struct rasp__page *page_of(void *obj)
 	return rasp__page_of(rasp__segment_of(obj), rasp__header_of(obj));
 }
 
+/* The owner's free cache (free.c) off for obj's class: its frees go to their pages' lists, as
+ * frees past the cache's bound do, and the list is refilled only when used up (no top-up),
+ * so that the page policy below is what a test sees. */
+static void cache_off(rasp_heap_t *h, void *obj)
+{
+	rasp__context_peek(h)->win[page_of(obj)->cls].keep = 0;
+}
+
 /* Three full pages of 1000-byte objects, A, B and C, in order (a segment's first page holds
  * fewer blocks than the others): their objects are a[at[i]] .. a[at[i + 1] - 1]. The
- * context's list is empty after it. */
+ * context's list is empty after it, and its free cache off for the class. */
 static void **three_full_pages(rasp_heap_t *h, const rasp_type_t *t, uint32_t at[4])
 {
 	void **a = malloc(4096 * sizeof(void *));
@@ -164,6 +172,8 @@ static void **three_full_pages(rasp_heap_t *h, const rasp_type_t *t, uint32_t at
 	for (;;) {
 		assert_true(n < 4096);
 		assert_non_null(a[n] = rasp_alloc(h, t, 1000, 0));
+		if (n == 0)
+			cache_off(h, a[0]);
 		if (n > 0 && page_of(a[n]) != page_of(a[n - 1]))
 			at[++pg] = n;
 		assert_true(pg < 3);
@@ -422,6 +432,7 @@ static void test_unseen_remote_frees_found_before_growing(void **state)
 	(void)state;
 	a = malloc(sizeof(void *));
 	a[0] = rasp_alloc(h, t, 48, 0);
+	cache_off(h, a[0]);
 	pg = rasp__page_of(rasp__segment_of(a[0]), rasp__header_of(a[0]));
 	cap = rasp__page_capacity(pg);
 	a = realloc(a, cap * sizeof(void *));
