@@ -318,15 +318,29 @@ static uint32_t window_blocks(const struct rasp_context *c, unsigned k)
 	return n < 8 ? 8 : n;
 }
 
-/* Blocks of class k the owner's frees put back on its list past the window (free.c): a
- * window's and one, so that allocations and frees alternating keep full windows with no
- * refill (the miss takes one block, the window the next wb), but no more than two quanta's
- * bytes (at least one block): larger blocks go back to their pages. */
+/* The list's blocks past the window under which a lean miss tops the list up from its pages
+ * (miss_lean): a window's and one, so that allocations and frees alternating keep full
+ * windows with no refill (the miss takes one block, the window the next wb); no more than two
+ * quanta's bytes for large blocks (at least one block). */
 static uint32_t keep_blocks(const struct rasp_context *c, unsigned k)
 {
 	uint64_t n = 2 * (uint64_t)c->heap->cfg.alloc_quantum / rasp__class_size[k];
 
 	return (n < 1 ? 1 : n < c->win[k].wb ? (uint32_t)n : c->win[k].wb) + 1;
+}
+
+/* The owner's frees of class k go onto its list while fewer blocks than this are past the
+ * window, else onto their pages' lists (free.c): eight quanta's bytes (64 KiB by default), at
+ * least twice `keep`. A bound this far from where a class's list usually is makes the free's
+ * test predictable: at `keep` it went one way or the other at random under mixed sizes, and
+ * the mispredictions made `mixed` 1.35x and `fixed` 1.10x slower than with no cache at all;
+ * at 2 and 4 quanta `mixed` was 1.03x and 1.02x slower, at 8 0.98x (docs/performance.md). */
+static uint32_t cache_blocks(const struct rasp_context *c, unsigned k)
+{
+	uint64_t n = 8 * (uint64_t)c->heap->cfg.alloc_quantum / rasp__class_size[k];
+	uint32_t keep = c->win[k].keep;
+
+	return n < 2 * keep ? 2 * keep : (uint32_t)n;
 }
 
 /* Lets rasp_heap_destroy clear this thread's cache key (rasp__heap_unregister): published
@@ -383,6 +397,7 @@ struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 		c->hot[k].bsize = rasp__class_size[k];
 		c->win[k].wb = k ? window_blocks(c, k) : 0;
 		c->win[k].keep = k ? keep_blocks(c, k) : 0;
+		c->win[k].cache = k ? cache_blocks(c, k) : 0;
 	}
 	c->state_gen = ~atomic_load(&h->state_gen); /* the first slow path checks */
 	c->token = rasp__thread_token();
@@ -478,7 +493,9 @@ void rasp__context_retire(struct rasp_context *c, void *arg)
 {
 	(void)arg;
 	for (unsigned k = 1; k < RASP__NCLASS; k++) {
-		c->win[k].rest += (uint32_t)(c->hot[k].n + c->win[k].gap / rasp__class_size[k]);
+		/* Not into rest, which the owner's frees may be raising now (free.c): the owner
+		 * counts these back at its next slow path, which trims (return_list). */
+		c->win[k].retired += (uint32_t)(c->hot[k].n + c->win[k].gap / rasp__class_size[k]);
 		c->hot[k].n = 0;
 		c->win[k].gap = 0;
 		c->win[k].known = false;

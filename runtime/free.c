@@ -172,7 +172,7 @@ static inline __attribute__((always_inline)) void free_block(struct rasp_heap *h
 		unsigned k = pg->cls;
 		struct rasp__window *w = &c->win[k];
 
-		if (RASP__LIKELY(w->rest < w->keep)) {
+		if (RASP__LIKELY(w->rest < w->cache)) {
 			struct rasp__hot *hc = &c->hot[k];
 			uint64_t b = hc->bsize;
 

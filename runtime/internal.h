@@ -243,9 +243,15 @@ struct rasp__window {
 	uint64_t held; /* bytes of the list, as published in held_bytes at the last slow path */
 	uint32_t rest;
 	uint32_t wb; /* blocks a window may cover (window_blocks, computed at attach) */
-	/* The owner's frees go onto the list while rest < keep, else to their page's (free.c);
-	 * a lean miss finding rest < keep tops the list up (keep_blocks, at attach; 0: off). */
+	/* The owner's frees go onto the list while rest < cache, else to their page's (free.c);
+	 * a lean miss finding rest < keep tops the list up (keep_blocks and cache_blocks, set
+	 * at attach; both 0: the cache off, as test-page's page-policy tests run). */
 	uint32_t keep;
+	uint32_t cache;
+	/* Blocks of a window a whole-heap operation ended (rasp__context_retire, run by another
+	 * thread while this one may be freeing): part of the list, counted back at the owner's
+	 * next slow path, which returns the list (return_list). */
+	uint32_t retired;
 	/* The page the list was first taken from (a gathered list also holds blocks of the next
 	 * ones): not released while it is the current one. */
 	struct rasp__page *page;

@@ -446,7 +446,7 @@ static void return_list(struct rasp_context *c, unsigned k)
 {
 	struct rasp__window *w = &c->win[k];
 	struct rasp__hot *hc = &c->hot[k];
-	uint32_t n = (uint32_t)(hc->n + w->gap / rasp__class_size[k]) + w->rest;
+	uint32_t n = (uint32_t)(hc->n + w->gap / rasp__class_size[k]) + w->rest + w->retired;
 	struct rasp__header *hdr = hc->free, *next;
 
 	rasp__window_publish(c, k, 0);
@@ -454,6 +454,7 @@ static void return_list(struct rasp_context *c, unsigned k)
 	w->gap = 0;
 	w->known = false;
 	w->rest = 0;
+	w->retired = 0;
 	/* Block by block: a gathered list holds blocks of several pages. */
 	for (uint32_t i = 0; i < n; i++, hdr = next) {
 		struct rasp__page *pg = rasp__page_of(rasp__segment_of(hdr), hdr);

@@ -34,6 +34,11 @@ static rasp_heap_stats_t stats(rasp_heap_t *h)
 	return st;
 }
 
+static struct rasp__page *page_of(void *obj)
+{
+	return rasp__page_of(rasp__segment_of(obj), rasp__header_of(obj));
+}
+
 /* Freed blocks come back: the second round of the same allocations takes no new page and
  * hands out exactly the blocks the first round freed. */
 static void test_owner_frees_are_reused(void **state)
@@ -110,6 +115,97 @@ static void replace_at_random(rasp_heap_t *h, const rasp_type_t *t, void **live,
 	}
 }
 
+/* The owner's frees go onto its context's list of the class (free.c), up to `cache` blocks
+ * past the window, and the next allocation takes the block freed last; the frees past the
+ * bound go to their pages, which empty and go (all but the few the cached blocks are on and
+ * the context's RASP__KEEP_EMPTY). Live bytes stay exact through both, and a collect gives the
+ * cached blocks back: no page is left. With no bound, the 8000 blocks (26 pages) would stay
+ * on the list. */
+static void test_owner_frees_cached_up_to_the_bound(void **state)
+{
+	enum { N = 8000 };
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	void **a = malloc(N * sizeof(void *)), *p;
+	struct rasp__window *w;
+	uint64_t pages, per_page;
+	uint32_t cache;
+
+	(void)state;
+	assert_non_null(a);
+	for (int i = 0; i < N; i++)
+		assert_non_null(a[i] = rasp_alloc(h, t, 200, 0));
+	w = &rasp__context_peek(h)->win[page_of(a[0])->cls];
+	cache = w->cache;
+	per_page = rasp__page_capacity(page_of(a[N / 2]));
+	assert_true(cache > 0 && cache < N / 4);
+	rasp_free(h, a[N - 1]);
+	p = rasp_alloc(h, t, 200, 0);
+	assert_ptr_equal(p, a[N - 1]); /* the block freed last comes back first */
+	pages = stats(h).pages;
+	for (int i = 0; i < N; i++)
+		rasp_free(h, a[i]);
+	assert_int_equal(w->rest, cache);
+	assert_int_equal(stats(h).live_bytes, 0);
+	printf("%d frees of %llu pages: %u cached, %llu pages left\n", N,
+	       (unsigned long long)pages, cache, (unsigned long long)stats(h).pages);
+	assert_true(stats(h).pages <= (cache + w->wb) / per_page + 2 + RASP__KEEP_EMPTY);
+	assert_int_equal(rasp_heap_collect(h), 0);
+	assert_int_equal(stats(h).live_bytes, 0);
+	assert_int_equal(stats(h).pages, 0);
+	free(a);
+	rasp_heap_destroy(h);
+}
+
+/* Allocations and frees alternating at one size keep full windows: after the list is topped
+ * up once, the owner's frees keep it at `keep` blocks, so a miss comes once per window (wb
+ * allocations) and no refill at all. Without the top-up the list stays as short as it was
+ * when the alternation began (here 3 blocks: a miss every 2 allocations). */
+static void test_alternating_keeps_full_windows(void **state)
+{
+	enum { ROUNDS = 100000 };
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	struct rasp_context *c;
+	struct rasp__hot *hc;
+	void *keep[3], *q;
+	uint64_t refills;
+	intptr_t last;
+	long misses = 0;
+	unsigned k;
+
+	(void)state;
+	q = rasp_alloc(h, t, 100, 0);
+	c = rasp__context_peek(h);
+	k = page_of(q)->cls;
+	hc = &c->hot[k];
+	/* Leave the list 3 blocks long: allocate all but 3, free 3 of the others. */
+	while (hc->n + c->win[k].rest > 0)
+		assert_non_null(rasp_alloc(h, t, 100, 0));
+	for (int i = 0; i < 3; i++)
+		assert_non_null(keep[i] = rasp_alloc(h, t, 100, 0));
+	for (int i = 0; i < 3; i++)
+		rasp_free(h, keep[i]);
+	refills = stats(h).refills;
+	last = hc->n;
+	for (long i = 0; i < ROUNDS; i++) {
+		void *p = rasp_alloc(h, t, 100, 0);
+
+		assert_non_null(p);
+		misses += hc->n > last; /* a miss set a new window */
+		last = hc->n;
+		rasp_free(h, q);
+		q = p;
+	}
+	refills = stats(h).refills - refills;
+	printf("%d alternations: %ld misses (window %u blocks), %llu refills\n", ROUNDS, misses,
+	       c->win[k].wb, (unsigned long long)refills);
+	assert_true(misses <= ROUNDS / (long)c->win[k].wb + 2);
+	assert_true(refills <= 1);
+	rasp_free(h, q);
+	rasp_heap_destroy(h);
+}
+
 /* Random replacement leaves a block or two free in each page. A refill gathers the lists of
  * several pages (at least 16 blocks when the queue has them), and a drained page leaves the
  * queue: 200000 replacements among 8000 live 1000-byte objects (~125 pages) take fewer than
@@ -145,17 +241,14 @@ static void test_short_lists_are_gathered(void **state)
 	rasp_heap_destroy(h);
 }
 
-static struct rasp__page *page_of(void *obj)
-{
-	return rasp__page_of(rasp__segment_of(obj), rasp__header_of(obj));
-}
-
 /* The owner's free cache (free.c) off for obj's class: its frees go to their pages' lists, as
  * frees past the cache's bound do, and the list is refilled only when used up (no top-up),
  * so that the page policy below is what a test sees. */
 static void cache_off(rasp_heap_t *h, void *obj)
 {
-	rasp__context_peek(h)->win[page_of(obj)->cls].keep = 0;
+	struct rasp__window *w = &rasp__context_peek(h)->win[page_of(obj)->cls];
+
+	w->keep = w->cache = 0;
 }
 
 /* Three full pages of 1000-byte objects, A, B and C, in order (a segment's first page holds
@@ -557,6 +650,8 @@ int main(void)
 	    cmocka_unit_test(test_owner_frees_are_reused),
 	    cmocka_unit_test(test_steady_state_does_not_grow),
 	    cmocka_unit_test(test_short_lists_are_gathered),
+	    cmocka_unit_test(test_owner_frees_cached_up_to_the_bound),
+	    cmocka_unit_test(test_alternating_keeps_full_windows),
 	    cmocka_unit_test(test_woken_pages_wait_their_turn),
 	    cmocka_unit_test(test_sparse_pages_are_passed_over),
 	    cmocka_unit_test(test_empty_current_page_kept_or_released),
