@@ -179,13 +179,14 @@ static void test_alternating_keeps_full_windows(void **state)
 	c = rasp__context_peek(h);
 	k = page_of(q)->cls;
 	hc = &c->hot[k];
-	/* Leave the list 3 blocks long: allocate all but 3, free 3 of the others. */
+	/* Leave the list 3 blocks long: use it up, then free 3 blocks taken before. */
+	for (int i = 0; i < 3; i++)
+		assert_non_null(keep[i] = rasp_alloc(h, t, 100, 0));
 	while (hc->n + c->win[k].rest > 0)
 		assert_non_null(rasp_alloc(h, t, 100, 0));
 	for (int i = 0; i < 3; i++)
-		assert_non_null(keep[i] = rasp_alloc(h, t, 100, 0));
-	for (int i = 0; i < 3; i++)
 		rasp_free(h, keep[i]);
+	assert_int_equal(hc->n + c->win[k].rest, 3);
 	refills = stats(h).refills;
 	last = hc->n;
 	for (long i = 0; i < ROUNDS; i++) {
