@@ -693,6 +693,7 @@ static void test_inline_miss_refused_keeps_count(void **state)
 	c = rasp_context_get(a);
 	while (!(c->hot[k].n == 0 && c->win[k].rest == 0 && c->win[k].gap == 0) && n < (1 << 16))
 		keep[n++] = rasp_alloc_inline(a, ta, 24);
+	assert_true(n < (1 << 16)); /* the list used up: the next allocation is a miss */
 	errno = 0;
 	assert_null(rasp_alloc_inline(a, tb, 24)); /* a type of another heap */
 	assert_int_equal(errno, EINVAL);
