@@ -1,6 +1,8 @@
-/* rasp_free: the checks every build makes, the owner's free (a push on the page's local list,
- * no atomic, no shared write) and another thread's free, queued per page and pushed onto the
- * page's thread_free list with one atomic exchange per batch (page.c). The queue holds at most
+/* rasp_free: the checks every build makes, the owner's free (a push on its context's list of
+ * the class up to a bound, else on the page's local list; no atomic, no shared write;
+ * docs/runtime.md, "The owner's free cache") and another thread's free, queued per page and
+ * pushed onto the page's thread_free list with one atomic exchange per batch (page.c). The
+ * queue holds at most
  * RASP__BATCH_MAX blocks of one page; it is pushed when a block of another page comes, when it
  * is full, at the freeing thread's next allocation slow path and at its exit: a thread that
  * stops freeing and allocating holds at most one batch. */
@@ -134,7 +136,8 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 }
 
 /* Another thread owns pg (or nobody: its thread exited). */
-RASP__OUTLINE static void free_remote(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
+RASP__OUTLINE static void free_remote(struct rasp_heap *h, struct rasp__page *pg,
+				      struct rasp__header *hdr)
 {
 	struct rasp_context *c = rasp__context_peek(h);
 
@@ -156,7 +159,8 @@ RASP__OUTLINE static void free_remote(struct rasp_heap *h, struct rasp__page *pg
 }
 
 /* The block hdr of page pg, checked: free it. */
-static inline __attribute__((always_inline)) void free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
+static inline __attribute__((always_inline)) void
+free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 {
 	struct rasp__header *head;
 	uint32_t used;
@@ -167,7 +171,10 @@ static inline __attribute__((always_inline)) void free_block(struct rasp_heap *h
 		return;
 	}
 	if (RASP__LIKELY(rasp__context_cache_is(h))) {
-		/* The owner's context: its cache names h, and the page's owner is this thread. */
+		/* The owner's context: its cache names h, and the page's owner is this thread.
+		 * (In a fork's child, a thread may have the thread pointer of a parent's thread
+		 * that is not there and owned the page: the block then joins this thread's list,
+		 * which gives it back to its own page when it returns the list.) */
 		struct rasp_context *c = rasp__context_cache_ctx();
 		unsigned k = pg->cls;
 		struct rasp__window *w = &c->win[k];

@@ -148,8 +148,8 @@ static void test_owner_frees_cached_up_to_the_bound(void **state)
 		rasp_free(h, a[i]);
 	assert_int_equal(w->rest, cache);
 	assert_int_equal(stats(h).live_bytes, 0);
-	printf("%d frees of %llu pages: %u cached, %llu pages left\n", N,
-	       (unsigned long long)pages, cache, (unsigned long long)stats(h).pages);
+	printf("%d frees of %llu pages: %u cached, %llu pages left\n", N, (unsigned long long)pages,
+	       cache, (unsigned long long)stats(h).pages);
 	assert_true(stats(h).pages <= (cache + w->wb) / per_page + 2 + RASP__KEEP_EMPTY);
 	assert_int_equal(rasp_heap_collect(h), 0);
 	assert_int_equal(stats(h).live_bytes, 0);
