@@ -2,10 +2,9 @@
  * the class up to a bound, else on the page's local list; no atomic, no shared write;
  * docs/runtime.md, "The owner's free cache") and another thread's free, queued per page and
  * pushed onto the page's thread_free list with one atomic exchange per batch (page.c). The
- * queue holds at most
- * RASP__BATCH_MAX blocks of one page; it is pushed when a block of another page comes, when it
- * is full, at the freeing thread's next allocation slow path and at its exit: a thread that
- * stops freeing and allocating holds at most one batch. */
+ * queue holds at most RASP__BATCH_MAX blocks of one page; it is pushed when a block of another
+ * page comes, when it is full, at the freeing thread's next allocation slow path and at its
+ * exit: a thread that stops freeing and allocating holds at most one batch. */
 #include <errno.h>
 #include <stdio.h>
 
