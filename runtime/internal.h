@@ -552,6 +552,10 @@ struct rasp_context *rasp__context_peek(struct rasp_heap *h);
 extern __thread struct rasp_inline_cache rasp__tcache
     __attribute__((visibility("hidden"), tls_model("initial-exec")));
 #else
+/* Declared here as well: rasp/inline.h declares it only where callers may inline, which a
+ * clang AddressSanitizer build (the fuzz targets') is not, and librasp defines it there. */
+RASP_API extern __thread struct rasp_inline_cache rasp_inline_cache_v1
+    __attribute__((tls_model("initial-exec")));
 #define rasp__tcache rasp_inline_cache_v1
 #endif
 /* Whether the thread's cache names h (a load and a compare, no call); then
