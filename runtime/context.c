@@ -397,7 +397,7 @@ struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 		c->hot[k].bsize = rasp__class_size[k];
 		c->win[k].wb = k ? window_blocks(c, k) : 0;
 		c->win[k].keep = k ? keep_blocks(c, k) : 0;
-		c->win[k].cache = k ? cache_blocks(c, k) : 0;
+		c->win[k].cache = c->win[k].cache_max = k ? cache_blocks(c, k) : 0;
 	}
 	c->state_gen = ~atomic_load(&h->state_gen); /* the first slow path checks */
 	c->token = rasp__thread_token();
@@ -543,6 +543,9 @@ static int list_refill(struct rasp_context *c, unsigned k)
 	n = rasp__page_take_list(c, pg, &c->hot[k].free);
 	w->rest += n;
 	w->page = pg;
+	/* The owner's free cache's bound grows back (a flush halved it): 4x, so that a class
+	 * that allocates again soon has it whole after a few refills. */
+	w->cache = w->cache_max / 4 < w->cache ? w->cache_max : w->cache * 4;
 	/* The page left behind may have emptied while it was current, when rasp__page_empty
 	 * let it be: now it is kept under the context's bound or released like any other. */
 	if (old && old != pg && !rasp__relaxed_load32(&old->used))
@@ -747,10 +750,13 @@ static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 	if (w->gap) /* the window ended at its sampled block: this object */
 		return c->sampling ? miss_sampled(c, k, hc, type, w->gap - b, w->off) : NULL;
 	/* Refilled when used up, and topped up (the page's list before the blocks left) while
-	 * the window would be short: alternating allocations and frees keep `keep` blocks here
-	 * (free.c), so that is rare then. */
-	if ((w->rest < w->keep || !w->rest) && list_refill(c, k) != 0 && !w->rest)
+	 * the window would be short and the owner's frees come back to the list: alternating
+	 * allocations and frees then keep `keep` blocks here (free.c), so that is rare. Not
+	 * when no frees come back (a producer whose objects another thread frees): topped up at
+	 * every such miss, `prodcons` ran 1.3x slower. */
+	if (((w->rest < w->keep && w->frees) || !w->rest) && list_refill(c, k) != 0 && !w->rest)
 		return NULL; /* alloc_small says ENOMEM */
+	w->frees = 0;
 	left = w->rest - 1;  /* the object takes one */
 	wb = w->wb < left ? w->wb : left;
 	bytes = (uintptr_t)wb * b;

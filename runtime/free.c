@@ -185,12 +185,24 @@ free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 			rasp__hdr_link(hdr, hc->free);
 			hc->free = hdr;
 			w->rest++;
+			w->frees++;
 			w->held += b;
 			atomic_store_explicit(
 			    &c->held_bytes,
 			    atomic_load_explicit(&c->held_bytes, memory_order_relaxed) + b,
 			    memory_order_relaxed);
 			return;
+		}
+		/* Past the bound the block goes to its page. A thread freeing far more of a class
+		 * than it allocates (twice the bound and two windows since its last miss) gives
+		 * the whole list back to its pages and halves the bound, so that it keeps few of
+		 * those blocks, each of which would keep a whole page from emptying (found by
+		 * review: 970 pages, 62.7 MiB, held by 4096 cached 16-byte blocks after 4
+		 * million random frees, against 9 pages before the cache). At every free past
+		 * the bound instead, `fixed` ran 1.5x slower (flush and refill at each turn). */
+		if (++w->frees >= 2 * (w->cache + w->wb) && w->cache) {
+			rasp__list_flush(c, k);
+			w->frees = 0;
 		}
 	}
 	head = pg->local_free;

@@ -247,7 +247,11 @@ struct rasp__window {
 	 * a lean miss finding rest < keep tops the list up (keep_blocks and cache_blocks, set
 	 * at attach; both 0: the cache off, as test-page's page-policy tests run). */
 	uint32_t keep;
-	uint32_t cache;
+	uint32_t cache, cache_max; /* the bound now, and the most it grows back to */
+	/* The owner's frees of the class since its last miss (free.c, miss_lean): a miss tops
+	 * the list up only while frees come back to it, and many frees with no miss (a thread
+	 * freeing, not allocating) flush it. */
+	uint32_t frees;
 	/* Blocks of a window a whole-heap operation ended (rasp__context_retire, run by another
 	 * thread while this one may be freeing): part of the list, counted back at the owner's
 	 * next slow path, which returns the list (return_list). */
@@ -423,6 +427,12 @@ uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
 			      struct rasp__header **list);
 /* The owner freed the last block out: release the page unless it is current. */
 void rasp__page_empty(struct rasp_context *c, struct rasp__page *pg);
+/* The owner's free found class k's list at its bound (free.c): the whole list goes back to
+ * its pages, pages that empty go as rasp__page_empty lets them, the window ends, and the
+ * bound halves (down to RASP__CACHE_MIN; a refill raises it again). Takes heap->lock. */
+void rasp__list_flush(struct rasp_context *c, unsigned k);
+/* The least bound of the owner's free cache, in blocks (context.c, cache_blocks). */
+#define RASP__CACHE_MIN 8u
 /* Every page of c to the heap's abandoned lists (or freed, if empty); heap->lock NOT held. */
 void rasp__pages_abandon(struct rasp_context *c);
 /* heap->lock held: empty pages of c that are not current go back to their segments. */

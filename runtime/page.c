@@ -423,7 +423,8 @@ static void page_release(struct rasp_context *c, struct rasp__page *pg)
 	rasp__segment_page_free(c->heap, pg);
 }
 
-void rasp__page_empty(struct rasp_context *c, struct rasp__page *pg)
+/* rasp__page_empty's work; `locked`: heap->lock already held. */
+static void page_empty(struct rasp_context *c, struct rasp__page *pg, bool locked)
 {
 	struct rasp__window *w = &c->win[pg->cls];
 
@@ -436,8 +437,50 @@ void rasp__page_empty(struct rasp_context *c, struct rasp__page *pg)
 		c->kept_empty++;
 		return;
 	}
-	pthread_mutex_lock(&c->heap->lock);
+	if (!locked)
+		pthread_mutex_lock(&c->heap->lock);
 	page_release(c, pg);
+	if (!locked)
+		pthread_mutex_unlock(&c->heap->lock);
+}
+
+void rasp__page_empty(struct rasp_context *c, struct rasp__page *pg)
+{
+	page_empty(c, pg, false);
+}
+
+void rasp__list_flush(struct rasp_context *c, unsigned k)
+{
+	struct rasp__window *w = &c->win[k];
+	struct rasp__hot *hc = &c->hot[k];
+	struct rasp__header *hdr, *next;
+	uint32_t n;
+
+	/* Under the heap lock: a collect ends this context's windows under it (retire), and
+	 * may run while this thread frees. */
+	pthread_mutex_lock(&c->heap->lock);
+	n = (uint32_t)(hc->n + w->gap / rasp__class_size[k]) + w->rest + w->retired;
+	hdr = hc->free;
+	rasp__window_publish(c, k, 0);
+	hc->n = 0;
+	w->gap = 0;
+	w->known = false; /* the window's draw is dropped: memoryless, decided by frees alone */
+	w->rest = 0;
+	w->retired = 0;
+	for (uint32_t i = 0; i < n; i++, hdr = next) {
+		struct rasp__page *pg = rasp__page_of(rasp__segment_of(hdr), hdr);
+
+		next = rasp__hdr_next(hdr);
+		rasp__hdr_link(hdr, pg->local_free);
+		pg->local_free = hdr;
+		if (!pg->local_n++)
+			pg->local_tail = hdr;
+		used_add(pg, -1);
+		if (!rasp__relaxed_load32(&pg->used) || pg->in_full)
+			page_empty(c, pg, true);
+	}
+	hc->free = NULL;
+	w->cache = w->cache / 2 > RASP__CACHE_MIN ? w->cache / 2 : RASP__CACHE_MIN;
 	pthread_mutex_unlock(&c->heap->lock);
 }
 

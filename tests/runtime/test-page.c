@@ -116,12 +116,12 @@ static void replace_at_random(rasp_heap_t *h, const rasp_type_t *t, void **live,
 	}
 }
 
-/* The owner's frees go onto its context's list of the class (free.c), up to `cache` blocks
- * past the window, and the next allocation takes the block freed last; the frees past the
- * bound go to their pages, which empty and go (all but the few the cached blocks are on and
- * the context's RASP__KEEP_EMPTY). Live bytes stay exact through both, and a collect gives the
- * cached blocks back: no page is left. With no bound, the 8000 blocks (26 pages) would stay
- * on the list. */
+/* The owner's frees go onto its context's list of the class (free.c), up to its bound, and
+ * the next allocation takes the block freed last. A free at the bound gives the whole list
+ * back to its pages and halves the bound: a thread freeing far more than it allocates keeps
+ * few blocks, each of which would keep its page from emptying. Live bytes stay exact, the
+ * pages empty and go (all but those the blocks freed since the last flush are on, the
+ * context's RASP__KEEP_EMPTY and its current one), and a collect leaves no page. */
 static void test_owner_frees_cached_up_to_the_bound(void **state)
 {
 	enum { N = 8000 };
@@ -129,31 +129,74 @@ static void test_owner_frees_cached_up_to_the_bound(void **state)
 	const rasp_type_t *t = rasp_type_register(h, "t");
 	void **a = malloc(N * sizeof(void *)), *p;
 	struct rasp__window *w;
-	uint64_t pages, per_page;
-	uint32_t cache;
+	uint64_t pages;
 
 	(void)state;
 	assert_non_null(a);
 	for (int i = 0; i < N; i++)
 		assert_non_null(a[i] = rasp_alloc(h, t, 200, 0));
 	w = &rasp__context_peek(h)->win[page_of(a[0])->cls];
-	cache = w->cache;
-	per_page = rasp__page_capacity(page_of(a[N / 2]));
-	assert_true(cache > 0 && cache < N / 4);
+	assert_true(w->cache == w->cache_max && w->cache > RASP__CACHE_MIN && w->cache < N / 4);
 	rasp_free(h, a[N - 1]);
 	p = rasp_alloc(h, t, 200, 0);
 	assert_ptr_equal(p, a[N - 1]); /* the block freed last comes back first */
 	pages = stats(h).pages;
 	for (int i = 0; i < N; i++)
 		rasp_free(h, a[i]);
-	assert_int_equal(w->rest, cache);
+	assert_int_equal(w->cache, RASP__CACHE_MIN); /* halved at each flush */
+	assert_true(w->rest <= w->cache);
 	assert_int_equal(stats(h).live_bytes, 0);
-	printf("%d frees of %llu pages: %u cached, %llu pages left\n", N, (unsigned long long)pages,
-	       cache, (unsigned long long)stats(h).pages);
-	assert_true(stats(h).pages <= (cache + w->wb) / per_page + 2 + RASP__KEEP_EMPTY);
+	printf("%d frees of %llu pages: bound %u of %u, %u blocks kept, %llu pages left\n", N,
+	       (unsigned long long)pages, w->cache, w->cache_max, w->rest,
+	       (unsigned long long)stats(h).pages);
+	assert_true(stats(h).pages <= w->rest + RASP__KEEP_EMPTY + 1);
 	assert_int_equal(rasp_heap_collect(h), 0);
 	assert_int_equal(stats(h).live_bytes, 0);
 	assert_int_equal(stats(h).pages, 0);
+	/* Allocating again: refills raise the bound back to its most. */
+	for (int i = 0; i < N; i++)
+		assert_non_null(a[i] = rasp_alloc(h, t, 200, 0));
+	assert_int_equal(w->cache, w->cache_max);
+	for (int i = 0; i < N; i++)
+		rasp_free(h, a[i]);
+	free(a);
+	rasp_heap_destroy(h);
+}
+
+/* Review's case: frees in random order, so that the blocks a cache keeps are each on another
+ * page. 400000 objects of 8 bytes (98 pages), all freed: with the bound kept at its most
+ * (4096 blocks of 16 bytes) every page kept a block and none emptied; now the bound halves
+ * at every flush and few pages are left. */
+static void test_random_frees_leave_few_pages(void **state)
+{
+	enum { N = 400000 };
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	void **a = malloc(N * sizeof(void *));
+	uint64_t x = 3, pages;
+
+	(void)state;
+	assert_non_null(a);
+	for (int i = 0; i < N; i++)
+		assert_non_null(a[i] = rasp_alloc(h, t, 8, 0));
+	pages = stats(h).pages;
+	for (int i = N - 1; i > 0; i--) {
+		int j;
+		void *o;
+
+		x = x * 6364136223846793005u + 1442695040888963407u;
+		j = (int)((x >> 33) % (uint64_t)(i + 1));
+		o = a[i];
+		a[i] = a[j];
+		a[j] = o;
+	}
+	for (int i = 0; i < N; i++)
+		rasp_free(h, a[i]);
+	printf("%d random frees: pages %llu -> %llu\n", N, (unsigned long long)pages,
+	       (unsigned long long)stats(h).pages);
+	assert_true(pages > 60);
+	assert_true(stats(h).pages <= RASP__CACHE_MIN + RASP__KEEP_EMPTY + 1);
+	assert_int_equal(stats(h).live_bytes, 0);
 	free(a);
 	rasp_heap_destroy(h);
 }
@@ -308,7 +351,7 @@ static void cache_off(rasp_heap_t *h, void *obj)
 {
 	struct rasp__window *w = &rasp__context_peek(h)->win[page_of(obj)->cls];
 
-	w->keep = w->cache = 0;
+	w->keep = w->cache = w->cache_max = 0;
 }
 
 /* Three full pages of 1000-byte objects, A, B and C, in order (a segment's first page holds
@@ -711,6 +754,7 @@ int main(void)
 	    cmocka_unit_test(test_steady_state_does_not_grow),
 	    cmocka_unit_test(test_short_lists_are_gathered),
 	    cmocka_unit_test(test_owner_frees_cached_up_to_the_bound),
+	    cmocka_unit_test(test_random_frees_leave_few_pages),
 	    cmocka_unit_test(test_alternating_keeps_full_windows),
 	    cmocka_unit_test(test_frees_concurrent_with_collect),
 	    cmocka_unit_test(test_woken_pages_wait_their_turn),
