@@ -757,7 +757,7 @@ static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 	if (((w->rest < w->keep && w->frees) || !w->rest) && list_refill(c, k) != 0 && !w->rest)
 		return NULL; /* alloc_small says ENOMEM */
 	w->frees = 0;
-	left = w->rest - 1;  /* the object takes one */
+	left = w->rest - 1; /* the object takes one */
 	wb = w->wb < left ? w->wb : left;
 	bytes = (uintptr_t)wb * b;
 	n = wb;
