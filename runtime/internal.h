@@ -422,7 +422,8 @@ uint32_t rasp__page_collect(struct rasp__page *pg);
 /* A page of class cls with free blocks for context c, its free blocks in local_free: the
  * class queue, pages freed into while full, abandoned pages, a new page. NULL: no memory. */
 struct rasp__page *rasp__page_find(struct rasp_context *c, unsigned cls);
-/* Takes pg's local list (pg from rasp__page_find) into *list; returns its length. */
+/* Takes pg's local list (pg from rasp__page_find), and short ones of the next pages, in front
+ * of the list at *list (a top-up keeps the blocks it had); returns the blocks taken. */
 uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
 			      struct rasp__header **list);
 /* The owner freed the last block out: release the page unless it is current. */
@@ -542,8 +543,9 @@ typedef void (*rasp__context_fn)(struct rasp_context *c, void *arg);
 /* Calls fn for every context of the heap with heap->lock held. The owners must be quiescent
  * (debug builds abort if one is not). */
 void rasp__contexts_enumerate(struct rasp_heap *h, rasp__context_fn fn, void *arg);
-/* Ends every window of c: its unused blocks stay on its lists (rest), and its next allocation
- * of every class takes the slow path. The one way another thread changes c's windows. */
+/* Ends every window of c: its unused blocks stay on its lists (counted in `retired`, not in
+ * `rest`, which the owner's frees may be raising), and its next allocation of every class
+ * takes the slow path. The one way another thread changes c's windows. */
 void rasp__context_retire(struct rasp_context *c, void *arg);
 struct rasp_context *rasp__context_attach(struct rasp_heap *h);
 /* The owner publishes the bytes of class k's list for rasp_heap_stats. */
