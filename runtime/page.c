@@ -449,43 +449,12 @@ void rasp__page_empty(struct rasp_context *c, struct rasp__page *pg)
 	page_empty(c, pg, false);
 }
 
-void rasp__list_flush(struct rasp_context *c, unsigned k)
-{
-	struct rasp__window *w = &c->win[k];
-	struct rasp__hot *hc = &c->hot[k];
-	struct rasp__header *hdr, *next;
-	uint32_t n;
-
-	/* Under the heap lock: a collect ends this context's windows under it (retire), and
-	 * may run while this thread frees. */
-	pthread_mutex_lock(&c->heap->lock);
-	n = (uint32_t)(hc->n + w->gap / rasp__class_size[k]) + w->rest + w->retired;
-	hdr = hc->free;
-	rasp__window_publish(c, k, 0);
-	hc->n = 0;
-	w->gap = 0;
-	w->known = false; /* the window's draw is dropped: memoryless, decided by frees alone */
-	w->rest = 0;
-	w->retired = 0;
-	for (uint32_t i = 0; i < n; i++, hdr = next) {
-		struct rasp__page *pg = rasp__page_of(rasp__segment_of(hdr), hdr);
-
-		next = rasp__hdr_next(hdr);
-		rasp__hdr_link(hdr, pg->local_free);
-		pg->local_free = hdr;
-		if (!pg->local_n++)
-			pg->local_tail = hdr;
-		used_add(pg, -1);
-		if (!rasp__relaxed_load32(&pg->used) || pg->in_full)
-			page_empty(c, pg, true);
-	}
-	hc->free = NULL;
-	w->cache = w->cache / 2 > RASP__CACHE_MIN ? w->cache / 2 : RASP__CACHE_MIN;
-	pthread_mutex_unlock(&c->heap->lock);
-}
-
-/* Gives the context's list of class k back to its page (the window's blocks and the rest). */
-static void return_list(struct rasp_context *c, unsigned k)
+/* Gives the context's list of class k back to its pages (the window's blocks and the rest),
+ * block by block: a gathered list, and the owner's frees, hold blocks of several pages. The
+ * window ends (its draw dropped: the trials are memoryless, and this is decided by frees and
+ * collects alone). `empty_pages`: each page left with no block out, or on the full list,
+ * goes through page_empty (heap->lock held); else the caller sees to them. */
+static void list_give_back(struct rasp_context *c, unsigned k, bool empty_pages)
 {
 	struct rasp__window *w = &c->win[k];
 	struct rasp__hot *hc = &c->hot[k];
@@ -498,7 +467,6 @@ static void return_list(struct rasp_context *c, unsigned k)
 	w->known = false;
 	w->rest = 0;
 	w->retired = 0;
-	/* Block by block: a gathered list holds blocks of several pages. */
 	for (uint32_t i = 0; i < n; i++, hdr = next) {
 		struct rasp__page *pg = rasp__page_of(rasp__segment_of(hdr), hdr);
 
@@ -508,9 +476,29 @@ static void return_list(struct rasp_context *c, unsigned k)
 		if (!pg->local_n++)
 			pg->local_tail = hdr;
 		used_add(pg, -1);
+		if (empty_pages && (!rasp__relaxed_load32(&pg->used) || pg->in_full))
+			page_empty(c, pg, true);
 	}
 	hc->free = NULL;
-	w->page = NULL;
+}
+
+void rasp__list_flush(struct rasp_context *c, unsigned k)
+{
+	struct rasp__window *w = &c->win[k];
+
+	/* Under the heap lock: a collect ends this context's windows under it (retire), and
+	 * may run while this thread frees. */
+	pthread_mutex_lock(&c->heap->lock);
+	list_give_back(c, k, true);
+	w->cache = w->cache / 2 > RASP__CACHE_MIN ? w->cache / 2 : RASP__CACHE_MIN;
+	pthread_mutex_unlock(&c->heap->lock);
+}
+
+/* The whole list back, for a trim or the thread's exit (which see to the pages). */
+static void return_list(struct rasp_context *c, unsigned k)
+{
+	list_give_back(c, k, false);
+	c->win[k].page = NULL;
 }
 
 void rasp__pages_release_empty(struct rasp_context *c)
