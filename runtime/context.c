@@ -333,8 +333,10 @@ static uint32_t keep_blocks(const struct rasp_context *c, unsigned k)
  * window, else onto their pages' lists (free.c): eight quanta's bytes (64 KiB by default), at
  * least twice `keep`. A bound this far from where a class's list usually is makes the free's
  * test predictable: at `keep` it went one way or the other at random under mixed sizes, and
- * the mispredictions made `mixed` 1.35x and `fixed` 1.10x slower than with no cache at all;
- * at 2 and 4 quanta `mixed` was 1.03x and 1.02x slower, at 8 0.98x (docs/performance.md). */
+ * `mixed` ran 1.35x and `fixed` 1.10x slower than with no cache at all, with fewer simulated
+ * cache misses (so, we infer, mispredicted branches; this machine has no counters to show
+ * them); at 2 and 4 quanta `mixed` was 1.03x and 1.02x slower, at 8 0.98x
+ * (docs/performance.md). */
 static uint32_t cache_blocks(const struct rasp_context *c, unsigned k)
 {
 	uint64_t n = 8 * (uint64_t)c->heap->cfg.alloc_quantum / rasp__class_size[k];
@@ -592,6 +594,7 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	struct rasp__header *p;
 
 	was_sampling = c->sampling;
+	w->frees = 0; /* a miss: the owner's frees are counted from here (free.c) */
 	/* No trials pending: adopt the heap's state first, so that sampling switched on covers
 	 * this object too (its announcement precedes any sample). Otherwise this object is
 	 * decided by the trials the thread already drew, under the mean it announced; a change of
@@ -716,6 +719,7 @@ RASP__OUTLINE static struct rasp__header *miss_sampled(struct rasp_context *c, u
 
 	w->gap = 0;
 	w->known = false;
+	w->frees = 0; /* a miss: the owner's frees are counted from here (free.c) */
 	rasp__emit_sample(c, RASP_KIND_SMALL, type, p + 1, hc->bsize, off, c->mean);
 	window_set(c, k, avail, false, 0);
 	return p;
