@@ -476,8 +476,16 @@ static void list_give_back(struct rasp_context *c, unsigned k, bool empty_pages)
 		if (!pg->local_n++)
 			pg->local_tail = hdr;
 		used_add(pg, -1);
-		if (empty_pages && (!rasp__relaxed_load32(&pg->used) || pg->in_full))
-			page_empty(c, pg, true);
+		/* The page's own context, as the page-local free does: in a fork's child a block
+		 * of another context's page can be on this list (free.c), and moving that page on
+		 * this context's lists broke both (found by review). */
+		if (empty_pages && (!rasp__relaxed_load32(&pg->used) || pg->in_full)) {
+			struct rasp_context *pc =
+			    atomic_load_explicit(&pg->ctx, memory_order_relaxed);
+
+			if (pc)
+				page_empty(pc, pg, true);
+		}
 	}
 	hc->free = NULL;
 }
@@ -485,12 +493,16 @@ static void list_give_back(struct rasp_context *c, unsigned k, bool empty_pages)
 void rasp__list_flush(struct rasp_context *c, unsigned k)
 {
 	struct rasp__window *w = &c->win[k];
+	uint32_t floor;
 
 	/* Under the heap lock: a collect ends this context's windows under it (retire), and
 	 * may run while this thread frees. */
 	pthread_mutex_lock(&c->heap->lock);
 	list_give_back(c, k, true);
-	w->cache = w->cache / 2 > RASP__CACHE_MIN ? w->cache / 2 : RASP__CACHE_MIN;
+	/* Halved, down to RASP__CACHE_MIN, or to the class's most where that is less (blocks of
+	 * 9 KiB and up: a floor of 8 doubled their bound of 4 to 7; review). */
+	floor = w->cache_max < RASP__CACHE_MIN ? w->cache_max : RASP__CACHE_MIN;
+	w->cache = w->cache / 2 > floor ? w->cache / 2 : floor;
 	pthread_mutex_unlock(&c->heap->lock);
 }
 
