@@ -571,8 +571,10 @@ static void *alloc_large(struct rasp_context *c, const rasp_type_t *type, size_t
 	/* A large object's trials come from a fresh draw (memoryless: any point may start one). */
 	if (rasp__sampling_update(c))
 		windows_redraw(c);
-	if (c->sampling)
-		sampled = !rasp__geometric_at_least(c, z, &budget);
+	if (c->sampling) {
+		budget = rasp__geometric(c);
+		sampled = budget < z;
+	}
 	mean = c->mean;
 	obj = rasp__large_alloc(c->heap, z, kind, type);
 	if (!obj) {

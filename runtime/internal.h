@@ -287,8 +287,7 @@ struct rasp_context {
 	uint32_t state_gen;	/* the heap's state_gen at its last state check */
 	uint64_t unchecked;	/* window bytes handed out since its last state check */
 	uint64_t mean;		/* sampling mean the budgets were drawn with (announced) */
-	double inv_log_q;	/* 1 / ln(1 - 1/mean) */
-	double neg_log_q;	/* -ln(1 - 1/mean): the bounded draw multiplies */
+	double draw_scale;	/* -1 / ln(1 - 1/mean), +0 at mean 1: the draw multiplies */
 	uint64_t index;		/* attach order in the heap (seeding) */
 	_Atomic int full_dirty; /* another thread freed into a page on a full list */
 	_Atomic int trim;	/* collect asked: release empty pages at the next slow path */
@@ -468,22 +467,65 @@ size_t rasp__stack_capture(uintptr_t *frames, size_t max);
 
 /* sample.c */
 void rasp__rng_seed(struct rasp_context *c, const rasp_config_t *cfg);
-uint64_t rasp__rng_next(uint64_t s[4]);
-double rasp__inv_log_q(uint64_t mean);
+/* xoshiro256++ (Blackman and Vigna): inline, as every draw takes one or more. */
+static inline uint64_t rasp__rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t rasp__rng_next(uint64_t s[4])
+{
+	uint64_t result = rasp__rotl(s[0] + s[3], 23) + s[0], t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rasp__rotl(s[3], 45);
+	return result;
+}
 /* logarithm.c: log within 1.3 ulp and log1p within 1.6 ulp (measured), without libm. */
 double rasp__log(double x);
 /* log x for a positive, finite, normal x only (the draw's V), without rasp__log's checks. */
 double rasp__log_normal(double x);
 double rasp__log1p(double x);
-/* Sets the mean a context draws with (and the constants its draws need). */
+
+/* exponential.c: a standard exponential by a 256-layer ziggurat. A layer's threshold on the
+ * 53-bit uniform and its width over 2^53, side by side: one cache line serves a draw. */
+#define RASP__ZIG_LAYERS 256
+struct rasp__zig_layer {
+	uint64_t k;
+	double w;
+};
+extern struct rasp__zig_layer rasp__zig[RASP__ZIG_LAYERS];
+/* The draws the fast path below does not decide (about 1.1%): the tail, the wedges, and
+ * every draw before the tables are built (their first call builds them). u is the draw's
+ * first generator output. */
+double rasp__exponential_slow(uint64_t s[4], uint64_t u);
+/* The layers' edges x0..x256 (tests). */
+double rasp__zig_x(unsigned i);
+
+static inline double rasp__exponential(uint64_t s[4])
+{
+	uint64_t u = rasp__rng_next(s), j = u >> 11;
+	const struct rasp__zig_layer *l = &rasp__zig[u & (RASP__ZIG_LAYERS - 1)];
+
+	if (RASP__LIKELY(j < l->k))
+		return (double)(int64_t)j * l->w;
+	return rasp__exponential_slow(s, u);
+}
+
+/* Sets the mean a context draws with (and the constant its draws need). */
 void rasp__context_set_mean(struct rasp_context *c, uint64_t mean);
-/* The full inversion draw. The runtime's paths use rasp__geometric_at_least; this is the
- * reference it is tested against draw for draw. */
-uint64_t rasp__geometric(struct rasp_context *c);
-/* One draw of the same inversion: true when it is >= k (its value is then not computed),
- * else false with the value in *g. Decisions and values equal rasp__geometric's for the
- * same generator state; most calls skip the log (sample.c). */
-bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g);
+/* The failed trials before the next success, geometric with p = 1/mean: floor(E / -ln(1-p))
+ * for E standard exponential (P(G >= k) = P(E >= -k ln(1-p)) = (1-p)^k). E <= r + 36.7, so G
+ * stays below 45 means, far below 2^63. */
+static inline uint64_t rasp__geometric(struct rasp_context *c)
+{
+	/* Truncation is floor here (the product is >= 0, or -0 at mean 1), without libm's. */
+	return (uint64_t)(int64_t)(rasp__exponential(c->rng) * c->draw_scale);
+}
 /* Adopts the heap's sampling state (mode, mean, listener) for the calling thread's next
  * trials, announcing a change for this thread. Returns true if sampling or the mean changed. */
 bool rasp__sampling_update_full(struct rasp_context *c);

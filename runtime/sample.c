@@ -1,4 +1,5 @@
-/* Sampling (spec §3): the per-context PRNG (xoshiro256++), the geometric draw by inversion,
+/* Sampling (spec §3): the per-context PRNG's seeding (xoshiro256++, internal.h), the mean the
+ * geometric draw (internal.h, exponential.c) scales by,
  * each thread's adoption of the heap's sampling state with its SamplingConfigured and
  * SamplingStopped announcements, and the emission of AllocationSampled. Everything here runs
  * on slow paths only. */
@@ -35,76 +36,13 @@ void rasp__rng_seed(struct rasp_context *c, const rasp_config_t *cfg)
 		c->rng[0] = 1;
 }
 
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-uint64_t rasp__rng_next(uint64_t s[4])
-{
-	uint64_t result = rotl(s[0] + s[3], 23) + s[0];
-	uint64_t t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
-}
-
-/* p = 1/mean. mean 1 gives p = 1: log1p(-1) = -inf, the factor is -0 and every draw is 0. */
-double rasp__inv_log_q(uint64_t mean)
-{
-	return 1.0 / rasp__log1p(-1.0 / (double)mean);
-}
-
-/* Failed trials before the next success: floor(ln(1-U) / ln(1-p)), U uniform in [0,1) with
- * 53 bits. 1-U = (2^53 - k) 2^-53 is exact in a double, so log(1-U) loses nothing against
- * log1p(-U), and a log is cheaper (logarithm.c). The largest value is about 36.7 * mean,
- * far below SIZE_MAX. */
+/* The draw's constant, once per change of mean so that a draw never divides: 1 / -ln(1-p),
+ * p = 1/mean. At mean 1, log1p(-1) = -inf and the constant is +0: every draw is 0, every
+ * byte sampled. */
 void rasp__context_set_mean(struct rasp_context *c, uint64_t mean)
 {
 	c->mean = mean;
-	c->inv_log_q = rasp__inv_log_q(mean);
-	/* One division per change of mean, so that a draw never divides; +inf when p = 1. */
-	c->neg_log_q = -1.0 / c->inv_log_q;
-}
-
-static uint64_t geometric_of(double v, double inv_log_q)
-{
-	/* g >= 0 (or -0) and < 2^63: truncation is floor, without libm's general floor. */
-	return (uint64_t)(int64_t)(rasp__log_normal(v) * inv_log_q);
-}
-
-static double next_v(struct rasp_context *c)
-{
-	return 1.0 - (double)(rasp__rng_next(c->rng) >> 11) * 0x1.0p-53;
-}
-
-uint64_t rasp__geometric(struct rasp_context *c)
-{
-	return geometric_of(next_v(c), c->inv_log_q);
-}
-
-/* The same draw by inversion, for callers that need its value only when it is below k: most
- * draws (at the default mean and an 8 KiB context, nine in ten) need no log. With V = 1-U,
- * G >= k  <=>  ln V <= k ln q  <=>  V <= q^k = e^-a, a = -k ln q; and 1 - a <= e^-a <=
- * 1 - a + a^2/2. V below the lower bound decides G >= k; anywhere else G is computed from
- * the same V as rasp__geometric would, so every decision and every value is the one full
- * inversion gives: a bound, not an approximation (the margin covers rounding in 1 - a). */
-bool rasp__geometric_at_least(struct rasp_context *c, uint64_t k, uint64_t *g)
-{
-	double v = next_v(c), a;
-
-	if (k == 0)
-		return true;
-	a = (double)k * c->neg_log_q; /* -k ln q; +inf when p = 1 (then the log decides) */
-	if (a < 1.0 && v <= (1.0 - a) - 0x1.0p-40)
-		return true;
-	*g = geometric_of(v, c->inv_log_q);
-	return *g >= k;
+	c->draw_scale = -1.0 / rasp__log1p(-1.0 / (double)mean);
 }
 
 /* Adopts the heap's sampling state for the calling thread's next trials and tells the trace

@@ -70,13 +70,13 @@ def main():
         lean_samples = calls.get("miss_sampled", 0)
         sampled = (sum(edge.get((f, "miss_sampled"), 0) for f in slow_fns)
                    - sum(edge.get(("miss_sampled", g), 0)
-                         for g in ("rasp__geometric", "rasp__emit_sample")))
+                         for g in ("rasp__exponential_slow", "rasp__emit_sample")))
         draws = sum(c for (a, b), c in edge.items()
-                    if b in ("rasp__geometric", "rasp__geometric_at_least")
+                    if b == "rasp__exponential_slow"
                     and a in slow_fns + ("window_set", "miss_generic", "miss_sampled"))
         # window_set's own cost, where it is a function (inline in the sampled block's path).
         window = incl.get("window_set", 0) - sum(
-            edge.get(("window_set", g), 0) for g in ("rasp__geometric", "rasp__geometric_at_least"))
+            edge.get(("window_set", g), 0) for g in ("rasp__exponential_slow",))
         update = from_slow("rasp__sampling_update_full")
         if not entries:
             print(f"sampling {label}: no slow path entry found")
@@ -84,12 +84,12 @@ def main():
         per = lambda x: x / entries
         print(f"sampling {label}: {entries} slow-path entries ({n / entries:.1f} allocations "
               f"each); per entry: {per(slow - refill - event):.0f} without refill and event "
-              f"(draws {per(draws):.1f}; out of the lean path: window_set "
+              f"(the draws' out-of-line part {per(draws):.1f}; out of the lean path: window_set "
               f"{per(window):.0f}, full state update {per(update):.0f}), "
               f"refill {per(refill):.0f}"
               + (f"; samples {generic_samples + lean_samples}: {lean_samples} at a lean miss "
-                 f"({sampled / lean_samples:.0f} instructions each besides the draw, event "
-                 f"included)" if lean_samples else "")
+                 f"({sampled / lean_samples:.0f} instructions each besides the draw's out-of-line "
+                 f"part, the event and the inline draw included)" if lean_samples else "")
               + (f"; event {event / generic_samples:.0f} per sample out of the generic path"
                  if generic_samples else ""))
 

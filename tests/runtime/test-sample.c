@@ -265,53 +265,64 @@ static void test_every_object_sampled_at_offset_zero(void **state)
 
 /* Sampling off: no sample, and combined_limit is alloc_limit (the fast path covers the
  * whole context). The same seed gives the same samples (reproducible runs). */
-/* rasp__geometric_at_least skips the log when a bound decides: for the same generator state
- * its decision and value must be those of the full inversion, over means from 1 byte to
- * 2^40 and thresholds around and far from the mean. */
-static void test_bounded_draw_equals_inversion(void **state)
+/* The draw is geometric with p = 1/mean, over means from 1 byte to the largest: chi-square
+ * over bins of equal model probability (about 40; at small means, one value a bin), with
+ * P(G >= k) = q^k; the mass past 5 means (e^-5), within 4 standard errors; mean 1 always 0. */
+static void test_draw_is_geometric(void **state)
 {
-	static const uint64_t means[] = {1, 2, 16, 4096, 102400, 1 << 24, UINT64_C(1) << 40};
+	static const uint64_t means[] = {2, 3, 16, 4096, 102400, 1 << 24, UINT64_C(1) << 40,
+					 RASP_MAX_SAMPLING_MEAN};
+	enum { NB = 40, N = 400000 };
 	struct rasp_context c;
-	long skipped = 0;
 
 	(void)state;
 	memset(&c, 0, sizeof(c));
 	c.rng[0] = 0x9e3779b97f4a7c15u;
 	c.rng[1] = 7;
+	rasp__context_set_mean(&c, 1);
+	for (int i = 0; i < 1000; i++)
+		assert_true(rasp__geometric(&c) == 0);
 	for (size_t m = 0; m < sizeof(means) / sizeof(means[0]); m++) {
-		rasp__context_set_mean(&c, means[m]);
-		for (int i = 0; i < 200000; i++) {
-			uint64_t saved[4], full, g = UINT64_MAX;
-			/* k = 0, small (object-sized), near the mean, and up to 3x past it. */
-			uint64_t k = i % 4 == 0	  ? 0
-				     : i % 4 == 1 ? 1 + (uint64_t)i % 8191
-				     : i % 4 == 2 ? (means[m] >> (i % 5)) + (uint64_t)i % 97
-						  : (uint64_t)i * 2654435761u % (3 * means[m] + 1);
-			bool at_least;
+		double lq = log1p(-1.0 / (double)means[m]); /* ln q */
+		uint64_t edge[NB + 1], count[NB + 1] = {0}, past5 = 0, k5;
+		int nb = 0;
+		double chi = 0, p, crit, a;
 
-			memcpy(saved, c.rng, sizeof(saved));
-			full = rasp__geometric(&c);
-			memcpy(c.rng, saved, sizeof(saved));
-			at_least = rasp__geometric_at_least(&c, k, &g);
-			if (at_least != (full >= k) || (!at_least && g != full))
-				fail_msg("mean %llu k %llu: full draw %llu, bounded says %d (%llu)",
-					 (unsigned long long)means[m], (unsigned long long)k,
-					 (unsigned long long)full, at_least, (unsigned long long)g);
+		/* Edges: the smallest k with P(G < k) >= j / NB, distinct; the last bin open. */
+		edge[nb++] = 0;
+		for (int j = 1; j < NB; j++) {
+			uint64_t k = (uint64_t)ceil(log1p(-(double)j / NB) / lq);
+
+			if (k > edge[nb - 1])
+				edge[nb++] = k;
 		}
-	}
-	/* The point of it: at a mean of 102400, a draw against an 8 KiB context (the redraw after
-	 * a refill) needs no log nine times in ten. */
-	rasp__context_set_mean(&c, 102400);
-	skipped = 0;
-	for (int i = 0; i < 100000; i++) {
-		uint64_t g = UINT64_MAX;
+		k5 = (uint64_t)ceil(5.0 * -1.0 / lq);
+		rasp__context_set_mean(&c, means[m]);
+		for (int i = 0; i < N; i++) {
+			uint64_t g = rasp__geometric(&c);
+			int b = nb - 1;
 
-		skipped += rasp__geometric_at_least(&c, 8192, &g) && g == UINT64_MAX;
+			while (b > 0 && g < edge[b])
+				b--;
+			count[b]++;
+			past5 += g >= k5;
+		}
+		for (int b = 0; b < nb; b++) {
+			/* P(edge[b] <= G < edge[b+1]) = q^lo - q^hi */
+			double e = N * (exp(edge[b] * lq) - (b + 1 < nb ? exp(edge[b + 1] * lq) : 0));
+
+			chi += (count[b] - e) * (count[b] - e) / e;
+		}
+		a = 2.0 / (9.0 * (nb - 1));
+		crit = (nb - 1) * pow(1.0 - a + 3.0902 * sqrt(a), 3); /* p = 0.001 */
+		if (chi > crit)
+			fail_msg("mean %llu: chi-square %.1f over %d bins > %.1f",
+				 (unsigned long long)means[m], chi, nb, crit);
+		p = exp(k5 * lq);
+		if (fabs(past5 - N * p) > 4 * sqrt(N * p * (1 - p)))
+			fail_msg("mean %llu: %llu draws past 5 means, expected %.1f",
+				 (unsigned long long)means[m], (unsigned long long)past5, N * p);
 	}
-	/* The bound decides below 1 - a = 0.92 (q^8192 = 0.923): about 92% skip the log. This
-	 * checks the saving, not the distribution (the loop above does that). */
-	if (skipped < 88000 || skipped > 94000)
-		fail_msg("%ld of 100000 draws skipped the log", skipped);
 }
 
 /* The announcement order a consumer relies on: it weighs a thread's samples with the mean
@@ -427,7 +438,7 @@ int main(void)
 	    cmocka_unit_test(test_offsets_follow_model_large_p),
 	    cmocka_unit_test(test_per_object_probability_large_p),
 	    cmocka_unit_test(test_every_object_sampled_at_offset_zero),
-	    cmocka_unit_test(test_bounded_draw_equals_inversion),
+	    cmocka_unit_test(test_draw_is_geometric),
 	    cmocka_unit_test(test_samples_follow_their_threads_announcement),
 	    cmocka_unit_test(test_off_and_reproducible),
 	};
