@@ -47,6 +47,7 @@ RASP_API __thread struct rasp_inline_cache rasp_inline_cache_v1 TLS_MODEL = {NO_
 #endif
 #define tcache rasp__tcache
 
+_Static_assert(sizeof(struct rasp__window) == 128, "a window's index is its class shifted");
 _Static_assert(sizeof(struct rasp__hot) == sizeof(struct rasp_inline_hot) &&
 		   offsetof(struct rasp__hot, n) == offsetof(struct rasp_inline_hot, n) &&
 		   offsetof(struct rasp__hot, free) == offsetof(struct rasp_inline_hot, free) &&
@@ -433,22 +434,23 @@ found:
 
 /* ---- Windows (only this file writes them) --------------------------------------------------- */
 
-/* A new window of class k over its list: `avail` bytes still in the current window plus its
+/* A new window of class k over its list: `avail` blocks still in the current window plus its
  * rest, at most window_blocks; the sampling budget folded in (spec §3: combined_limit =
  * min(budget, window), here n = the blocks wholly before the sampled byte, gap = the window's
- * bytes from its block on). The budget is `r`, the exact count of failed trials before the
+ * blocks from its block on). The budget is `r`, the exact count of failed trials before the
  * next success from here, when the caller knows it (`known`: the draw that covered the last
  * window or object goes on), else a fresh draw. A budget past the window's end keeps its
  * remainder in `after` for the next window: one draw per sample, not one per window (CoreCLR
  * redraws at every slow path, which is the same distribution: the remainder of a geometric
- * past a point is a fresh geometric). Inlined into its three callers, one of them the sampled
- * block's short path. */
-static inline __attribute__((always_inline)) void
-window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool known, uint64_t r)
+ * past a point is a fresh geometric). `sampling` is c->sampling, a constant in the sampled
+ * block's short path. Inlined into its three callers. */
+static inline __attribute__((always_inline)) void window_set(struct rasp_context *c, unsigned k,
+							     uintptr_t avail, bool sampling,
+							     bool known, uint64_t r)
 {
 	struct rasp__window *w = &c->win[k];
-	uintptr_t b = rasp__class_size[k], bytes;
-	uint32_t blocks = (uint32_t)(avail / b) + w->rest, wb = w->wb;
+	uintptr_t b = c->hot[k].bsize, bytes;
+	uint32_t blocks = (uint32_t)avail + w->rest, wb = w->wb;
 
 	if (wb > blocks)
 		wb = blocks;
@@ -456,7 +458,7 @@ window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool known, uint
 	bytes = (uintptr_t)wb * b;
 	c->unchecked += bytes;
 	w->known = false;
-	if (!c->sampling) {
+	if (!sampling) {
 		c->hot[k].n = wb;
 		w->gap = 0;
 	} else {
@@ -471,7 +473,7 @@ window_set(struct rasp_context *c, unsigned k, uintptr_t avail, bool known, uint
 			uintptr_t n = (uintptr_t)r / b;
 
 			c->hot[k].n = n;
-			w->gap = bytes - n * b;
+			w->gap = wb - n;
 			w->off = (uintptr_t)r - n * b;
 		}
 	}
@@ -484,10 +486,10 @@ static void windows_redraw(struct rasp_context *c)
 {
 	for (unsigned k = 1; k < RASP__NCLASS; k++) {
 		c->win[k].known = false; /* an empty window's remainder too: drawn under the old */
-		uintptr_t avail = c->hot[k].n * rasp__class_size[k] + c->win[k].gap;
+		uintptr_t avail = c->hot[k].n + c->win[k].gap;
 
 		if (avail || c->win[k].rest)
-			window_set(c, k, avail, false, 0);
+			window_set(c, k, avail, c->sampling, false, 0);
 	}
 }
 
@@ -497,7 +499,7 @@ void rasp__context_retire(struct rasp_context *c, void *arg)
 	for (unsigned k = 1; k < RASP__NCLASS; k++) {
 		/* Not into rest, which the owner's frees may be raising now (free.c): the owner
 		 * counts these back at its next slow path, which trims (return_list). */
-		c->win[k].retired += (uint32_t)(c->hot[k].n + c->win[k].gap / rasp__class_size[k]);
+		c->win[k].retired += (uint32_t)(c->hot[k].n + c->win[k].gap);
 		c->hot[k].n = 0;
 		c->win[k].gap = 0;
 		c->win[k].known = false;
@@ -565,7 +567,7 @@ static int list_refill(struct rasp_context *c, unsigned k)
 static void *alloc_large(struct rasp_context *c, const rasp_type_t *type, size_t z, int kind)
 {
 	bool sampled = false;
-	uint64_t budget = 0, mean;
+	uint64_t budget = 0;
 	void *obj;
 
 	/* A large object's trials come from a fresh draw (memoryless: any point may start one). */
@@ -575,14 +577,13 @@ static void *alloc_large(struct rasp_context *c, const rasp_type_t *type, size_t
 		budget = rasp__geometric(c);
 		sampled = budget < z;
 	}
-	mean = c->mean;
 	obj = rasp__large_alloc(c->heap, z, kind, type);
 	if (!obj) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	if (sampled)
-		rasp__emit_sample(c, (uint32_t)kind, type, obj, z, budget, mean);
+		rasp__emit_sample(c, (uint32_t)kind, type, obj, z, budget);
 	return obj;
 }
 
@@ -592,8 +593,8 @@ static void *alloc_large(struct rasp_context *c, const rasp_type_t *type, size_t
 static inline __attribute__((always_inline)) void *
 alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kind)
 {
-	uint64_t budget = 0, mean, r = 0;
-	uintptr_t b = rasp__class_size[k], avail;
+	uint64_t budget = 0, r = 0;
+	uintptr_t b = rasp__class_size[k], avail; /* blocks left in the window */
 	bool was_sampling, sampled = false;
 	struct rasp__hot *hc = &c->hot[k];
 	struct rasp__window *w = &c->win[k];
@@ -607,7 +608,7 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	 * state is adopted after its sample is out. */
 	if (!was_sampling && rasp__state_check_due(c) && rasp__sampling_update(c))
 		windows_redraw(c);
-	avail = hc->n * b + w->gap;
+	avail = hc->n + w->gap;
 	if (c->sampling) {
 		/* r: failed trials from here to the next success. A sample pending in the window
 		 * (gap > 0) is n blocks and off bytes on; with none, the window's bytes then its
@@ -625,8 +626,8 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	}
 
 	/* The block: from the window, else from the list's rest, else from a page. */
-	if (avail >= b) {
-		avail -= b;
+	if (avail) {
+		avail--;
 	} else if (!w->rest && list_refill(c, k) != 0) {
 		hc->n = w->gap = 0;
 		w->known = false;
@@ -638,17 +639,16 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	p = hc->free;
 	hc->free = rasp__hdr_next(p);
 	/* The window as it stands, its pending draw dropped: consistent for a redraw. */
-	hc->n = avail / b;
+	hc->n = avail;
 	w->gap = 0;
 	w->known = false;
 	RASP__UNPOISON(p + 1, b - RASP_OBJECT_HEADER_SIZE);
 	p->word = (uintptr_t)type | ((uintptr_t)kind << RASP__HDR_KIND_SHIFT);
-	mean = c->mean; /* what the object's trials were drawn under */
 	if (sampled)
-		rasp__emit_sample(c, (uint32_t)kind, type, p + 1, b, budget, mean);
+		rasp__emit_sample(c, (uint32_t)kind, type, p + 1, b, budget);
 	/* The draw goes on into the next window unless it was spent on this object. */
 	if (!was_sampling || !rasp__state_check_due(c) || !rasp__sampling_update(c))
-		window_set(c, k, avail, c->sampling && !sampled, r);
+		window_set(c, k, avail, c->sampling, c->sampling && !sampled, r);
 	else
 		windows_redraw(c); /* class k's included */
 	return p + 1;
@@ -709,26 +709,48 @@ static inline struct rasp__header *take_block(struct rasp__hot *hc, const rasp_t
 	return p;
 }
 
-/* The lean miss at the sampled block: the object takes the list's next block, its event goes
- * out with the sample's offset in it, and the class's next window starts with a fresh draw
- * over the blocks after it (`avail` bytes left of the window, then the list's rest), as
- * alloc_small does for a sampled object whose thread has no state to adopt. Out of line: one
- * call per sample; not cold, so the window's computation is inlined here (18 instructions a
- * sample fewer than a call to it, callgrind). */
-RASP__OUTLINE static struct rasp__header *miss_sampled(struct rasp_context *c, unsigned k,
-						       struct rasp__hot *hc,
-						       const rasp_type_t *type, uintptr_t avail,
-						       uint64_t off)
+/* The lean miss at the sampled block, from its draw on: the class's next window starts with
+ * that draw (window_set, `avail` blocks left of the window, then the list's rest), as
+ * alloc_small does for a sampled object whose thread has no state to adopt, and the event
+ * goes out with the sample's offset in it, last, as a tail call. */
+static inline __attribute__((always_inline)) void *
+sampled_finish(struct rasp_context *c, unsigned k, struct rasp__hot *hc, const rasp_type_t *type,
+	       uintptr_t avail, uint64_t off, struct rasp__header *p, double e)
 {
 	struct rasp__window *w = &c->win[k];
-	struct rasp__header *p = take_block(hc, type);
 
 	w->gap = 0;
-	w->known = false;
 	w->frees = 0; /* a miss: the owner's frees are counted from here (free.c) */
-	rasp__emit_sample(c, RASP_KIND_SMALL, type, p + 1, hc->bsize, off, c->mean);
-	window_set(c, k, avail, false, 0);
-	return p;
+	window_set(c, k, avail, true, true, rasp__geometric_of(c, e));
+	if (RASP__UNLIKELY(rasp__sample_counted_listened(c)))
+		return rasp__emit_listened(c, RASP_KIND_SMALL, type, p + 1, hc->bsize, off);
+	return p + 1;
+}
+
+/* The draw the ziggurat's tables do not decide (1.1%), and the rest, out of line. */
+RASP__NOINLINE static void *sampled_slow(struct rasp_context *c, unsigned k, struct rasp__hot *hc,
+					 const rasp_type_t *type, uintptr_t avail, uint64_t off,
+					 struct rasp__header *p, uint64_t u)
+{
+	return sampled_finish(c, k, hc, type, avail, off, p, rasp__exponential_slow(c->rng, u));
+}
+
+/* The lean miss at the sampled block: the object takes the list's next block, the next
+ * window a fresh draw, the event goes out. Out of line, one call per sample, and with no call
+ * but in tail position, so that it saves no registers (with the draw's slow path and the
+ * event called in its middle, it saved six: 14 instructions a sample, callgrind). Returns the
+ * object. */
+RASP__OUTLINE __attribute__((returns_nonnull)) static void *
+miss_sampled(struct rasp_context *c, unsigned k, struct rasp__hot *hc, const rasp_type_t *type,
+	     uintptr_t avail, uint64_t off)
+{
+	struct rasp__header *p = take_block(hc, type);
+	uint64_t u;
+	double e;
+
+	if (RASP__UNLIKELY(!rasp__exponential_fast(c->rng, &u, &e)))
+		return sampled_slow(c, k, hc, type, avail, off, p, u);
+	return sampled_finish(c, k, hc, type, avail, off, p, e);
 }
 
 /* The miss most misses are (alloc_small decides the same, in fewer instructions), taken when
@@ -741,8 +763,8 @@ RASP__OUTLINE static struct rasp__header *miss_sampled(struct rasp_context *c, u
  * it; else the window is cut before the block where the sample falls, if it falls in it.
  * Returns NULL for alloc_small in every other case: queued frees or a trim, a state to adopt,
  * no memory, or no draw going on (a class's first window, or a window retired or redrawn). */
-static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
-					     struct rasp__hot *hc, const rasp_type_t *type)
+static inline void *miss_lean(struct rasp_context *c, unsigned k, struct rasp__hot *hc,
+			      const rasp_type_t *type)
 {
 	struct rasp__window *w = &c->win[k];
 	uintptr_t b = hc->bsize, bytes, n;
@@ -758,7 +780,7 @@ static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 		c->unchecked = 0;
 	}
 	if (w->gap) /* the window ended at its sampled block: this object */
-		return c->sampling ? miss_sampled(c, k, hc, type, w->gap - b, w->off) : NULL;
+		return c->sampling ? miss_sampled(c, k, hc, type, w->gap - 1, w->off) : NULL;
 	/* Refilled when used up, and topped up (the page's list before the blocks left) while
 	 * the window would be short and the owner's frees come back to the list: alternating
 	 * allocations and frees then keep `keep` blocks here (free.c), so that is rare. Not
@@ -781,7 +803,7 @@ static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 		r = w->after - b;
 		if (r < bytes) { /* the sample falls in the next window, as window_set cuts it */
 			n = r / b;
-			w->gap = bytes - n * b;
+			w->gap = wb - n;
 			w->off = r - n * b;
 			w->known = false;
 			r = 0;
@@ -795,7 +817,7 @@ static inline struct rasp__header *miss_lean(struct rasp_context *c, unsigned k,
 	w->after = r;
 	c->unchecked += bytes;
 	rasp__window_publish(c, k, (uint64_t)left * b);
-	return p;
+	return p + 1;
 }
 
 /* The fast path's miss: flags 0, a type, and the hot entry of the size's class, whose window
@@ -805,7 +827,7 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 				     struct rasp__hot *hc)
 {
 	unsigned k = (unsigned)(hc - c->hot);
-	struct rasp__header *p;
+	void *p;
 
 	hc->n = 0; /* the fast path's decrement took it to -1 */
 	if (k == 0)
@@ -816,7 +838,7 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 	}
 	p = miss_lean(c, k, hc, type);
 	if (RASP__LIKELY(p != NULL))
-		return p + 1;
+		return p;
 	return miss_generic(c, type, k);
 }
 

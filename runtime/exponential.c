@@ -24,7 +24,7 @@
 
 #include "internal.h"
 
-#define ZIG_R  7.69711747013104972	  /* x1, where the tail starts (Marsaglia and Tsang) */
+#define ZIG_R  7.69711747013104972   /* x1, where the tail starts (Marsaglia and Tsang) */
 #define ZIG_FR 0x1.dc31c329f0b4bp-12 /* e^-r, correctly rounded (tested against libm) */
 /* Rejections in a row before the draw falls back to the inversion: each is about one in 90,
  * so never in practice; the bound keeps the loop finite whatever the generator gives. */

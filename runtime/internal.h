@@ -216,10 +216,10 @@ struct rasp__segment {
  * context holds a free list taken from its current page; the window is the part of it the fast
  * path may use: `n` blocks before the slow path must run (combined_limit - alloc_ptr in
  * CoreCLR's terms, counted in blocks, the sampling budget folded in: the blocks wholly before
- * the byte where the next sample falls), `gap` bytes of the window from the start of the block
- * that holds that byte (0 when the budget reaches past the window; the byte is `off` into
- * that block), `rest` blocks of the list past the window. In bytes, CoreCLR's budget is
- * n * b + off and its alloc_limit - alloc_ptr is n * b + gap. */
+ * the byte where the next sample falls), `gap` blocks of the window from the block that
+ * holds that byte on (0 when the budget reaches past the window; the byte is `off` into that
+ * block), `rest` blocks of the list past the window. In bytes, CoreCLR's budget is
+ * n * b + off and its alloc_limit - alloc_ptr is (n + gap) * b. */
 struct rasp__hot {
 	/* Blocks the fast path may still take (0: the next one is a miss). Signed: the fast path
 	 * decrements it and tests the sign, one read-modify-write and a branch (-3 instructions
@@ -233,7 +233,7 @@ struct rasp__hot {
 };
 
 struct rasp__window {
-	uintptr_t gap;
+	uintptr_t gap; /* blocks, in blocks so that no miss divides by the block size */
 	uintptr_t off; /* gap > 0: the sampled byte's offset in its block */
 	/* Sampling on, gap 0 and `known`: `after` failed trials follow the window's end before
 	 * the next success (the rest of the draw that covered the window). The next window
@@ -263,6 +263,9 @@ struct rasp__window {
 	struct rasp__page *queue_last; /* its tail, where woken pages go (page.c) */
 	struct rasp__page *full;       /* pages with none, until another thread frees into them */
 	uint32_t unfenced;	       /* pages at the head of `full` not yet swept (page.c) */
+	/* To 128 bytes: a class's window is then its index shifted, one instruction where 112
+	 * bytes took three (lea, sub, shl), and the misses compute it up to four times. */
+	uint32_t spare[5];
 };
 
 /* CoreCLR's ee_alloc_context, one per size class, plus sampling state. Written by the owning
@@ -275,6 +278,12 @@ struct rasp_context {
 	uintptr_t token; /* owner thread's token (page ownership) */
 	uint64_t rng[4]; /* xoshiro256++ state */
 	bool sampling;	 /* windows were drawn with sampling on */
+	/* At its last update, a session wanted AllocationSampled (LTTng or EventPipe) or stacks:
+	 * its samples go to rasp__emit_listened. What a sample checks instead of those four
+	 * words: a session that enables them is seen at the thread's next state check, within a
+	 * quantum of its allocation, when the thread announces its mean to it (samples before
+	 * that announcement could not be weighed anyway). */
+	bool listened; /* in sampling's padding: no field after it moves */
 	/* The event-state words at its last update, as read (rasp-events-inline.h): any change
 	 * makes the next check a full update. */
 	int seen_sampled, seen_configured;
@@ -506,13 +515,26 @@ double rasp__exponential_slow(uint64_t s[4], uint64_t u);
 /* The layers' edges x0..x256 (tests). */
 double rasp__zig_x(unsigned i);
 
+/* The fast path alone: true with the value in *e when the tables decide, else false with the
+ * generator's output in *u for rasp__exponential_slow (a caller may then go out of line for
+ * the rest, and keep no registers saved for the 1.1%). */
+static inline bool rasp__exponential_fast(uint64_t s[4], uint64_t *u, double *e)
+{
+	uint64_t x = rasp__rng_next(s), j = x >> 11;
+	const struct rasp__zig_layer *l = &rasp__zig[x & (RASP__ZIG_LAYERS - 1)];
+
+	*u = x;
+	*e = (double)(int64_t)j * l->w;
+	return RASP__LIKELY(j < l->k);
+}
+
 static inline double rasp__exponential(uint64_t s[4])
 {
-	uint64_t u = rasp__rng_next(s), j = u >> 11;
-	const struct rasp__zig_layer *l = &rasp__zig[u & (RASP__ZIG_LAYERS - 1)];
+	uint64_t u;
+	double e;
 
-	if (RASP__LIKELY(j < l->k))
-		return (double)(int64_t)j * l->w;
+	if (rasp__exponential_fast(s, &u, &e))
+		return e;
 	return rasp__exponential_slow(s, u);
 }
 
@@ -521,10 +543,15 @@ void rasp__context_set_mean(struct rasp_context *c, uint64_t mean);
 /* The failed trials before the next success, geometric with p = 1/mean: floor(E / -ln(1-p))
  * for E standard exponential (P(G >= k) = P(E >= -k ln(1-p)) = (1-p)^k). E <= r + 36.7, so G
  * stays below 45 means, far below 2^63. */
-static inline uint64_t rasp__geometric(struct rasp_context *c)
+static inline uint64_t rasp__geometric_of(const struct rasp_context *c, double e)
 {
 	/* Truncation is floor here (the product is >= 0, or -0 at mean 1), without libm's. */
-	return (uint64_t)(int64_t)(rasp__exponential(c->rng) * c->draw_scale);
+	return (uint64_t)(int64_t)(e * c->draw_scale);
+}
+
+static inline uint64_t rasp__geometric(struct rasp_context *c)
+{
+	return rasp__geometric_of(c, rasp__exponential(c->rng));
 }
 /* Adopts the heap's sampling state (mode, mean, listener) for the calling thread's next
  * trials, announcing a change for this thread. Returns true if sampling or the mean changed. */
@@ -558,26 +585,29 @@ static inline bool rasp__state_check_due(const struct rasp_context *c)
 	return c->unchecked >= c->heap->cfg.alloc_quantum ||
 	       atomic_load_explicit(&c->heap->state_gen, memory_order_relaxed) != c->state_gen;
 }
-/* The sample's announcement if due, hook, stack and event (sample.c). */
-void rasp__emit_listened(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
-			 uint64_t z, uint64_t offset, uint64_t mean);
-/* Counts a sample and fires AllocationSampled for an object whose trials were drawn under
- * `mean`. Nobody to tell (sampling forced on with no session: a benchmark's, or a program that
- * reads its counts through rasp_heap_stats): the count only, in a few loads and no call. An
- * unchanged epoch leaves the thread's pin as it is. */
-static inline void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type,
-				     void *obj, uint64_t z, uint64_t offset, uint64_t mean)
+/* The sample's announcement if due, hook, stack and event (sample.c), under the mean the
+ * thread drew it with, c->mean (a thread adopts a new one only after its sample is out).
+ * Returns obj, so that a caller returning the object calls it last: six arguments and a tail
+ * call, nothing of the caller's lives across it. */
+void *rasp__emit_listened(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
+			  uint64_t z, uint64_t offset);
+/* Counts a sample; true when someone may take it (then rasp__emit_listened goes on): a
+ * session as of the thread's last state update (`listened`), or a hook. Nobody to tell
+ * (sampling forced on with no session: a benchmark's, or a program that reads its counts
+ * through rasp_heap_stats): the count only, in a few loads and no call. */
+static inline bool rasp__sample_counted_listened(struct rasp_context *c)
 {
-	struct rasp_heap *h = c->heap;
-
 	atomic_store_explicit(&c->n_samples,
 			      atomic_load_explicit(&c->n_samples, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-	if (rasp__events_epoch_peek() == c->ep_epoch && !h->sample_hook &&
-	    !rasp__event_allocation_sampled_on() &&
-	    !(h->cfg.stack_depth && rasp__event_clr_stack_walk_on()))
-		return;
-	rasp__emit_listened(c, kind, type, obj, z, offset, mean);
+	return c->listened || c->heap->sample_hook;
+}
+/* Counts a sample and fires AllocationSampled. */
+static inline void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type,
+				     void *obj, uint64_t z, uint64_t offset)
+{
+	if (rasp__sample_counted_listened(c))
+		rasp__emit_listened(c, kind, type, obj, z, offset);
 }
 
 /* context.c */

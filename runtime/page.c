@@ -458,7 +458,7 @@ static void list_give_back(struct rasp_context *c, unsigned k, bool empty_pages)
 {
 	struct rasp__window *w = &c->win[k];
 	struct rasp__hot *hc = &c->hot[k];
-	uint32_t n = (uint32_t)(hc->n + w->gap / rasp__class_size[k]) + w->rest + w->retired;
+	uint32_t n = (uint32_t)(hc->n + w->gap) + w->rest + w->retired;
 	struct rasp__header *hdr = hc->free, *next;
 
 	rasp__window_publish(c, k, 0);

@@ -139,6 +139,7 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 	c->seen_sampled = sampled_word;
 	c->seen_configured = c->lttng_confirm_ns ? ~configured_word : configured_word;
 	c->seen_mask = mask;
+	c->listened = sampled_on || (h->cfg.stack_depth && rasp__event_clr_stack_walk_on());
 	c->ep_epoch = epoch;
 	c->state_gen = gen;
 	c->unchecked = 0;
@@ -158,11 +159,12 @@ RASP__NOINLINE static void emit_stack(struct rasp_heap *h)
 
 /* A sample someone may take: an announcement first if an EventPipe session started, the hook,
  * the stack, the event. */
-RASP__NOINLINE void rasp__emit_listened(struct rasp_context *c, uint32_t kind,
-					const rasp_type_t *type, void *obj, uint64_t z,
-					uint64_t offset, uint64_t mean)
+RASP__NOINLINE void *rasp__emit_listened(struct rasp_context *c, uint32_t kind,
+					 const rasp_type_t *type, void *obj, uint64_t z,
+					 uint64_t offset)
 {
 	struct rasp_heap *h = c->heap;
+	uint64_t mean = c->mean;
 
 	/* An EventPipe session started since the thread last announced: the mean this sample was
 	 * drawn under goes first, so the new session weighs it right. The epoch is read again
@@ -182,4 +184,5 @@ RASP__NOINLINE void rasp__emit_listened(struct rasp_context *c, uint32_t kind,
 	if (rasp__event_allocation_sampled_on())
 		rasp_event_allocation_sampled(kind, h->cfg.clr_instance_id, (uintptr_t)type,
 					      type->name, (uintptr_t)obj, z, offset);
+	return obj;
 }

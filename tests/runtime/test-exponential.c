@@ -61,9 +61,9 @@ static void test_layers_have_equal_areas(void **state)
 	assert_true(rasp__zig[RASP__ZIG_LAYERS - 1].k == 0); /* the top layer is all wedge */
 }
 
-#define NDRAWS	 4000000
-#define BIN	 0.05
-#define MAXBINS	 400
+#define NDRAWS	4000000
+#define BIN	0.05
+#define MAXBINS 400
 
 /* 4 * 10^6 draws in bins 0.05 wide, the last ones merged while they expect fewer than 20:
  * a wrong wedge test moves mass within some layer's [x(i+1), xi) (in layer 1, up to twice the

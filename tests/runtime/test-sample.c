@@ -270,8 +270,8 @@ static void test_every_object_sampled_at_offset_zero(void **state)
  * P(G >= k) = q^k; the mass past 5 means (e^-5), within 4 standard errors; mean 1 always 0. */
 static void test_draw_is_geometric(void **state)
 {
-	static const uint64_t means[] = {2, 3, 16, 4096, 102400, 1 << 24, UINT64_C(1) << 40,
-					 RASP_MAX_SAMPLING_MEAN};
+	static const uint64_t means[] = {
+	    2, 3, 16, 4096, 102400, 1 << 24, UINT64_C(1) << 40, RASP_MAX_SAMPLING_MEAN};
 	enum { NB = 40, N = 400000 };
 	struct rasp_context c;
 
@@ -309,7 +309,8 @@ static void test_draw_is_geometric(void **state)
 		}
 		for (int b = 0; b < nb; b++) {
 			/* P(edge[b] <= G < edge[b+1]) = q^lo - q^hi */
-			double e = N * (exp(edge[b] * lq) - (b + 1 < nb ? exp(edge[b + 1] * lq) : 0));
+			double e =
+			    N * (exp(edge[b] * lq) - (b + 1 < nb ? exp(edge[b + 1] * lq) : 0));
 
 			chi += (count[b] - e) * (count[b] - e) / e;
 		}
