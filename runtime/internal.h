@@ -25,8 +25,17 @@
 #define RASP__OUTLINE __attribute__((noinline))
 
 /* ASan builds poison the payload of freed objects, so a use after rasp_free is reported;
- * a block is unpoisoned when it is handed out again, and memory before it goes to the OS. */
+ * a block is unpoisoned when it is handed out again, and memory before it goes to the OS.
+ * GCC says ASan with __SANITIZE_ADDRESS__, clang with __has_feature (clang 14 does not define
+ * the former: its builds, the fuzz targets', poisoned nothing until this test). */
 #if defined(__SANITIZE_ADDRESS__)
+#define RASP__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RASP__ASAN 1
+#endif
+#endif
+#ifdef RASP__ASAN
 #include <sanitizer/asan_interface.h>
 #define RASP__POISON(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
 #define RASP__UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
