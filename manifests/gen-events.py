@@ -582,10 +582,14 @@ def gen_inline_header(m, rel):
     out.append("static inline uint32_t rasp__events_epoch_peek(void)\n{\n"
                "\treturn rasp_events_session_epoch();\n}\n")
     out.append("#else\n")
-    out.append("extern _Atomic uint64_t rasp__ep_mask;\nextern _Atomic uint32_t rasp__ep_epoch;\n")
+    # Hidden: librasp defines them, so a check reads each with one load from its address (as
+    # a symbol that might be another object's, it took a load of the address first).
+    out.append("#define RASP__HIDDEN __attribute__((visibility(\"hidden\")))")
+    out.append("extern _Atomic uint64_t rasp__ep_mask RASP__HIDDEN;\n"
+               "extern _Atomic uint32_t rasp__ep_epoch RASP__HIDDEN;\n")
     for p in m.providers:
         for e in p["events"]:
-            out.append(f"extern const int *const rasp__lttng_state_{e['api']};")
+            out.append(f"extern const int *const rasp__lttng_state_{e['api']} RASP__HIDDEN;")
     out.append("")
     out.append("static inline uint64_t rasp__events_mask_peek(void)\n{\n"
                "\treturn atomic_load_explicit(&rasp__ep_mask, memory_order_relaxed);\n}\n")
