@@ -17,9 +17,10 @@
  * as the inversion was. The resolution is that of the 53-bit U, xi 2^-53 <= 2^-49.8, below
  * one byte at every mean up to RASP_MAX_SAMPLING_MEAN (2^48).
  *
- * The tables are built at the first slow draw from r and e^-r only, with rasp__log (no libm,
+ * The tables are built when librasp is loaded, from r and e^-r only, with rasp__log (no libm,
  * logarithm.c says why): f(x(i+1)) = v / xi + f(xi) by the layers' equal areas, and
- * x(i+1) = -ln f(x(i+1)). Until then every threshold is 0, so every draw comes here first. */
+ * x(i+1) = -ln f(x(i+1)). Before that every threshold is 0, so a draw would come here and
+ * build them (the slow path's pthread_once, after which its relaxed loads are ordered). */
 #include <pthread.h>
 
 #include "internal.h"
@@ -51,9 +52,18 @@ static void zig_build(void)
 	zig_f[RASP__ZIG_LAYERS] = 1.0;
 	for (i = 0; i < RASP__ZIG_LAYERS; i++) {
 		rasp__zig[i].w = zig_x[i] * 0x1.0p-53;
-		/* X < x(i+1)  <=>  U 2^53 < 2^53 x(i+1) / xi: a threshold on the 53-bit integer. */
-		rasp__zig[i].k = (uint64_t)(zig_x[i + 1] / zig_x[i] * 0x1.0p53);
+		/* X < x(i+1)  <=>  U 2^53 < 2^53 x(i+1) / xi: a threshold on the 53-bit integer.
+		 * Last, with release: a draw reads it first (internal.h). */
+		atomic_store_explicit(&rasp__zig[i].k,
+				      (uint64_t)(zig_x[i + 1] / zig_x[i] * 0x1.0p53),
+				      memory_order_release);
 	}
+}
+
+/* At load, before any thread can draw (a draw that came first would build them itself). */
+__attribute__((constructor)) static void zig_at_load(void)
+{
+	pthread_once(&zig_once, zig_build);
 }
 
 double rasp__zig_x(unsigned i)
@@ -76,7 +86,7 @@ double rasp__exponential_slow(uint64_t s[4], uint64_t u)
 		uint64_t j = u >> 11;
 		double x = (double)(int64_t)j * rasp__zig[i].w, y;
 
-		if (j < rasp__zig[i].k)
+		if (j < atomic_load_explicit(&rasp__zig[i].k, memory_order_relaxed))
 			return x; /* the fast path's test, for the first draw after the build */
 		if (i == 0)
 			return ZIG_R - rasp__log_normal(uniform_open0(s));

@@ -287,11 +287,13 @@ struct rasp_context {
 	uintptr_t token; /* owner thread's token (page ownership) */
 	uint64_t rng[4]; /* xoshiro256++ state */
 	bool sampling;	 /* windows were drawn with sampling on */
-	/* At its last update, a session wanted AllocationSampled (LTTng or EventPipe) or stacks:
-	 * its samples go to rasp__emit_listened. What a sample checks instead of those four
-	 * words: a session that enables them is seen at the thread's next state check, within a
-	 * quantum of its allocation, when the thread announces its mean to it (samples before
-	 * that announcement could not be weighed anyway). */
+	/* At its last update, a session wanted AllocationSampled (LTTng or EventPipe): its
+	 * samples go to rasp__emit_listened, which adds a stack where one is wanted. What a
+	 * sample checks instead of the event words (16 instructions): a session that starts is
+	 * seen at the thread's next state check, within a quantum of its allocation, where the
+	 * thread announces its mean to it; its samples before that check are not sent (up to
+	 * one quantum's per thread; LTTng's before it went out ahead of their announcement).
+	 * A session that wants stacks alone gets none (they describe the sample that follows). */
 	bool listened; /* in sampling's padding: no field after it moves */
 	/* The event-state words at its last update, as read (rasp-events-inline.h): any change
 	 * makes the next check a full update. */
@@ -510,10 +512,13 @@ double rasp__log_normal(double x);
 double rasp__log1p(double x);
 
 /* exponential.c: a standard exponential by a 256-layer ziggurat. A layer's threshold on the
- * 53-bit uniform and its width over 2^53, side by side: one cache line serves a draw. */
+ * 53-bit uniform and its width over 2^53, side by side: one cache line serves a draw. The
+ * threshold is stored last (release) and read first (acquire), so a draw that finds it set
+ * finds the width too, whichever thread built the tables (free on x86: it only keeps the
+ * compiler from reading the width first). */
 #define RASP__ZIG_LAYERS 256
 struct rasp__zig_layer {
-	uint64_t k;
+	_Atomic uint64_t k;
 	double w;
 };
 extern struct rasp__zig_layer rasp__zig[RASP__ZIG_LAYERS];
@@ -530,11 +535,12 @@ double rasp__zig_x(unsigned i);
 static inline bool rasp__exponential_fast(uint64_t s[4], uint64_t *u, double *e)
 {
 	uint64_t x = rasp__rng_next(s), j = x >> 11;
-	const struct rasp__zig_layer *l = &rasp__zig[x & (RASP__ZIG_LAYERS - 1)];
+	struct rasp__zig_layer *l = &rasp__zig[x & (RASP__ZIG_LAYERS - 1)];
+	bool in = j < atomic_load_explicit(&l->k, memory_order_acquire);
 
 	*u = x;
 	*e = (double)(int64_t)j * l->w;
-	return RASP__LIKELY(j < l->k);
+	return RASP__LIKELY(in);
 }
 
 static inline double rasp__exponential(uint64_t s[4])

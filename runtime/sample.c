@@ -139,7 +139,7 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 	c->seen_sampled = sampled_word;
 	c->seen_configured = c->lttng_confirm_ns ? ~configured_word : configured_word;
 	c->seen_mask = mask;
-	c->listened = sampled_on || (h->cfg.stack_depth && rasp__event_clr_stack_walk_on());
+	c->listened = sampled_on;
 	c->ep_epoch = epoch;
 	c->state_gen = gen;
 	c->unchecked = 0;

@@ -60,20 +60,23 @@ def main():
         slow = sum(incl.get(f, 0) for f in slow_fns) - edge.get(inner, 0)
         # Edges out of the slow path: from its entries and from the generic miss they call.
         from_slow = lambda callee: sum(edge.get((f, callee), 0)
-                                       for f in slow_fns + ("miss_generic", "miss_sampled"))
+                                       for f in slow_fns + ("miss_generic", "miss_sampled",
+                                                            "sampled_slow"))
         refill = (from_slow("list_refill") + from_slow("rasp__page_find")
                   + from_slow("rasp__page_take_list"))
-        # A sample's event is a call from the generic path; the lean path's sampled block
-        # (miss_sampled) has it inline, so there it counts in miss_sampled's own cost.
-        event = from_slow("rasp__emit_sample")
-        generic_samples = calls.get("rasp__emit_sample", 0)
+        # A sample's event: rasp__emit_listened, called only when someone listens (a hook or
+        # a session), from the generic path or the lean path's sampled block (miss_sampled,
+        # sampled_slow where the draw's tables did not decide).
+        event = from_slow("rasp__emit_listened")
+        generic_samples = ecalls.get(("miss_generic", "rasp__emit_listened"), 0)
         lean_samples = calls.get("miss_sampled", 0)
         sampled = (sum(edge.get((f, "miss_sampled"), 0) for f in slow_fns)
-                   - sum(edge.get(("miss_sampled", g), 0)
-                         for g in ("rasp__exponential_slow", "rasp__emit_sample")))
+                   - sum(edge.get((f, g), 0) for f in ("miss_sampled", "sampled_slow")
+                         for g in ("rasp__exponential_slow", "rasp__emit_listened")))
         draws = sum(c for (a, b), c in edge.items()
                     if b == "rasp__exponential_slow"
-                    and a in slow_fns + ("window_set", "miss_generic", "miss_sampled"))
+                    and a in slow_fns + ("window_set", "miss_generic", "miss_sampled",
+                                         "sampled_slow"))
         # window_set's own cost, where it is a function (inline in the sampled block's path).
         window = incl.get("window_set", 0) - sum(
             edge.get(("window_set", g), 0) for g in ("rasp__exponential_slow",))

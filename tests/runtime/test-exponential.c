@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -114,6 +115,45 @@ static void test_draws_are_exponential(void **state)
 		fail_msg("mean %.5f", sum / NDRAWS);
 }
 
+/* The tail alone (one draw in 2200 reaches it, too few above to see its scale): layer 0
+ * with the uniform past the threshold, forced, gives r plus a standard exponential. Its mean
+ * within 4 standard errors and a chi-square over bins 0.05 wide. */
+static void test_tail_is_shifted_exponential(void **state)
+{
+	enum { N = 400000 };
+	static uint64_t count[MAXBINS + 1];
+	uint64_t s[4], k0 = atomic_load(&rasp__zig[0].k), span = (UINT64_C(1) << 53) - k0;
+	double r = rasp__zig_x(1), sum = 0, chi = 0, p, lo;
+	int nbins = 0;
+
+	(void)state;
+	seed(s, 11);
+	while (nbins < MAXBINS && N * exp(-(nbins + 1) * BIN) * (1 - exp(-BIN)) >= 20)
+		nbins++;
+	memset(count, 0, sizeof(count));
+	for (long i = 0; i < N; i++) {
+		uint64_t j = k0 + (uint64_t)i * 2654435761u % span; /* layer 0: low bits 0 */
+		double t = rasp__exponential_slow(s, j << 11) - r;
+		long b = (long)(t / BIN);
+
+		if (!(t >= 0))
+			fail_msg("tail draw %ld: %g below r", i, t + r);
+		count[b < nbins ? b : nbins]++;
+		sum += t;
+	}
+	for (int b = 0; b <= nbins; b++) {
+		lo = b * BIN;
+		p = b < nbins ? exp(-lo) - exp(-(lo + BIN)) : exp(-lo);
+		chi += (count[b] - N * p) * (count[b] - N * p) / (N * p);
+	}
+	printf("tail: mean past r %.4f, chi-square %.1f over %d bins (p = 0.001: %.1f)\n", sum / N,
+	       chi, nbins + 1, chi2_crit(nbins));
+	if (fabs(sum / N - 1.0) > 4.0 / sqrt(N))
+		fail_msg("tail: mean past r %.5f", sum / N);
+	if (chi > chi2_crit(nbins))
+		fail_msg("tail: chi-square %.1f > %.1f", chi, chi2_crit(nbins));
+}
+
 /* Draws from a state are reproducible (the seeded runs rely on it). */
 static void test_draws_reproducible(void **state)
 {
@@ -135,6 +175,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_layers_have_equal_areas),
 	    cmocka_unit_test(test_draws_are_exponential),
+	    cmocka_unit_test(test_tail_is_shifted_exponential),
 	    cmocka_unit_test(test_draws_reproducible),
 	};
 
