@@ -61,7 +61,7 @@ def main():
         # Edges out of the slow path: from its entries and from the generic miss they call.
         from_slow = lambda callee: sum(edge.get((f, callee), 0)
                                        for f in slow_fns + ("miss_generic", "miss_sampled",
-                                                            "sampled_slow"))
+                                                            "sampled_slow", "miss_refill"))
         refill = (from_slow("list_refill") + from_slow("rasp__page_find")
                   + from_slow("rasp__page_take_list"))
         # A sample's event: rasp__emit_listened, called only when someone listens (a hook or
