@@ -765,48 +765,48 @@ static inline __attribute__((always_inline)) void *
 miss_take(struct rasp_context *c, unsigned k, struct rasp__hot *hc, const rasp_type_t *type)
 {
 	struct rasp__window *w = &c->win[k];
-	uintptr_t b = hc->bsize, bytes, n;
-	uint64_t r = 0; /* trials, as alloc_small counts them: up to ~37 means, past 32 bits */
+	uintptr_t b = hc->bsize, bytes;
+	uint64_t r; /* trials, as alloc_small counts them: up to ~37 means, past 32 bits */
 	uint32_t wb, left;
 	struct rasp__header *p;
 
 	w->frees = 0;
 	left = w->rest - 1; /* the object takes one */
 	wb = w->wb < left ? w->wb : left;
-	bytes = (uintptr_t)wb * b;
-	n = wb;
-	if (!c->sampling) { /* apart: with fewer values live, no registers saved */
-		w->rest = left - wb;
-		c->unchecked += bytes;
-		rasp__window_publish(c, k, (uint64_t)left * b);
-		p = take_block(hc, type);
-		hc->n = wb;
-		return p + 1;
-	}
-	{
+	/* With sampling on, the draw going on first: it may send the object elsewhere. */
+	if (c->sampling) {
 		if (!w->known)
 			return miss_generic(c, type, k); /* no draw goes on */
 		if (w->after < b) { /* the sample falls in this object, the list's next block */
 			w->rest = left;
 			return miss_sampled(c, k, hc, type, 0, w->after);
 		}
-		r = w->after - b;
-		if (r < bytes) { /* the sample falls in the next window, as window_set cuts it */
-			n = r / b;
-			w->gap = wb - n;
-			w->off = r - n * b;
-			w->known = false;
-			r = 0;
-		} else {
-			r -= bytes;
-		}
 	}
+	/* Then in an order that keeps few values live (each value held past here took a saved
+	 * register, 12 instructions a miss for six): the block, the list and its account, and
+	 * the window last. */
 	p = take_block(hc, type);
-	hc->n = n;
+	bytes = (uintptr_t)wb * b;
 	w->rest = left - wb;
-	w->after = r;
 	c->unchecked += bytes;
 	rasp__window_publish(c, k, (uint64_t)left * b);
+	if (!c->sampling) {
+		hc->n = wb;
+		return p + 1;
+	}
+	r = w->after - b;
+	if (r < bytes) { /* the sample falls in the next window, as window_set cuts it */
+		uintptr_t n = r / b;
+
+		hc->n = n;
+		w->gap = wb - n;
+		w->off = r - n * b;
+		w->known = false;
+		w->after = 0;
+	} else {
+		hc->n = wb;
+		w->after = r - bytes;
+	}
 	return p + 1;
 }
 
