@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exponential.h"
 #include "internal.h"
 #include "rasp/inline.h"
 

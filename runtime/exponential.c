@@ -10,7 +10,7 @@
  * (1..255) is the rectangle [0, xi] x [f(xi), f(x(i+1))], with x1 = r > x2 > ... > x256 = 0.
  * A draw picks a layer (8 bits) and a point X = U xi across it (53 bits): X < x(i+1) lies
  * under the curve whatever the height, and is the value (the fast path, inline in
- * internal.h). Otherwise, here: in layer 0, X >= r stands for the tail, and the value is
+ * exponential.h). Otherwise, here: in layer 0, X >= r stands for the tail, and the value is
  * r - ln(V), the tail being an exponential shifted by r (exact: memoryless); in layer i >= 1,
  * a height Y uniform in the layer decides, X if Y < e^-X, else a new draw. Every accepted
  * point is uniform under the curve, so X is exactly exponential, up to the doubles' rounding,
@@ -23,7 +23,7 @@
  * build them (the slow path's pthread_once, after which its relaxed loads are ordered). */
 #include <pthread.h>
 
-#include "internal.h"
+#include "exponential.h"
 
 #define ZIG_R  7.69711747013104972   /* x1, where the tail starts (Marsaglia and Tsang) */
 #define ZIG_FR 0x1.dc31c329f0b4bp-12 /* e^-r, correctly rounded (tested against libm) */
@@ -53,7 +53,7 @@ static void zig_build(void)
 	for (i = 0; i < RASP__ZIG_LAYERS; i++) {
 		rasp__zig[i].w = zig_x[i] * 0x1.0p-53;
 		/* X < x(i+1)  <=>  U 2^53 < 2^53 x(i+1) / xi: a threshold on the 53-bit integer.
-		 * Last, with release: a draw reads it first (internal.h). */
+		 * Last, with release: a draw reads it first (exponential.h). */
 		atomic_store_explicit(&rasp__zig[i].k,
 				      (uint64_t)(zig_x[i + 1] / zig_x[i] * 0x1.0p53),
 				      memory_order_release);

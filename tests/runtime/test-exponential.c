@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "exponential.h"
 
 /* The chi-square quantile at p = 0.001 with d degrees of freedom (Wilson and Hilferty's
  * approximation: within 1% for d >= 10). */

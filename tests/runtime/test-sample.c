@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "exponential.h"
 
 #define MAX_TYPES 8
 
