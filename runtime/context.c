@@ -39,7 +39,7 @@ struct thread_entry {
 static const char no_heap; /* the cache's "empty" key: never a heap, never NULL */
 #define NO_HEAP	  ((struct rasp_heap *)&no_heap)
 #define TLS_MODEL __attribute__((tls_model("initial-exec")))
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef RASP__ASAN
 /* Free blocks are poisoned in this build: no caller may pop them, so the inline path's symbol
  * is not defined, and a caller built without AddressSanitizer fails to load (review). */
 __thread struct rasp_inline_cache rasp__tcache TLS_MODEL = {NO_HEAP, NULL};

@@ -592,12 +592,12 @@ static inline void rasp__window_publish(struct rasp_context *c, unsigned k, uint
 struct rasp_context *rasp__context_peek(struct rasp_heap *h);
 /* The thread's one-entry cache of its last heap and that heap's context (context.c), exported
  * as rasp_inline_cache_v1 for rasp/inline.h except in AddressSanitizer builds. */
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef RASP__ASAN /* GCC's or clang's: freed blocks are poisoned, no caller may pop them */
 extern __thread struct rasp_inline_cache rasp__tcache
     __attribute__((visibility("hidden"), tls_model("initial-exec")));
 #else
-/* Declared here as well: rasp/inline.h declares it only where callers may inline, which a
- * clang AddressSanitizer build (the fuzz targets') is not, and librasp defines it there. */
+/* Declared here as well: rasp/inline.h declares it only where callers may inline, and
+ * librasp defines it in every build but AddressSanitizer's. */
 RASP_API extern __thread struct rasp_inline_cache rasp_inline_cache_v1
     __attribute__((tls_model("initial-exec")));
 #define rasp__tcache rasp_inline_cache_v1

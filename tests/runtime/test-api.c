@@ -289,9 +289,16 @@ static void test_walk_callback_reads_the_heap(void **state)
 
 /* ASan builds: a write to a freed object is reported (the runtime poisons freed payloads).
  * Runs in a child; the suite's ASAN_OPTIONS make ASan exit with 99. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) /* clang's way of saying it */
+#define TEST_ASAN 1
+#endif
+#endif
 static void test_use_after_free_reported_under_asan(void **state)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef TEST_ASAN
 	rasp_heap_t *h = heap_off();
 	const rasp_type_t *t = rasp_type_register(h, "U");
 	volatile char *p = rasp_alloc(h, t, 64, 0);

@@ -18,6 +18,13 @@
 #include "rasp/rasp.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SOAK_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SOAK_SANITIZED 1
+#endif
+#endif
+#ifdef SOAK_SANITIZED
 #define TOTAL 10000000L
 #else
 #define TOTAL 100000000L
