@@ -321,7 +321,7 @@ static uint32_t window_blocks(const struct rasp_context *c, unsigned k)
 }
 
 /* The list's blocks past the window under which a lean miss tops the list up from its pages
- * (miss_lean): a window's and one, so that allocations and frees alternating keep full
+ * (rasp__alloc_miss): a window's and one, so that allocations and frees alternating keep full
  * windows with no refill (the miss takes one block, the window the next wb); no more than two
  * quanta's bytes for large blocks (at least one block). */
 static uint32_t keep_blocks(const struct rasp_context *c, unsigned k)

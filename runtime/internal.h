@@ -257,9 +257,9 @@ struct rasp__window {
 	 * at attach; both 0: the cache off, as test-page's page-policy tests run). */
 	uint32_t keep;
 	uint32_t cache, cache_max; /* the bound now, and the most it grows back to */
-	/* The owner's frees of the class since its last miss (free.c, miss_lean): a miss tops
-	 * the list up only while frees come back to it, and many frees with no miss (a thread
-	 * freeing, not allocating) flush it. */
+	/* The owner's frees of the class since its last miss (free.c, rasp__alloc_miss): a miss
+	 * tops the list up only while frees come back to it, and many frees with no miss (a
+	 * thread freeing, not allocating) flush it. */
 	uint32_t frees;
 	/* Blocks of a window a whole-heap operation ended (rasp__context_retire, run by another
 	 * thread while this one may be freeing): part of the list, counted back at the owner's
