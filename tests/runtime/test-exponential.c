@@ -66,6 +66,30 @@ static void test_layers_have_equal_areas(void **state)
 #define BIN	0.05
 #define MAXBINS 400
 
+/* Bins [j BIN, (j+1) BIN) for n standard exponential draws while they expect 20 or more;
+ * the rest go in one last bin (index nbins). */
+static int bins_for(long n)
+{
+	int nbins = 0;
+
+	while (nbins < MAXBINS && n * exp(-(nbins + 1) * BIN) * (1 - exp(-BIN)) >= 20)
+		nbins++;
+	return nbins;
+}
+
+/* Chi-square of those bins' counts against the standard exponential. */
+static double chi_exponential(const uint64_t *count, int nbins, long n)
+{
+	double chi = 0;
+
+	for (int b = 0; b <= nbins; b++) {
+		double lo = b * BIN, p = b < nbins ? exp(-lo) - exp(-(lo + BIN)) : exp(-lo);
+
+		chi += (count[b] - n * p) * (count[b] - n * p) / (n * p);
+	}
+	return chi;
+}
+
 /* 4 * 10^6 draws in bins 0.05 wide, the last ones merged while they expect fewer than 20:
  * a wrong wedge test moves mass within some layer's [x(i+1), xi) (in layer 1, up to twice the
  * density near r), a wrong tail moves it past r. Also the mass past r, past 12, and the mean. */
@@ -73,14 +97,11 @@ static void test_draws_are_exponential(void **state)
 {
 	static uint64_t count[MAXBINS + 1];
 	uint64_t s[4], past_r = 0, past_12 = 0;
-	double r = rasp__zig_x(1), sum = 0, chi = 0, expect, p, lo;
-	int nbins = 0, d;
+	double r = rasp__zig_x(1), sum = 0, chi, p;
+	int nbins = bins_for(NDRAWS), d;
 
 	(void)state;
 	seed(s, 2026);
-	/* Bins [j BIN, (j+1) BIN) while they expect 20 or more; the rest in one. */
-	while (nbins < MAXBINS && NDRAWS * exp(-(nbins + 1) * BIN) * (1 - exp(-BIN)) >= 20)
-		nbins++;
 	memset(count, 0, sizeof(count));
 	for (long i = 0; i < NDRAWS; i++) {
 		double e = rasp__exponential(s);
@@ -93,12 +114,7 @@ static void test_draws_are_exponential(void **state)
 		past_12 += e >= 12.0;
 		sum += e;
 	}
-	for (int b = 0; b <= nbins; b++) {
-		lo = b * BIN;
-		p = b < nbins ? exp(-lo) - exp(-(lo + BIN)) : exp(-lo);
-		expect = NDRAWS * p;
-		chi += (count[b] - expect) * (count[b] - expect) / expect;
-	}
+	chi = chi_exponential(count, nbins, NDRAWS);
 	d = nbins; /* nbins + 1 bins */
 	printf("%d bins: chi-square %.1f (p = 0.001: %.1f)\n", nbins + 1, chi, chi2_crit(d));
 	if (chi > chi2_crit(d))
@@ -123,13 +139,11 @@ static void test_tail_is_shifted_exponential(void **state)
 	enum { N = 400000 };
 	static uint64_t count[MAXBINS + 1];
 	uint64_t s[4], k0 = atomic_load(&rasp__zig[0].k), span = (UINT64_C(1) << 53) - k0;
-	double r = rasp__zig_x(1), sum = 0, chi = 0, p, lo;
-	int nbins = 0;
+	double r = rasp__zig_x(1), sum = 0, chi;
+	int nbins = bins_for(N);
 
 	(void)state;
 	seed(s, 11);
-	while (nbins < MAXBINS && N * exp(-(nbins + 1) * BIN) * (1 - exp(-BIN)) >= 20)
-		nbins++;
 	memset(count, 0, sizeof(count));
 	for (long i = 0; i < N; i++) {
 		uint64_t j = k0 + (uint64_t)i * 2654435761u % span; /* layer 0: low bits 0 */
@@ -141,11 +155,7 @@ static void test_tail_is_shifted_exponential(void **state)
 		count[b < nbins ? b : nbins]++;
 		sum += t;
 	}
-	for (int b = 0; b <= nbins; b++) {
-		lo = b * BIN;
-		p = b < nbins ? exp(-lo) - exp(-(lo + BIN)) : exp(-lo);
-		chi += (count[b] - N * p) * (count[b] - N * p) / (N * p);
-	}
+	chi = chi_exponential(count, nbins, N);
 	printf("tail: mean past r %.4f, chi-square %.1f over %d bins (p = 0.001: %.1f)\n", sum / N,
 	       chi, nbins + 1, chi2_crit(nbins));
 	if (fabs(sum / N - 1.0) > 4.0 / sqrt(N))
