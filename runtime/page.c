@@ -48,9 +48,6 @@ _Static_assert(offsetof(struct rasp__page, start) + sizeof(uintptr_t) <= 64,
 #define SWEEP_FENCE() atomic_thread_fence(memory_order_seq_cst)
 #endif
 
-/* Bytes of never-used blocks formatted at a time: touching a page progressively keeps the
- * resident set to what is used. */
-#define EXTEND_BYTES ((size_t)16384)
 /* Pages of the class queue visited before a new page is taken. */
 #define SEARCH_MAX 8
 /* Abandoned pages tried per search. */
@@ -73,7 +70,7 @@ static void used_add(struct rasp__page *pg, int64_t d)
 
 void rasp__page_extend(struct rasp__page *pg)
 {
-	uint32_t n = (uint32_t)(EXTEND_BYTES / pg->bsize);
+	uint32_t n = (uint32_t)(RASP__EXTEND_BYTES / pg->bsize);
 	const size_t bs = pg->bsize;
 	uintptr_t b = pg->start + pg->formatted, last;
 
