@@ -53,6 +53,7 @@ int rasp_heap_create(rasp_heap_t **out, const rasp_config_t *cfg)
 	rasp__classes_init();
 	h->id = atomic_fetch_add(&next_heap_id, 1);
 	h->cfg = c;
+	h->thp = rasp__segment_thp_allowed();
 	pthread_mutex_init(&h->lock, NULL);
 	atomic_init(&h->sampling_mode, c.sampling);
 	atomic_init(&h->sampling_mean, c.sampling_mean);

@@ -357,6 +357,7 @@ struct rasp_heap {
 	/* Small segments, lock: those with free slots first, full ones after (segment.c), so a
 	 * page search stops at the first full one. */
 	struct rasp__segment *segments, *segments_tail;
+	bool thp; /* RASP_THP=1 at creation: segments not advised against huge pages */
 	struct rasp__segment *large; /* large objects, lock */
 	/* Freed large objects' mappings kept for reuse (segment.c), lock. */
 	struct rasp__segment *large_cache;
@@ -387,15 +388,18 @@ void *rasp__os_map(size_t size);
 void rasp__os_unmap(void *addr, size_t size);
 /* Gives the pages' memory back (the range reads as zeros afterwards); keeps the mapping. */
 void rasp__os_purge(void *addr, size_t size);
+/* Asks the kernel not to back the range with transparent huge pages (MADV_NOHUGEPAGE). */
+void rasp__os_no_huge(void *addr, size_t size);
 void rasp__os_random(void *buf, size_t len);
 /* A monotonic clock, in nanoseconds. */
 uint64_t rasp__os_now_ns(void);
 /* Test seam: replaces mmap/munmap/madvise (NULL restores them). map returns NULL on failure;
- * purge may be NULL (then purging is a no-op). */
+ * purge and no_huge may be NULL (then they are no-ops). */
 struct rasp__os_ops {
 	void *(*map)(size_t size);
 	void (*unmap)(void *addr, size_t size);
 	void (*purge)(void *addr, size_t size);
+	void (*no_huge)(void *addr, size_t size); /* NULL: no advice given */
 };
 void rasp__os_set_ops(const struct rasp__os_ops *ops);
 
@@ -415,6 +419,9 @@ unsigned rasp__class_of(size_t z);
 
 /* segment.c: segments, their slots and the purge policy, large objects. heap->lock held
  * unless said. */
+/* RASP_THP: may small-object segments get transparent huge pages (else they are advised
+ * against them)? Any thread, no lock (rasp_heap_create). */
+bool rasp__segment_thp_allowed(void);
 /* A run of `span` free slots formatted as an empty page of class cls, or NULL. */
 struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls);
 /* An empty page back to its segment (purged past RASP__RETAIN_SLOTS; an empty segment is

@@ -31,7 +31,14 @@ static void os_purge(void *addr, size_t size)
 	madvise(addr, size, MADV_DONTNEED);
 }
 
-static const struct rasp__os_ops default_ops = {os_map, os_unmap, os_purge};
+/* Small-object segments only (segment.c, RASP_THP): a failure (a kernel without THP) leaves
+ * the range as it was, which is what the advice asks for anyway. */
+static void os_no_huge(void *addr, size_t size)
+{
+	madvise(addr, size, MADV_NOHUGEPAGE);
+}
+
+static const struct rasp__os_ops default_ops = {os_map, os_unmap, os_purge, os_no_huge};
 static _Atomic(const struct rasp__os_ops *) ops = &default_ops;
 
 void rasp__os_set_ops(const struct rasp__os_ops *o)
@@ -59,6 +66,14 @@ void rasp__os_purge(void *addr, size_t size)
 
 	if (o->purge)
 		o->purge(addr, size);
+}
+
+void rasp__os_no_huge(void *addr, size_t size)
+{
+	const struct rasp__os_ops *o = atomic_load_explicit(&ops, memory_order_acquire);
+
+	if (o->no_huge)
+		o->no_huge(addr, size);
 }
 
 /* Seeds only: a failing getrandom falls back to the clock and addresses, which is weak but
