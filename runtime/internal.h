@@ -357,7 +357,9 @@ struct rasp_heap {
 	/* Small segments, lock: those with free slots first, full ones after (segment.c), so a
 	 * page search stops at the first full one. */
 	struct rasp__segment *segments, *segments_tail;
-	bool thp; /* RASP_THP=1 at creation: segments not advised against huge pages */
+	/* RASP_THP=1: segments not advised against huge pages; set by rasp_heap_create, read-only
+	 * after. */
+	bool thp;
 	struct rasp__segment *large; /* large objects, lock */
 	/* Freed large objects' mappings kept for reuse (segment.c), lock. */
 	struct rasp__segment *large_cache;

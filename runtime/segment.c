@@ -55,9 +55,10 @@ static uint64_t span_mask(unsigned first, unsigned span)
  * in the whole 2 MiB, and pages formatted as they are reached (page.c) no longer kept the
  * resident set to what is used: peak RSS `mixed` 15.1 against 13.5 MiB, `prodcons` 4.6
  * against 3.3 (docs/performance.md, "Transparent huge pages"). Where it is `madvise` or
- * `never` the advice changes nothing. Large objects keep the system's policy, as glibc's
- * mapped chunks do: their pages are the program's, touched as it uses them. Read by
- * rasp_heap_create, for the heap's life; another value is reported once and taken as 0. */
+ * `never` and no huge-page size is enabled `always` (6.8+ kernels), the advice changes nothing.
+ * Large objects keep the system's policy, as glibc's mapped chunks do: their pages are the
+ * program's, touched as it uses them. Read by rasp_heap_create, for the heap's life; another value
+ * is reported once and taken as 0. */
 bool rasp__segment_thp_allowed(void)
 {
 	static atomic_bool reported;
@@ -76,7 +77,7 @@ bool rasp__segment_thp_allowed(void)
 }
 
 /* Maps `size` bytes aligned to RASP__SEGMENT_SIZE: over-map by one segment, trim both ends
- * (three system calls, once per segment or large object). */
+ * (three system calls, once per segment or large object; a small segment's advice makes four). */
 static struct rasp__segment *map_aligned(struct rasp_heap *h, size_t size, int kind)
 {
 	size_t total = size + RASP__SEGMENT_SIZE;

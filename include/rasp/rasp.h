@@ -87,7 +87,8 @@ RASP_API int rasp_config_from_env(rasp_config_t *cfg);
 /* 0 if cfg is valid, else -EINVAL (with the reason on stderr). */
 RASP_API int rasp_config_validate(const rasp_config_t *cfg);
 
-/* Creates a heap. cfg NULL: defaults plus the RASP_* environment; otherwise cfg as given.
+/* Creates a heap. cfg NULL: defaults plus the RASP_* environment; otherwise cfg as given
+ * (RASP_THP, which is not in rasp_config_t, is read either way: docs/runtime.md).
  * Returns 0, -EINVAL (bad configuration or out == NULL) or -ENOMEM. */
 RASP_API int rasp_heap_create(rasp_heap_t **out, const rasp_config_t *cfg);
 /* Returns all memory of the heap to the OS. No thread may use the heap during or after. */

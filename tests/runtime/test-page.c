@@ -249,7 +249,7 @@ static void test_alternating_keeps_full_windows(void **state)
 	struct rasp_context *c;
 	struct rasp__hot *hc;
 	void *keep[3], *q;
-	uint64_t refills;
+	uint64_t refills, per_extend;
 	intptr_t last;
 	long misses = 0;
 	unsigned k;
@@ -283,8 +283,10 @@ static void test_alternating_keeps_full_windows(void **state)
 	       c->win[k].wb, (unsigned long long)refills);
 	assert_true(misses <= ROUNDS / (long)c->win[k].wb + 2);
 	/* The top-ups: a window's blocks, formatted RASP__EXTEND_BYTES at a time. */
-	assert_true(refills <= (c->win[k].wb * (uint64_t)hc->bsize + RASP__EXTEND_BYTES - 1) /
-				   (RASP__EXTEND_BYTES / hc->bsize * hc->bsize));
+	per_extend = RASP__EXTEND_BYTES / hc->bsize * hc->bsize;
+	if (per_extend < hc->bsize) /* blocks past RASP__EXTEND_BYTES: one at a time */
+		per_extend = hc->bsize;
+	assert_true(refills <= (c->win[k].wb * (uint64_t)hc->bsize + per_extend - 1) / per_extend);
 	rasp_free(h, q);
 	rasp_heap_destroy(h);
 }
