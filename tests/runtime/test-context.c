@@ -626,6 +626,142 @@ static void test_fork_child_destroys_heap_of_absent_threads(void **state)
 	munmap(fork_stack, sz);
 }
 
+/* A fork's child where a new thread has the thread pointer of a parent's thread that is not
+ * there (the same stack, so the same TCB): the pages that thread owned pass the new thread's
+ * owner check, so its frees of their blocks go onto its own list (free.c), and the flushes
+ * of that list empty those pages through their own context, the absent thread's, not the
+ * freeing one's (found by review: moving another context's pages on this context's lists
+ * broke both). After the frees and a collect, the heap holds nothing, a walk finds
+ * nothing, and every page on a context's lists is that context's, its count of empty pages
+ * kept right (with the defect put back, the absent thread's pages were marked kept on the
+ * freeing thread's count). */
+enum { ABSENT_N = 4000 };
+static void *absent_objs[ABSENT_N];
+static uintptr_t absent_token;
+
+static void *absent_owner(void *a)
+{
+	for (int i = 0; i < ABSENT_N; i++)
+		absent_objs[i] = rasp_alloc(late_h, late_t, 1000, 0);
+	absent_token = rasp__thread_token();
+	pthread_barrier_wait(&fork_bar);
+	pthread_barrier_wait(&fork_bar);
+	return a;
+}
+
+static void *same_tcb_freer(void *a)
+{
+	void *own;
+
+	(void)a;
+	if (rasp__thread_token() != absent_token)
+		return (void *)"the new thread does not have the absent thread's thread pointer";
+	own = rasp_alloc(late_h, late_t, 1000, 0); /* a context, and the heap cached */
+	if (!own)
+		return (void *)"allocation failed";
+	for (int i = 0; i < ABSENT_N; i++)
+		rasp_free(late_h, absent_objs[i]);
+	rasp_free(late_h, own);
+	return NULL;
+}
+
+static int count_objects(void *obj, const rasp_type_t *type, size_t z, int kind, void *arg)
+{
+	(void)obj, (void)type, (void)z, (void)kind;
+	++*(long *)arg;
+	return 0;
+}
+
+/* Every page on a context's queue and full list is that context's, of that class, and in
+ * use (not a slot given back), and the context's count of empty pages kept is the number
+ * of its pages so marked; the walk is bounded. Counts what is not. */
+static void count_strays(struct rasp_context *c, void *arg)
+{
+	long *bad = arg, kept = 0;
+
+	for (unsigned k = 1; k < RASP__NCLASS; k++) {
+		struct rasp__page *lists[2] = {c->win[k].queue, c->win[k].full};
+
+		for (int l = 0; l < 2; l++) {
+			int steps = 0;
+
+			for (struct rasp__page *pg = lists[l]; pg && steps < 100000;
+			     pg = pg->next, steps++) {
+				*bad += pg->bsize != rasp__class_size[k] || pg->cls != k ||
+					atomic_load(&pg->ctx) != c || pg->in_full != (l == 1);
+				kept += pg->kept_empty;
+			}
+			*bad += steps == 100000;
+		}
+	}
+	*bad += kept != c->kept_empty; /* the context's count of its empty pages kept */
+}
+
+static void fork_child_frees_on_same_tcb(void)
+{
+	pthread_attr_t at;
+	pthread_t th;
+	rasp_heap_stats_t st;
+	void *why;
+	long n = 0, strays = 0;
+
+	if (pthread_attr_init(&at) || pthread_attr_setstack(&at, fork_stack, 1 << 20) ||
+	    pthread_create(&th, &at, same_tcb_freer, NULL) || pthread_join(th, &why))
+		_exit(2);
+	if (why) {
+		printf("child: %s\n", (const char *)why);
+		_exit(3);
+	}
+	if (rasp_heap_collect(late_h) != 0 || rasp_heap_stats(late_h, &st) != 0 ||
+	    rasp_heap_walk(late_h, count_objects, &n) != 0)
+		_exit(4);
+	if (st.live_bytes != 0 || n != 0)
+		_exit(5);
+	pthread_mutex_lock(&late_h->lock);
+	rasp__contexts_enumerate(late_h, count_strays, &strays);
+	pthread_mutex_unlock(&late_h->lock);
+	if (strays) {
+		fprintf(stderr,
+			"child: %ld pages on a context's lists not its own, or kept-empty "
+			"counts off\n",
+			strays);
+		_exit(6);
+	}
+	rasp_heap_destroy(late_h);
+}
+
+static void test_fork_child_frees_absent_threads_pages(void **state)
+{
+	size_t sz = 1 << 20;
+	pthread_attr_t at;
+	pthread_t th;
+
+	(void)state;
+#if defined(__SANITIZE_THREAD__)
+	printf("skipped under ThreadSanitizer: it refuses new threads in a fork's child\n");
+	return;
+#endif
+	fork_stack = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(fork_stack != MAP_FAILED);
+	assert_int_equal(rasp_heap_create(&late_h, NULL), 0);
+	late_t = rasp_type_register(late_h, "Absent");
+	assert_int_equal(pthread_barrier_init(&fork_bar, NULL, 2), 0);
+	assert_int_equal(pthread_attr_init(&at), 0);
+	assert_int_equal(pthread_attr_setstack(&at, fork_stack, sz), 0);
+	assert_int_equal(pthread_create(&th, &at, absent_owner, NULL), 0);
+	pthread_barrier_wait(&fork_bar);
+	for (int i = 0; i < ABSENT_N; i++)
+		assert_non_null(absent_objs[i]);
+	assert_int_equal(run_in_child(fork_child_frees_on_same_tcb), 0);
+	pthread_barrier_wait(&fork_bar);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	pthread_barrier_destroy(&fork_bar);
+	for (int i = 0; i < ABSENT_N; i++)
+		rasp_free(late_h, absent_objs[i]);
+	rasp_heap_destroy(late_h);
+	munmap(fork_stack, sz);
+}
+
 /* A fork while other threads come and go (their exits hold the registry lock): each child's
  * first allocation, from a heap its forking thread uses, completes (found by review: 34 of
  * 300 children hung on the lock a thread of the parent held at the fork). */
@@ -917,6 +1053,7 @@ int main(void)
 	    cmocka_unit_test(test_destroy_clears_other_threads_cache),
 	    cmocka_unit_test(test_destroy_after_allocation_past_thread_exit),
 	    cmocka_unit_test(test_fork_child_destroys_heap_of_absent_threads),
+	    cmocka_unit_test(test_fork_child_frees_absent_threads_pages),
 	    cmocka_unit_test(test_fork_child_allocates_while_threads_exit),
 	    cmocka_unit_test(test_inline_miss_refused_keeps_count),
 	    cmocka_unit_test(test_entries_of_destroyed_heaps_dropped),
