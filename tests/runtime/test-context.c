@@ -600,30 +600,46 @@ static void fork_child_destroys(void)
 	rasp_heap_destroy(late_h);
 }
 
-static void test_fork_child_destroys_heap_of_absent_threads(void **state)
+/* A heap (type `name`) and a thread running fn on fork_stack (1 MiB, mapped here), past the
+ * first wait of fork_bar: fn waits twice, so the thread is alive at a fork in between. */
+static pthread_t start_on_fork_stack(void *(*fn)(void *), const char *name)
 {
-	size_t sz = 1 << 20;
 	pthread_attr_t at;
 	pthread_t th;
 
-	(void)state;
-	fork_stack = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fork_stack =
+	    mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(fork_stack != MAP_FAILED);
 	assert_int_equal(rasp_heap_create(&late_h, NULL), 0);
-	late_t = rasp_type_register(late_h, "Forked");
+	late_t = rasp_type_register(late_h, name);
 	assert_int_equal(pthread_barrier_init(&fork_bar, NULL, 2), 0);
 	assert_int_equal(pthread_attr_init(&at), 0);
-	assert_int_equal(pthread_attr_setstack(&at, fork_stack, sz), 0);
-	assert_int_equal(pthread_create(&th, &at, fork_worker, NULL), 0);
+	assert_int_equal(pthread_attr_setstack(&at, fork_stack, 1 << 20), 0);
+	assert_int_equal(pthread_create(&th, &at, fn, NULL), 0);
 	pthread_barrier_wait(&fork_bar);
-	assert_int_equal(run_in_child(fork_child_destroys), 0);
+	return th;
+}
+
+/* The thread's second wait, and its end. */
+static void end_on_fork_stack(pthread_t th)
+{
 	pthread_barrier_wait(&fork_bar);
 	assert_int_equal(pthread_join(th, NULL), 0);
 	pthread_barrier_destroy(&fork_bar);
+}
+
+static void test_fork_child_destroys_heap_of_absent_threads(void **state)
+{
+	pthread_t th;
+
+	(void)state;
+	th = start_on_fork_stack(fork_worker, "Forked");
+	assert_int_equal(run_in_child(fork_child_destroys), 0);
+	end_on_fork_stack(th);
 	/* The parent's heap is intact, and its forking thread still allocates from it. */
 	assert_non_null(rasp_alloc(late_h, late_t, 24, 0));
 	rasp_heap_destroy(late_h);
-	munmap(fork_stack, sz);
+	munmap(fork_stack, 1 << 20);
 }
 
 /* A fork's child where a new thread has the thread pointer of a parent's thread that is not
@@ -732,8 +748,6 @@ static void fork_child_frees_on_same_tcb(void)
 
 static void test_fork_child_frees_absent_threads_pages(void **state)
 {
-	size_t sz = 1 << 20;
-	pthread_attr_t at;
 	pthread_t th;
 
 	(void)state;
@@ -741,25 +755,15 @@ static void test_fork_child_frees_absent_threads_pages(void **state)
 	printf("skipped under ThreadSanitizer: it refuses new threads in a fork's child\n");
 	return;
 #endif
-	fork_stack = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(fork_stack != MAP_FAILED);
-	assert_int_equal(rasp_heap_create(&late_h, NULL), 0);
-	late_t = rasp_type_register(late_h, "Absent");
-	assert_int_equal(pthread_barrier_init(&fork_bar, NULL, 2), 0);
-	assert_int_equal(pthread_attr_init(&at), 0);
-	assert_int_equal(pthread_attr_setstack(&at, fork_stack, sz), 0);
-	assert_int_equal(pthread_create(&th, &at, absent_owner, NULL), 0);
-	pthread_barrier_wait(&fork_bar);
+	th = start_on_fork_stack(absent_owner, "Absent");
 	for (int i = 0; i < ABSENT_N; i++)
 		assert_non_null(absent_objs[i]);
 	assert_int_equal(run_in_child(fork_child_frees_on_same_tcb), 0);
-	pthread_barrier_wait(&fork_bar);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	pthread_barrier_destroy(&fork_bar);
+	end_on_fork_stack(th);
 	for (int i = 0; i < ABSENT_N; i++)
 		rasp_free(late_h, absent_objs[i]);
 	rasp_heap_destroy(late_h);
-	munmap(fork_stack, sz);
+	munmap(fork_stack, 1 << 20);
 }
 
 /* A fork while other threads come and go (their exits hold the registry lock): each child's
