@@ -725,7 +725,7 @@ static void fork_child_frees_on_same_tcb(void)
 	    pthread_create(&th, &at, same_tcb_freer, NULL) || pthread_join(th, &why))
 		_exit(2);
 	if (why) {
-		printf("child: %s\n", (const char *)why);
+		fprintf(stderr, "child: %s\n", (const char *)why); /* _exit drops stdout */
 		_exit(3);
 	}
 	if (rasp_heap_collect(late_h) != 0 || rasp_heap_stats(late_h, &st) != 0 ||
