@@ -78,8 +78,14 @@
 #define RASP__NCLASS	91
 #define RASP__TABLE_MAX RASP__SMALL_MAX_Z
 /* Empty slots kept committed per heap for reuse without page faults; past this, a slot that
- * empties is purged (MADV_DONTNEED) at once. rasp_heap_collect purges them all. */
+ * stays empty from one purge tick to the next is purged (MADV_DONTNEED). rasp_heap_collect
+ * purges them all. */
 #define RASP__RETAIN_SLOTS 64
+/* Purge ticks' spacing (segment.c): an empty slot past the retained ones, and an empty segment,
+ * goes back to the OS after staying empty between one and two of these, at the heap's next
+ * page operation. Purged at once (the policy before), a program allocating and freeing 10 MiB
+ * bursts faulted every page back in at each burst: 3.7x glibc's time (docs/performance.md). */
+#define RASP__PURGE_DELAY_NS (50u * 1000 * 1000)
 /* Empty pages a context keeps in its class queues for reuse: a class whose live count breathes
  * around a page boundary would otherwise give a page back and take a new one (heap lock,
  * formatting) over and over. */
@@ -212,6 +218,7 @@ struct rasp__segment {
 	/* Small segments only (heap->lock): */
 	uint64_t free_slots;	  /* bit i: slot i holds no page */
 	uint64_t committed_slots; /* bit i: slot i was used and not purged since */
+	uint64_t purge_old;	  /* bit i: slot i free at the last purge tick, not used since */
 	uintptr_t slot0_start;	  /* first usable byte of slot 0 (after this header) */
 	struct rasp__page *slot_page[RASP__SLOTS]; /* page holding slot i, or NULL */
 	/* Cross-thread frees by threads without a context of the heap (out of memory for one)
@@ -367,6 +374,10 @@ struct rasp_heap {
 	unsigned large_cache_n;
 	struct rasp__page *abandoned[RASP__NCLASS]; /* pages of exited threads, lock */
 	uint64_t free_committed_slots;		    /* empty slots not purged, lock */
+	/* Purge ticks (segment.c), lock: the earliest the next may run (rasp__os_coarse_ns), and
+	 * whether anything waits for one (page operations then read the clock). */
+	uint64_t purge_tick;
+	bool purge_wait;
 	struct rasp_type *types;		    /* lock */
 	uint64_t next_ctx_index;		    /* lock */
 	/* Written under the lock, read by stats at any time. */
@@ -395,6 +406,9 @@ void rasp__os_no_huge(void *addr, size_t size);
 void rasp__os_random(void *buf, size_t len);
 /* A monotonic clock, in nanoseconds. */
 uint64_t rasp__os_now_ns(void);
+/* The purge ticks' clock (segment.c): monotonic, in nanoseconds, to the kernel's tick (a few
+ * ms; a vDSO read, no system call). Through the seam, so tests can move time. */
+uint64_t rasp__os_coarse_ns(void);
 /* Test seam: replaces mmap/munmap/madvise (NULL restores them). map returns NULL on failure;
  * purge and no_huge may be NULL (then they are no-ops). */
 struct rasp__os_ops {
@@ -402,6 +416,7 @@ struct rasp__os_ops {
 	void (*unmap)(void *addr, size_t size);
 	void (*purge)(void *addr, size_t size);
 	void (*no_huge)(void *addr, size_t size); /* NULL: no advice given */
+	uint64_t (*coarse_ns)(void);		  /* NULL: the real clock */
 };
 void rasp__os_set_ops(const struct rasp__os_ops *ops);
 
@@ -426,8 +441,9 @@ unsigned rasp__class_of(size_t z);
 bool rasp__segment_thp_allowed(void);
 /* A run of `span` free slots formatted as an empty page of class cls, or NULL. */
 struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls);
-/* An empty page back to its segment (purged past RASP__RETAIN_SLOTS; an empty segment is
- * unmapped when the heap already has another with free slots). */
+/* An empty page back to its segment (purged past RASP__RETAIN_SLOTS, and an empty segment
+ * unmapped when the heap has another with free slots, once they stayed empty from one purge
+ * tick to the next; the ticks run here and at rasp__segment_page_new). */
 void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg);
 /* Purges every empty committed slot and unmaps every empty segment (collect). */
 void rasp__segments_trim(struct rasp_heap *h);

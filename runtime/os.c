@@ -38,7 +38,18 @@ static void os_no_huge(void *addr, size_t size)
 	madvise(addr, size, MADV_NOHUGEPAGE);
 }
 
-static const struct rasp__os_ops default_ops = {os_map, os_unmap, os_purge, os_no_huge};
+/* CLOCK_MONOTONIC_COARSE: the purge ticks are tens of milliseconds apart, and read at page
+ * operations; the coarse clock is the kernel's last tick, read without a system call. */
+static uint64_t os_coarse_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static const struct rasp__os_ops default_ops = {os_map, os_unmap, os_purge, os_no_huge,
+						os_coarse_ns};
 static _Atomic(const struct rasp__os_ops *) ops = &default_ops;
 
 void rasp__os_set_ops(const struct rasp__os_ops *o)
@@ -74,6 +85,13 @@ void rasp__os_no_huge(void *addr, size_t size)
 
 	if (o->no_huge)
 		o->no_huge(addr, size);
+}
+
+uint64_t rasp__os_coarse_ns(void)
+{
+	const struct rasp__os_ops *o = atomic_load_explicit(&ops, memory_order_acquire);
+
+	return o->coarse_ns ? o->coarse_ns() : os_coarse_ns();
 }
 
 /* Seeds only: a failing getrandom falls back to the clock and addresses, which is weak but

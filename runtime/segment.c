@@ -3,10 +3,14 @@
  * 64 KiB are handed out as pages (runs of 1..16 slots, aligned to their length) and come back
  * when a page empties. The purge policy: a slot that comes back stays committed while the heap
  * keeps at most RASP__RETAIN_SLOTS (4 MiB) of empty committed slots, so a program whose live
- * set breathes reuses memory it already faulted in; past that it is purged at once
- * (MADV_DONTNEED: it leaves the resident set, the mapping stays). A segment whose slots are all
- * empty is unmapped unless it is the heap's only segment with room. rasp_heap_collect purges
- * every empty slot and unmaps every empty segment. A large object (object size >= 85000
+ * set breathes reuses memory it already faulted in. Past that, a slot is purged (MADV_DONTNEED:
+ * it leaves the resident set, the mapping stays) once it has stayed empty from one purge tick
+ * to the next, and a segment whose slots all stayed empty so is unmapped unless it is the
+ * heap's only segment with room. Ticks are RASP__PURGE_DELAY_NS apart, run at page operations
+ * while anything waits (purge_check), so memory goes back between one and two delays after it
+ * empties, if the heap is still in use; a program that frees a burst and reuses it within the
+ * delay faults nothing in again. rasp_heap_collect purges every empty slot and unmaps every
+ * empty segment at once. A large object (object size >= 85000
  * bytes) has a mapping of its own, so large objects never fragment the segments; at its free
  * the mapping is kept for the next large object of about its size (up to
  * RASP__LARGE_CACHE_BYTES a heap) or returned. Every function here runs with heap->lock held unless
@@ -181,6 +185,8 @@ static size_t meta_size(void)
 	return round_up(sizeof(struct rasp__segment), PAGE_SIZE_ASSUMED);
 }
 
+static void purge_check(struct rasp_heap *h, struct rasp__segment *freed);
+
 static struct rasp__segment *segment_new(struct rasp_heap *h)
 {
 	struct rasp__segment *s = map_aligned(h, RASP__SEGMENT_SIZE, RASP__SEG_SMALL);
@@ -189,6 +195,7 @@ static struct rasp__segment *segment_new(struct rasp_heap *h)
 		return NULL;
 	s->free_slots = ALL_SLOTS;
 	s->committed_slots = 0;
+	s->purge_old = 0;
 	s->slot0_start = (uintptr_t)s + meta_size();
 	memset(s->slot_page, 0, sizeof(s->slot_page));
 	memset(s->pages, 0, sizeof(s->pages));
@@ -239,6 +246,7 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 	mask = span_mask((unsigned)i, span);
 	fresh = mask & ~s->committed_slots;
 	s->free_slots &= ~mask;
+	s->purge_old &= ~mask; /* used again: not purged at the next tick */
 	h->free_committed_slots -= (uint64_t)__builtin_popcountll(mask & s->committed_slots);
 	s->committed_slots |= mask;
 	for (uint64_t m = fresh; m; m &= m - 1)
@@ -259,6 +267,8 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 	for (unsigned j = 0; j < span; j++)
 		s->slot_page[i + j] = pg;
 	atomic_fetch_add(&h->pages_n, 1);
+	if (h->purge_wait) /* after taking the page: committed slots were reused first */
+		purge_check(h, NULL);
 	return pg;
 }
 
@@ -290,21 +300,24 @@ bool rasp__segment_pinned(struct rasp_heap *h, struct rasp__segment *s)
 }
 
 /* An empty segment goes back to the OS unless no other segment has room (then the next page
- * would map a new one at once). */
-static void maybe_unmap(struct rasp_heap *h, struct rasp__segment *s, bool always)
+ * would map a new one at once). Returns 1 if it was unmapped, -1 if it stays for now (pinned:
+ * the next tick or collect tries again), 0 if it stays for good (not empty, or the only one
+ * with room). */
+static int maybe_unmap(struct rasp_heap *h, struct rasp__segment *s, bool always)
 {
 	struct rasp__segment *o;
 
+	if (s->free_slots != ALL_SLOTS)
+		return 0;
 	/* A cross-thread free still reading one of its page records (page.c,
-	 * rasp__page_push_begin): the segment stays mapped, empty; the next page or collect
-	 * takes it. */
-	if (s->free_slots != ALL_SLOTS || rasp__segment_pinned(h, s))
-		return;
+	 * rasp__page_push_begin): the segment stays mapped, empty. */
+	if (rasp__segment_pinned(h, s))
+		return -1;
 	if (!always) {
 		/* Segments with room come first: the first one other than s is the candidate. */
 		o = h->segments == s ? s->next : h->segments;
 		if (!o || !o->free_slots)
-			return;
+			return 0;
 	}
 	h->free_committed_slots -= (uint64_t)__builtin_popcountll(s->committed_slots);
 	for (uint64_t m = s->committed_slots; m; m &= m - 1)
@@ -313,6 +326,55 @@ static void maybe_unmap(struct rasp_heap *h, struct rasp__segment *s, bool alway
 	atomic_fetch_sub(&h->committed_bytes, meta_size());
 	seg_unlink(h, s);
 	unmap_seg(h, s);
+	return 1;
+}
+
+/* A purge tick: every slot that was empty at the last tick and has not been used since is
+ * purged while the heap holds more than RASP__RETAIN_SLOTS empty committed slots, and every
+ * segment that was all empty then and still is goes back to the OS (maybe_unmap). What is
+ * empty now is marked for the next. Returns whether anything is left for a next tick. One walk
+ * of the segments, at most once a delay. */
+static bool purge_tick(struct rasp_heap *h)
+{
+	struct rasp__segment *s, *sn;
+	bool again = false;
+
+	for (s = h->segments; s; s = sn) {
+		uint64_t old = s->purge_old & s->free_slots;
+		uint64_t cand = old & s->committed_slots;
+
+		sn = s->next;
+		if (s->free_slots == ALL_SLOTS) {
+			int r = old == ALL_SLOTS ? maybe_unmap(h, s, false) : -1;
+
+			if (r > 0)
+				continue;
+			again |= r < 0;
+		}
+		for (; cand && h->free_committed_slots > RASP__RETAIN_SLOTS; cand &= cand - 1)
+			purge_slots(h, s, cand & -cand);
+		s->purge_old = s->free_slots;
+	}
+	return again || h->free_committed_slots > RASP__RETAIN_SLOTS;
+}
+
+/* Notes that something may wait for a purge tick (empty committed slots past the retained
+ * ones, or `freed`, a segment that has just emptied; NULL: none), and runs the tick if one is
+ * due: ticks are at least RASP__PURGE_DELAY_NS apart. A tick marks what is empty and purges
+ * what was marked at the last and stayed empty since. */
+static void purge_check(struct rasp_heap *h, struct rasp__segment *freed)
+{
+	uint64_t now;
+
+	if (!h->purge_wait && h->free_committed_slots <= RASP__RETAIN_SLOTS &&
+	    (!freed || freed->free_slots != ALL_SLOTS))
+		return;
+	h->purge_wait = true;
+	now = rasp__os_coarse_ns();
+	if (now < h->purge_tick)
+		return;
+	h->purge_wait = purge_tick(h);
+	h->purge_tick = now + RASP__PURGE_DELAY_NS;
 }
 
 void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg)
@@ -331,9 +393,7 @@ void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg)
 	s->free_slots |= mask;
 	h->free_committed_slots += (uint64_t)__builtin_popcountll(mask);
 	atomic_fetch_sub(&h->pages_n, 1);
-	if (h->free_committed_slots > RASP__RETAIN_SLOTS)
-		purge_slots(h, s, mask);
-	maybe_unmap(h, s, false);
+	purge_check(h, s);
 }
 
 /* The large-object cache's mappings back to the OS. */
@@ -358,10 +418,8 @@ void rasp__segments_trim(struct rasp_heap *h)
 	large_cache_drop(h);
 	for (s = h->segments; s; s = sn) {
 		sn = s->next;
-		if (s->free_slots == ALL_SLOTS) {
-			maybe_unmap(h, s, true);
+		if (s->free_slots == ALL_SLOTS && maybe_unmap(h, s, true) != 0)
 			continue;
-		}
 		purge_slots(h, s, s->free_slots & s->committed_slots);
 	}
 }
