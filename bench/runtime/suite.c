@@ -9,7 +9,9 @@
  *   prodcons  a producer allocates, a consumer (another thread) frees: cross-thread frees
  *   scale     `mixed`'s work split over THREADS threads (1 or 2) on the same heap
  *   fixed     2..6 KiB objects, 4000 live, churn
- *   cache     an LRU cache of 64..1024 B values, 50000 entries, replaced at random */
+ *   cache     an LRU cache of 64..1024 B values, 50000 entries, replaced at random
+ *   bulk      bursts: 100000 objects of 16..256 B allocated, then all freed (a batch job's
+ *             or a parser's), 200 times */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -258,6 +260,27 @@ static void run_cache(void)
 	free(e);
 }
 
+static void run_bulk(void)
+{
+	enum { BURST = 100000, BURSTS = 200 };
+	void **v = must(malloc(BURST * sizeof(void *)));
+	uint64_t s = 13;
+
+	for (int b = 0; b < BURSTS; b++) {
+		for (long i = 0; i < BURST; i++) {
+			size_t z = 16 + rnd(&s) % 241;
+
+			v[i] = must(xalloc(z));
+			touch(v[i], z);
+		}
+		if (b == BURSTS - 1)
+			report();
+		for (long i = 0; i < BURST; i++)
+			xfree(v[i]);
+	}
+	free(v);
+}
+
 static double now(clockid_t id)
 {
 	struct timespec ts;
@@ -305,8 +328,10 @@ int main(int argc, char **argv)
 		run_fixed();
 	else if (strcmp(w, "cache") == 0)
 		run_cache();
+	else if (strcmp(w, "bulk") == 0)
+		run_bulk();
 	else {
-		fprintf(stderr, "usage: suite mixed|request|prodcons|scale N|fixed|cache\n");
+		fprintf(stderr, "usage: suite mixed|request|prodcons|scale N|fixed|cache|bulk\n");
 		return 2;
 	}
 	getrusage(RUSAGE_SELF, &ru);

@@ -1,5 +1,6 @@
-/* Segments and large objects (runtime/segment.c), white-box through the OS seam: empty pages
- * are kept committed up to RASP__RETAIN_SLOTS and purged past it, collect purges the rest and
+/* Segments and large objects (runtime/segment.c), white-box through the OS seam and its clock:
+ * empty pages are kept committed up to RASP__RETAIN_SLOTS and purged past it once they stayed
+ * empty from one purge tick to the next, collect purges the rest and
  * unmaps empty segments, and large objects are mapped and unmapped one by one, so memory goes
  * back as it is freed. */
 #define _DEFAULT_SOURCE
