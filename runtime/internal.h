@@ -90,11 +90,16 @@
  * around a page boundary would otherwise give a page back and take a new one (heap lock,
  * formatting) over and over. */
 #define RASP__KEEP_EMPTY 8
-/* Freed large objects' mappings a heap keeps for reuse: at most this many bytes (resident:
- * the objects touched them) and RASP__LARGE_CACHE_MAX mappings; a mapping is reused for an
- * object that wastes at most 1/8 of it. rasp_heap_collect unmaps them. */
-#define RASP__LARGE_CACHE_BYTES ((uint64_t)4 << 20)
-#define RASP__LARGE_CACHE_MAX	8
+/* Freed large objects' mappings a heap keeps for reuse: at most RASP__LARGE_CACHE_MAX mappings
+ * and four times the bytes of its live large objects, within [RASP__LARGE_CACHE_MIN,
+ * RASP__LARGE_CACHE_BYTES] (resident: the objects touched them; a program with more large
+ * objects live churns through more sizes, and needs more to find a fit, as glibc's mmap
+ * threshold rises with the chunks it frees). A mapping is reused for an object that wastes at
+ * most 1/4 of it (the best fit), and unmapped at the second purge tick that finds it still
+ * cached. rasp_heap_collect unmaps them. */
+#define RASP__LARGE_CACHE_MIN	((uint64_t)4 << 20)
+#define RASP__LARGE_CACHE_BYTES ((uint64_t)32 << 20)
+#define RASP__LARGE_CACHE_MAX	64
 /* How long after announcing to a new LTTng listener a thread announces again (sample.c):
  * past the moment LTTng starts recording the session whose events it enabled. */
 #define RASP__LTTNG_CONFIRM_NS ((uint64_t)100 * 1000 * 1000)
@@ -370,6 +375,7 @@ struct rasp_heap {
 	struct rasp__segment *large; /* large objects, lock */
 	/* Freed large objects' mappings kept for reuse (segment.c), lock. */
 	struct rasp__segment *large_cache;
+	struct rasp__segment *large_cache_old; /* the part cached at the last purge tick */
 	uint64_t large_cache_bytes;
 	unsigned large_cache_n;
 	struct rasp__page *abandoned[RASP__NCLASS]; /* pages of exited threads, lock */

@@ -329,6 +329,28 @@ static int maybe_unmap(struct rasp_heap *h, struct rasp__segment *s, bool always
 	return 1;
 }
 
+/* The mappings of a large-object cache list back to the OS. */
+static void large_cache_unmap(struct rasp_heap *h, struct rasp__segment **list)
+{
+	struct rasp__segment *s, *sn;
+
+	for (s = *list; s; s = sn) {
+		sn = s->next;
+		h->large_cache_bytes -= s->map_size;
+		h->large_cache_n--;
+		atomic_fetch_sub(&h->committed_bytes, s->map_size);
+		unmap_seg(h, s);
+	}
+	*list = NULL;
+}
+
+/* The large-object cache's mappings back to the OS. */
+static void large_cache_drop(struct rasp_heap *h)
+{
+	large_cache_unmap(h, &h->large_cache);
+	large_cache_unmap(h, &h->large_cache_old);
+}
+
 /* A purge tick: every slot that was empty at the last tick and has not been used since is
  * purged while the heap holds more than RASP__RETAIN_SLOTS empty committed slots, and every
  * segment that was all empty then and still is goes back to the OS (maybe_unmap). What is
@@ -355,7 +377,11 @@ static bool purge_tick(struct rasp_heap *h)
 			purge_slots(h, s, cand & -cand);
 		s->purge_old = s->free_slots;
 	}
-	return again || h->free_committed_slots > RASP__RETAIN_SLOTS;
+	/* Large mappings cached at the last tick and not reused since go back; the rest wait. */
+	large_cache_unmap(h, &h->large_cache_old);
+	h->large_cache_old = h->large_cache;
+	h->large_cache = NULL;
+	return again || h->free_committed_slots > RASP__RETAIN_SLOTS || h->large_cache_n;
 }
 
 /* Notes that something may wait for a purge tick (empty committed slots past the retained
@@ -367,7 +393,7 @@ static void purge_check(struct rasp_heap *h, struct rasp__segment *freed)
 	uint64_t now;
 
 	if (!h->purge_wait && h->free_committed_slots <= RASP__RETAIN_SLOTS &&
-	    (!freed || freed->free_slots != ALL_SLOTS))
+	    (!freed || freed->free_slots != ALL_SLOTS) && !h->large_cache_n)
 		return;
 	h->purge_wait = true;
 	now = rasp__os_coarse_ns();
@@ -396,20 +422,6 @@ void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg)
 	purge_check(h, s);
 }
 
-/* The large-object cache's mappings back to the OS. */
-static void large_cache_drop(struct rasp_heap *h)
-{
-	struct rasp__segment *s, *sn;
-
-	for (s = h->large_cache; s; s = sn) {
-		sn = s->next;
-		atomic_fetch_sub(&h->committed_bytes, s->map_size);
-		unmap_seg(h, s);
-	}
-	h->large_cache = NULL;
-	h->large_cache_bytes = 0;
-	h->large_cache_n = 0;
-}
 
 void rasp__segments_trim(struct rasp_heap *h)
 {
@@ -426,18 +438,29 @@ void rasp__segments_trim(struct rasp_heap *h)
 
 /* ---- Large objects ------------------------------------------------------------------------ */
 
-/* A cached mapping of at least `size` bytes that wastes at most 1/8 of itself, unlinked from
- * the cache; NULL if none. */
+/* The smallest cached mapping of at least `size` bytes that wastes at most 1/4 of itself,
+ * unlinked from the cache; NULL if none. (At most 1/8, and the first found, with 8 mappings
+ * and 4 MiB kept, objects of 100 KB..1 MB replaced at random found one in few allocations:
+ * each paid an mmap, two munmaps to align it and an munmap at its free, 10x glibc's time;
+ * docs/performance.md, "Large objects".) */
 static struct rasp__segment *large_cache_take(struct rasp_heap *h, size_t size)
 {
-	for (struct rasp__segment *s = h->large_cache; s; s = s->next)
-		if (s->map_size >= size && s->map_size - size <= s->map_size / 8) {
-			unlink_seg(&h->large_cache, s);
-			h->large_cache_bytes -= s->map_size;
-			h->large_cache_n--;
-			return s;
-		}
-	return NULL;
+	struct rasp__segment *best = NULL, **best_list = NULL;
+	struct rasp__segment **lists[2] = {&h->large_cache, &h->large_cache_old};
+
+	for (int l = 0; l < 2; l++)
+		for (struct rasp__segment *s = *lists[l]; s; s = s->next)
+			if (s->map_size >= size && s->map_size - size <= s->map_size / 4 &&
+			    (!best || s->map_size < best->map_size)) {
+				best = s;
+				best_list = lists[l];
+			}
+	if (best) {
+		unlink_seg(best_list, best);
+		h->large_cache_bytes -= best->map_size;
+		h->large_cache_n--;
+	}
+	return best;
 }
 
 void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type_t *type)
@@ -462,6 +485,7 @@ void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type
 		link_seg(&h->large, s);
 		atomic_fetch_add(&h->large_live_bytes, z);
 	}
+	purge_check(h, NULL);
 	pthread_mutex_unlock(&h->lock);
 	if (!s)
 		return NULL;
@@ -476,6 +500,16 @@ struct rasp__header *rasp__large_header(struct rasp__segment *s)
 	return (struct rasp__header *)((uintptr_t)s + LARGE_HEADER_OFFSET);
 }
 
+/* The large-object cache's bound in bytes now (RASP__LARGE_CACHE_BYTES). */
+static uint64_t large_cache_bound(struct rasp_heap *h)
+{
+	uint64_t b = 4 * atomic_load_explicit(&h->large_live_bytes, memory_order_relaxed);
+
+	return b < RASP__LARGE_CACHE_MIN	  ? RASP__LARGE_CACHE_MIN
+	       : b > RASP__LARGE_CACHE_BYTES ? RASP__LARGE_CACHE_BYTES
+					     : b;
+}
+
 void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s)
 {
 	size_t z = s->large_z;
@@ -488,7 +522,7 @@ void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s)
 	 * fresh mapping each time), within the cache's bounds; its header keeps the free flag, so
 	 * a second free of the object is still refused. Under ASan the mapping is poisoned. */
 	if (h->large_cache_n < RASP__LARGE_CACHE_MAX &&
-	    h->large_cache_bytes + s->map_size <= RASP__LARGE_CACHE_BYTES) {
+	    h->large_cache_bytes + s->map_size <= large_cache_bound(h)) {
 		link_seg(&h->large_cache, s);
 		h->large_cache_bytes += s->map_size;
 		h->large_cache_n++;
@@ -498,6 +532,7 @@ void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s)
 		atomic_fetch_sub(&h->committed_bytes, s->map_size);
 		unmap_seg(h, s);
 	}
+	purge_check(h, NULL);
 	pthread_mutex_unlock(&h->lock);
 }
 

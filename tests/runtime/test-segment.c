@@ -318,7 +318,7 @@ static void test_large_objects_mapped_and_unmapped(void **state)
 
 /* A large buffer allocated and freed in a loop maps once (the cache hands its mapping back),
  * reads as written by this round only (a zeroed allocation is zero over a dirty mapping), and a
- * much smaller large object does not take a big cached mapping (waste bounded to 1/8). A free
+ * much smaller large object does not take a big cached mapping (waste bounded to 1/4). A free
  * of a cached object is refused as a double free. */
 static void test_large_mappings_reused(void **state)
 {
@@ -361,6 +361,72 @@ static void test_large_mappings_reused(void **state)
 	assert_non_null(p);
 	assert_int_equal(rasp_object_kind(p), RASP_KIND_PINNED);
 	rasp_free(h, p);
+	assert_int_equal(rasp_heap_collect(h), 0);
+	rasp__os_set_ops(NULL);
+	rasp_heap_destroy(h);
+}
+
+/* The large-object cache scales with the large objects live: with 10 MiB of them live, 20
+ * freed 1 MiB objects are all kept (the bound is 4x the live bytes, at most 32 MiB) and 20 new
+ * ones map nothing; with none live, at most RASP__LARGE_CACHE_MIN is kept (the bound is
+ * checked as a mapping joins the cache; what is there leaves at the ticks). A cached mapping
+ * goes to the best fit within 1/4 of its size (a 250 KB object takes a 300 KB mapping, a 200 KB
+ * one does not), and back to the OS two purge ticks after it was cached. */
+static void test_large_cache_bounds(void **state)
+{
+	enum { LIVE = 10, CHURN = 20, MB = 1 << 20 };
+	rasp_heap_t *h = make_heap();
+	const rasp_type_t *t = rasp_type_register(h, "big");
+	void *live[LIVE], *churn[CHURN], *p, *q;
+	uint64_t maps0, unmaps0;
+	rasp_heap_stats_t st;
+
+	(void)state;
+	rasp__os_set_ops(&counting);
+	for (int i = 0; i < LIVE; i++)
+		assert_non_null(live[i] = rasp_alloc(h, t, MB, 0));
+	for (int i = 0; i < CHURN; i++)
+		assert_non_null(churn[i] = rasp_alloc(h, t, MB, 0));
+	unmaps0 = atomic_load(&unmaps);
+	for (int i = 0; i < CHURN; i++)
+		rasp_free(h, churn[i]);
+	assert_int_equal(atomic_load(&unmaps), unmaps0);
+	maps0 = atomic_load(&maps);
+	for (int i = 0; i < CHURN; i++)
+		assert_non_null(churn[i] = rasp_alloc(h, t, MB, 0));
+	assert_int_equal(atomic_load(&maps), maps0);
+	for (int i = 0; i < LIVE; i++)
+		rasp_free(h, live[i]);
+	for (int i = 0; i < CHURN; i++)
+		rasp_free(h, churn[i]);
+	assert_int_equal(rasp_heap_collect(h), 0);
+	/* None live: the cache keeps RASP__LARGE_CACHE_MIN (growing sizes: none fits the last). */
+	unmaps0 = atomic_load(&unmaps);
+	for (int i = 0; i < 8; i++)
+		rasp_free(h, rasp_alloc(h, t, (size_t)MB + (size_t)i * MB / 8, 0));
+	rasp_heap_stats(h, &st);
+	assert_true(st.reserved_bytes <= RASP__LARGE_CACHE_MIN);
+	assert_true(atomic_load(&unmaps) >= unmaps0 + 5);
+	assert_int_equal(rasp_heap_collect(h), 0);
+	/* Best fit within 1/4: a 300 KB mapping serves 250 KB, not 200 KB. */
+	assert_non_null(p = rasp_alloc(h, t, 300000, 0));
+	rasp_free(h, p);
+	maps0 = atomic_load(&maps);
+	assert_non_null(q = rasp_alloc(h, t, 200000, 0));
+	assert_int_equal(atomic_load(&maps), maps0 + 1);
+	assert_non_null(p = rasp_alloc(h, t, 250000, 0));
+	assert_int_equal(atomic_load(&maps), maps0 + 1);
+	rasp_free(h, q);
+	rasp_free(h, p);
+	/* Both cached now; two ticks on, both unmapped. */
+	unmaps0 = atomic_load(&unmaps);
+	advance(RASP__PURGE_DELAY_NS);
+	rasp_free(h, rasp_alloc(h, t, 120000, 0)); /* a large operation runs the tick */
+	advance(RASP__PURGE_DELAY_NS);
+	rasp_free(h, rasp_alloc(h, t, 120000, 0));
+	assert_true(atomic_load(&unmaps) >= unmaps0 + 2);
+	rasp_heap_stats(h, &st);
+	assert_true(st.regions <= 1); /* the 120000-byte object's, cached at the last free */
 	assert_int_equal(rasp_heap_collect(h), 0);
 	rasp__os_set_ops(NULL);
 	rasp_heap_destroy(h);
@@ -568,6 +634,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_empty_pages_purged_past_the_bound),
 	    cmocka_unit_test(test_burst_reused_within_the_delay),
+	    cmocka_unit_test(test_large_cache_bounds),
 	    cmocka_unit_test(test_segments_with_room_first),
 	    cmocka_unit_test(test_large_objects_mapped_and_unmapped),
 	    cmocka_unit_test(test_large_mappings_reused),
