@@ -91,12 +91,13 @@
  * formatting) over and over. */
 #define RASP__KEEP_EMPTY 8
 /* Freed large objects' mappings a heap keeps for reuse: at most RASP__LARGE_CACHE_MAX mappings
- * and four times the bytes of its live large objects, within [RASP__LARGE_CACHE_MIN,
+ * and three times the bytes of its live large objects, within [RASP__LARGE_CACHE_MIN,
  * RASP__LARGE_CACHE_BYTES] (resident: the objects touched them; a program with more large
  * objects live churns through more sizes, and needs more to find a fit, as glibc's mmap
- * threshold rises with the chunks it frees). A mapping is reused for an object that wastes at
- * most 1/4 of it (the best fit), and unmapped at the second purge tick that finds it still
- * cached. rasp_heap_collect unmaps them. */
+ * threshold rises with the chunks it frees). A mapping is reused for an object of at least
+ * half its size (the best fit); past 1/8 of it, the tail the object leaves is purged, so what
+ * stays resident past an object is within the size classes' 1/8. A mapping is unmapped at the
+ * second purge tick that finds it still cached. rasp_heap_collect unmaps them. */
 #define RASP__LARGE_CACHE_MIN	((uint64_t)4 << 20)
 #define RASP__LARGE_CACHE_BYTES ((uint64_t)32 << 20)
 #define RASP__LARGE_CACHE_MAX	64
@@ -220,8 +221,14 @@ struct rasp__segment {
 	size_t map_size;		   /* bytes mapped at this address */
 	size_t large_z;			   /* a large object's ObjectSize (header included) */
 	struct rasp__segment *next, *prev; /* heap->segments or heap->large, heap->lock */
+	union {
+		/* Small segments (heap->lock): bit i: slot i holds no page. */
+		uint64_t free_slots;
+		/* Large mappings (heap->lock): bytes at the end purged and not touched since, so
+		 * not counted committed (a cached mapping reused for a smaller object). */
+		size_t large_purged;
+	};
 	/* Small segments only (heap->lock): */
-	uint64_t free_slots;	  /* bit i: slot i holds no page */
 	uint64_t committed_slots; /* bit i: slot i was used and not purged since */
 	uint64_t purge_old;	  /* bit i: slot i free at the last purge tick, not used since */
 	uintptr_t slot0_start;	  /* first usable byte of slot 0 (after this header) */

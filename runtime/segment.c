@@ -115,6 +115,8 @@ static struct rasp__segment *map_aligned(struct rasp_heap *h, size_t size, int k
 	s->kind = kind;
 	s->map_size = size;
 	s->prev = NULL;
+	if (kind == RASP__SEG_LARGE)
+		s->large_purged = 0;
 	map_mark(s, 1);
 	atomic_fetch_add(&h->regions_n, 1);
 	atomic_fetch_add(&h->reserved_bytes, size);
@@ -338,7 +340,7 @@ static void large_cache_unmap(struct rasp_heap *h, struct rasp__segment **list)
 		sn = s->next;
 		h->large_cache_bytes -= s->map_size;
 		h->large_cache_n--;
-		atomic_fetch_sub(&h->committed_bytes, s->map_size);
+		atomic_fetch_sub(&h->committed_bytes, s->map_size - s->large_purged);
 		unmap_seg(h, s);
 	}
 	*list = NULL;
@@ -438,11 +440,11 @@ void rasp__segments_trim(struct rasp_heap *h)
 
 /* ---- Large objects ------------------------------------------------------------------------ */
 
-/* The smallest cached mapping of at least `size` bytes that wastes at most 1/4 of itself,
- * unlinked from the cache; NULL if none. (At most 1/8, and the first found, with 8 mappings
- * and 4 MiB kept, objects of 100 KB..1 MB replaced at random found one in few allocations:
- * each paid an mmap, two munmaps to align it and an munmap at its free, 10x glibc's time;
- * docs/performance.md, "Large objects".) */
+/* The smallest cached mapping of at least `size` bytes and at most twice that, unlinked from
+ * the cache; NULL if none. (At most 1/8 larger, and the first found, with 8 mappings and 4
+ * MiB kept, objects of 100 KB..1 MB replaced at random found one in few allocations: each paid
+ * an mmap, two munmaps to align it and an munmap at its free, and every page faulted in
+ * again, 9x glibc's time; docs/performance.md, "Large objects".) */
 static struct rasp__segment *large_cache_take(struct rasp_heap *h, size_t size)
 {
 	struct rasp__segment *best = NULL, **best_list = NULL;
@@ -450,7 +452,7 @@ static struct rasp__segment *large_cache_take(struct rasp_heap *h, size_t size)
 
 	for (int l = 0; l < 2; l++)
 		for (struct rasp__segment *s = *lists[l]; s; s = s->next)
-			if (s->map_size >= size && s->map_size - size <= s->map_size / 4 &&
+			if (s->map_size >= size && s->map_size - size <= s->map_size / 2 &&
 			    (!best || s->map_size < best->map_size)) {
 				best = s;
 				best_list = lists[l];
@@ -461,6 +463,26 @@ static struct rasp__segment *large_cache_take(struct rasp_heap *h, size_t size)
 		h->large_cache_n--;
 	}
 	return best;
+}
+
+/* A cached mapping s taken for an object of `size` bytes (page-rounded, its header included):
+ * a tail past 1/8 of the mapping is purged, as far as it is not already, so the mapping keeps
+ * resident only what the size classes' waste allows; the committed figure follows. */
+static void large_fit(struct rasp_heap *h, struct rasp__segment *s, size_t size)
+{
+	size_t tail = s->map_size - size, was = s->large_purged;
+
+	if (tail > s->map_size / 8) {
+		if (tail > was)
+			rasp__os_purge((void *)((uintptr_t)s + size), tail - was);
+		s->large_purged = tail;
+	} else if (was > tail) {
+		s->large_purged = tail; /* the object reaches into what was purged */
+	}
+	if (s->large_purged > was)
+		atomic_fetch_sub(&h->committed_bytes, s->large_purged - was);
+	else
+		atomic_fetch_add(&h->committed_bytes, was - s->large_purged);
 }
 
 void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type_t *type)
@@ -476,6 +498,7 @@ void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type
 	s = large_cache_take(h, size);
 	if (s) {
 		RASP__UNPOISON((void *)s, s->map_size);
+		large_fit(h, s, size);
 	} else {
 		s = map_aligned(h, size, RASP__SEG_LARGE);
 		if (s)
@@ -503,7 +526,7 @@ struct rasp__header *rasp__large_header(struct rasp__segment *s)
 /* The large-object cache's bound in bytes now (RASP__LARGE_CACHE_BYTES). */
 static uint64_t large_cache_bound(struct rasp_heap *h)
 {
-	uint64_t b = 4 * atomic_load_explicit(&h->large_live_bytes, memory_order_relaxed);
+	uint64_t b = 3 * atomic_load_explicit(&h->large_live_bytes, memory_order_relaxed);
 
 	return b < RASP__LARGE_CACHE_MIN	  ? RASP__LARGE_CACHE_MIN
 	       : b > RASP__LARGE_CACHE_BYTES ? RASP__LARGE_CACHE_BYTES
@@ -529,7 +552,7 @@ void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s)
 		RASP__POISON((void *)(rasp__large_header(s) + 1),
 			     s->map_size - LARGE_HEADER_OFFSET - sizeof(struct rasp__header));
 	} else {
-		atomic_fetch_sub(&h->committed_bytes, s->map_size);
+		atomic_fetch_sub(&h->committed_bytes, s->map_size - s->large_purged);
 		unmap_seg(h, s);
 	}
 	purge_check(h, NULL);
