@@ -115,8 +115,10 @@ static struct rasp__segment *map_aligned(struct rasp_heap *h, size_t size, int k
 	s->kind = kind;
 	s->map_size = size;
 	s->prev = NULL;
-	if (kind == RASP__SEG_LARGE)
+	if (kind == RASP__SEG_LARGE) {
 		s->large_purged = 0;
+		s->large_tail = 0;
+	}
 	map_mark(s, 1);
 	atomic_fetch_add(&h->regions_n, 1);
 	atomic_fetch_add(&h->reserved_bytes, size);
@@ -331,6 +333,30 @@ static int maybe_unmap(struct rasp_heap *h, struct rasp__segment *s, bool always
 	return 1;
 }
 
+/* The tail of large mapping s past its object, purged (as far as it is not already), and the
+ * committed figure with it. */
+static void large_tail_purge(struct rasp_heap *h, struct rasp__segment *s)
+{
+	size_t size = round_up(LARGE_HEADER_OFFSET + s->large_z, PAGE_SIZE_ASSUMED);
+	size_t tail = s->map_size - size, was = s->large_purged;
+
+	if (tail > was) {
+		rasp__os_purge((void *)((uintptr_t)s + size), tail - was);
+		s->large_purged = tail;
+		atomic_fetch_sub(&h->committed_bytes, tail - was);
+		atomic_fetch_add(&h->purged_bytes, tail - was);
+	}
+}
+
+/* The tail's mark comes off (the object freed, or its tail purged). */
+static void large_tail_clear(struct rasp_heap *h, struct rasp__segment *s)
+{
+	if (s->large_tail) {
+		s->large_tail = 0;
+		h->large_tails--;
+	}
+}
+
 /* The mappings of a large-object cache list back to the OS. */
 static void large_cache_unmap(struct rasp_heap *h, struct rasp__segment **list)
 {
@@ -379,11 +405,21 @@ static bool purge_tick(struct rasp_heap *h)
 			purge_slots(h, s, cand & -cand);
 		s->purge_old = s->free_slots;
 	}
+	/* Live large objects' tails marked since before the last tick are purged. */
+	for (s = h->large; s && h->large_tails; s = s->next) {
+		if (s->large_tail == 1) {
+			s->large_tail = 2;
+		} else if (s->large_tail == 2) {
+			large_tail_purge(h, s);
+			large_tail_clear(h, s);
+		}
+	}
 	/* Large mappings cached at the last tick and not reused since go back; the rest wait. */
 	large_cache_unmap(h, &h->large_cache_old);
 	h->large_cache_old = h->large_cache;
 	h->large_cache = NULL;
-	return again || h->free_committed_slots > RASP__RETAIN_SLOTS || h->large_cache_n;
+	return again || h->free_committed_slots > RASP__RETAIN_SLOTS || h->large_cache_n ||
+	       h->large_tails;
 }
 
 /* Notes that something may wait for a purge tick (empty committed slots past the retained
@@ -395,7 +431,7 @@ static void purge_check(struct rasp_heap *h, struct rasp__segment *freed)
 	uint64_t now;
 
 	if (!h->purge_wait && h->free_committed_slots <= RASP__RETAIN_SLOTS &&
-	    (!freed || freed->free_slots != ALL_SLOTS) && !h->large_cache_n)
+	    (!freed || freed->free_slots != ALL_SLOTS) && !h->large_cache_n && !h->large_tails)
 		return;
 	h->purge_wait = true;
 	now = rasp__os_coarse_ns();
@@ -430,6 +466,11 @@ void rasp__segments_trim(struct rasp_heap *h)
 	struct rasp__segment *s, *sn;
 
 	large_cache_drop(h);
+	for (s = h->large; s && h->large_tails; s = s->next)
+		if (s->large_tail) {
+			large_tail_purge(h, s);
+			large_tail_clear(h, s);
+		}
 	for (s = h->segments; s; s = sn) {
 		sn = s->next;
 		if (s->free_slots == ALL_SLOTS && maybe_unmap(h, s, true) != 0)
@@ -466,23 +507,19 @@ static struct rasp__segment *large_cache_take(struct rasp_heap *h, size_t size)
 }
 
 /* A cached mapping s taken for an object of `size` bytes (page-rounded, its header included):
- * a tail past 1/8 of the mapping is purged, as far as it is not already, so the mapping keeps
- * resident only what the size classes' waste allows; the committed figure follows. */
+ * a tail past 1/8 of the mapping is marked for the purge ticks (large_tail); an object that
+ * reaches into what an earlier one left purged counts those bytes committed again. */
 static void large_fit(struct rasp_heap *h, struct rasp__segment *s, size_t size)
 {
-	size_t tail = s->map_size - size, was = s->large_purged;
+	size_t tail = s->map_size - size;
 
-	if (tail > s->map_size / 8) {
-		if (tail > was)
-			rasp__os_purge((void *)((uintptr_t)s + size), tail - was);
+	if (tail > s->map_size / 8 && tail > s->large_purged) {
+		s->large_tail = 1;
+		h->large_tails++;
+	} else if (s->large_purged > tail) {
+		atomic_fetch_add(&h->committed_bytes, s->large_purged - tail);
 		s->large_purged = tail;
-	} else if (was > tail) {
-		s->large_purged = tail; /* the object reaches into what was purged */
 	}
-	if (s->large_purged > was)
-		atomic_fetch_sub(&h->committed_bytes, s->large_purged - was);
-	else
-		atomic_fetch_add(&h->committed_bytes, was - s->large_purged);
 }
 
 void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type_t *type)
@@ -505,6 +542,7 @@ void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type
 			atomic_fetch_add(&h->committed_bytes, size);
 	}
 	if (s) {
+		s->large_z = z; /* before a tick can read it */
 		link_seg(&h->large, s);
 		atomic_fetch_add(&h->large_live_bytes, z);
 	}
@@ -512,7 +550,6 @@ void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type
 	pthread_mutex_unlock(&h->lock);
 	if (!s)
 		return NULL;
-	s->large_z = z;
 	hdr = (struct rasp__header *)((uintptr_t)s + LARGE_HEADER_OFFSET);
 	hdr->word = (uintptr_t)type | ((uintptr_t)kind << RASP__HDR_KIND_SHIFT);
 	return hdr + 1;
@@ -539,6 +576,7 @@ void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s)
 
 	pthread_mutex_lock(&h->lock);
 	unlink_seg(&h->large, s);
+	large_tail_clear(h, s);
 	atomic_fetch_sub(&h->large_live_bytes, z);
 	/* Kept for the next large object of about its size (a program that allocates and frees
 	 * large buffers in a loop would otherwise pay three system calls and the page faults of a

@@ -11,7 +11,9 @@
  *   fixed     2..6 KiB objects, 4000 live, churn
  *   cache     an LRU cache of 64..1024 B values, 50000 entries, replaced at random
  *   bulk      bursts: 100000 objects of 16..256 B allocated, then all freed (a batch job's
- *             or a parser's), 200 times */
+ *             or a parser's), 200 times
+ *   large     buffers of 100 KB..1 MB (the LOH range), 16 live, written whole, replaced at
+ *             random 50000 times */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -281,6 +283,26 @@ static void run_bulk(void)
 	free(v);
 }
 
+static void run_large(void)
+{
+	enum { LIVE = 16 };
+	void *v[LIVE] = {0};
+	uint64_t s = 17;
+
+	for (long i = 0; i < 50000; i++) {
+		size_t k = rnd(&s) % LIVE, z = 100000 + rnd(&s) % 900001;
+
+		if (v[k])
+			xfree(v[k]);
+		v[k] = must(xalloc(z));
+		memset(v[k], (int)i, z);
+	}
+	report();
+	for (int k = 0; k < LIVE; k++)
+		if (v[k])
+			xfree(v[k]);
+}
+
 static double now(clockid_t id)
 {
 	struct timespec ts;
@@ -330,8 +352,10 @@ int main(int argc, char **argv)
 		run_cache();
 	else if (strcmp(w, "bulk") == 0)
 		run_bulk();
+	else if (strcmp(w, "large") == 0)
+		run_large();
 	else {
-		fprintf(stderr, "usage: suite mixed|request|prodcons|scale N|fixed|cache|bulk\n");
+		fprintf(stderr, "usage: suite mixed|request|prodcons|scale N|fixed|cache|bulk|large\n");
 		return 2;
 	}
 	getrusage(RUSAGE_SELF, &ru);
