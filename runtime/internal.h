@@ -91,7 +91,7 @@
  * formatting) over and over. */
 #define RASP__KEEP_EMPTY 8
 /* Freed large objects' mappings a heap keeps for reuse: at most RASP__LARGE_CACHE_MAX mappings
- * and four times the bytes of its live large objects, within [RASP__LARGE_CACHE_MIN,
+ * and three times the bytes of its live large objects, within [RASP__LARGE_CACHE_MIN,
  * RASP__LARGE_CACHE_BYTES] (resident: the objects touched them; a program with more large
  * objects live churns through more sizes, and needs more to find a fit, as glibc's mmap
  * threshold rises with the chunks it frees). A mapping is reused for an object of at least

@@ -563,7 +563,7 @@ struct rasp__header *rasp__large_header(struct rasp__segment *s)
 /* The large-object cache's bound in bytes now (RASP__LARGE_CACHE_BYTES). */
 static uint64_t large_cache_bound(struct rasp_heap *h)
 {
-	uint64_t b = 4 * atomic_load_explicit(&h->large_live_bytes, memory_order_relaxed);
+	uint64_t b = 3 * atomic_load_explicit(&h->large_live_bytes, memory_order_relaxed);
 
 	return b < RASP__LARGE_CACHE_MIN	  ? RASP__LARGE_CACHE_MIN
 	       : b > RASP__LARGE_CACHE_BYTES ? RASP__LARGE_CACHE_BYTES

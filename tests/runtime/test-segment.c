@@ -367,7 +367,7 @@ static void test_large_mappings_reused(void **state)
 }
 
 /* The large-object cache scales with the large objects live: with 10 MiB of them live, 20
- * freed 1 MiB objects are all kept (the bound is 4x the live bytes, at most 32 MiB) and 20 new
+ * freed 1 MiB objects are all kept (the bound is 3x the live bytes, at most 32 MiB) and 20 new
  * ones map nothing; with none live, at most RASP__LARGE_CACHE_MIN is kept (the bound is
  * checked as a mapping joins the cache; what is there leaves at the ticks). A cached mapping
  * goes to the best fit of at least half its size, its tail purged two ticks on, and back to
