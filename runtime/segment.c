@@ -12,8 +12,8 @@
  * delay faults nothing in again. rasp_heap_collect purges every empty slot and unmaps every
  * empty segment at once. A large object (object size >= 85000
  * bytes) has a mapping of its own, so large objects never fragment the segments; at its free
- * the mapping is kept for the next large object of about its size (up to
- * RASP__LARGE_CACHE_BYTES a heap) or returned. Every function here runs with heap->lock held unless
+ * the mapping is kept for a later large object (the large-object cache, bounded by the live
+ * large bytes: RASP__LARGE_CACHE_BYTES) or returned. Every function here runs with heap->lock held unless
  * it says otherwise. */
 #include <errno.h>
 #include <stdatomic.h>
