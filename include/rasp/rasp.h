@@ -176,10 +176,10 @@ RASP_API int rasp_heap_sampling_active(rasp_heap_t *heap);
 
 /* Ends every thread's allocation windows, returns the calling thread's empty pages (other
  * threads' at their next allocation), purges empty memory (MADV_DONTNEED) and unmaps empty
- * segments and the mappings of freed large objects kept for reuse (at most 4 MiB a heap
- * between collects), all at once. Returns 0. (Without a collect, a heap keeps 4 MiB of empty
- * memory and gives the rest back 50 to 100 ms after it empties, at its next page operation:
- * docs/runtime.md, "Giving memory back".) */
+ * segments and the mappings of freed large objects kept for reuse (4 to 32 MiB a heap, with
+ * its live large objects), all at once. Returns 0. (Without a collect, a heap keeps 4 MiB of
+ * empty memory and gives the rest back 50 to 100 ms after it empties, at its next page
+ * operation or large allocation: docs/runtime.md, "Giving memory back".) */
 RASP_API int rasp_heap_collect(rasp_heap_t *heap);
 
 /* Calls fn for every live object (retires contexts first, as collect does). fn returning
