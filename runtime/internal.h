@@ -220,7 +220,7 @@ struct rasp__segment {
 	/* heap if the segment holds small objects, else NULL: the owner's free tests both in
 	 * one compare (2 instructions fewer than heap and kind apart). */
 	struct rasp_heap *small_heap;
-	int kind;			   /* enum rasp__segment_kind */
+	int kind; /* enum rasp__segment_kind */
 	/* A live large object's mapping with a resident tail past 1/8 of it (a cached mapping
 	 * reused for a smaller object), heap->lock: 1 since its allocation, 2 since the purge
 	 * tick after; the next tick purges the tail. 0: none. In the padding before map_size. */
@@ -390,7 +390,7 @@ struct rasp_heap {
 	/* Freed large objects' mappings kept for reuse (segment.c), lock. */
 	struct rasp__segment *large_cache;
 	struct rasp__segment *large_cache_old; /* the part cached at the last purge tick */
-	unsigned large_tails;			 /* live mappings with large_tail set, lock */
+	unsigned large_tails;		       /* live mappings with large_tail set, lock */
 	uint64_t large_cache_bytes;
 	unsigned large_cache_n;
 	struct rasp__page *abandoned[RASP__NCLASS]; /* pages of exited threads, lock */
@@ -399,8 +399,8 @@ struct rasp_heap {
 	 * whether anything waits for one (page operations then read the clock). */
 	uint64_t purge_tick;
 	bool purge_wait;
-	struct rasp_type *types;		    /* lock */
-	uint64_t next_ctx_index;		    /* lock */
+	struct rasp_type *types; /* lock */
+	uint64_t next_ctx_index; /* lock */
 	/* Written under the lock, read by stats at any time. */
 	_Atomic uint64_t regions_n, reserved_bytes, committed_bytes, large_live_bytes, pages_n,
 	    purged_bytes;

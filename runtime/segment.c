@@ -13,8 +13,8 @@
  * empty segment at once. A large object (object size >= 85000
  * bytes) has a mapping of its own, so large objects never fragment the segments; at its free
  * the mapping is kept for a later large object (the large-object cache, bounded by the live
- * large bytes: RASP__LARGE_CACHE_BYTES) or returned. Every function here runs with heap->lock held unless
- * it says otherwise. */
+ * large bytes: RASP__LARGE_CACHE_BYTES) or returned. Every function here runs with heap->lock held
+ * unless it says otherwise. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -460,7 +460,6 @@ void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg)
 	purge_check(h, s);
 }
 
-
 void rasp__segments_trim(struct rasp_heap *h)
 {
 	struct rasp__segment *s, *sn;
@@ -565,7 +564,7 @@ static uint64_t large_cache_bound(struct rasp_heap *h)
 {
 	uint64_t b = 3 * atomic_load_explicit(&h->large_live_bytes, memory_order_relaxed);
 
-	return b < RASP__LARGE_CACHE_MIN	  ? RASP__LARGE_CACHE_MIN
+	return b < RASP__LARGE_CACHE_MIN     ? RASP__LARGE_CACHE_MIN
 	       : b > RASP__LARGE_CACHE_BYTES ? RASP__LARGE_CACHE_BYTES
 					     : b;
 }

@@ -355,7 +355,8 @@ int main(int argc, char **argv)
 	else if (strcmp(w, "large") == 0)
 		run_large();
 	else {
-		fprintf(stderr, "usage: suite mixed|request|prodcons|scale N|fixed|cache|bulk|large\n");
+		fprintf(stderr,
+			"usage: suite mixed|request|prodcons|scale N|fixed|cache|bulk|large\n");
 		return 2;
 	}
 	getrusage(RUSAGE_SELF, &ru);

@@ -421,7 +421,7 @@ static void test_large_cache_bounds(void **state)
 	rasp_heap_stats(h, &st);
 	stat0 = st.purged_bytes;
 	assert_non_null(p = rasp_alloc(h, t, 200000, 0));
-	assert_ptr_equal(p, first); /* the same mapping */
+	assert_ptr_equal(p, first);			 /* the same mapping */
 	assert_int_equal(atomic_load(&purged), purged0); /* it may die young */
 	advance(RASP__PURGE_DELAY_NS);
 	ops[0] = page_op(h, t, 100);
