@@ -33,8 +33,7 @@
 /* Everything a large mapping uses of the header ends before its object's header, which the
  * object's owner writes without the heap lock (large_purged, in the union with free_slots,
  * is the last). */
-_Static_assert(offsetof(struct rasp__segment, free_slots) + sizeof(uint64_t) <=
-		   LARGE_HEADER_OFFSET,
+_Static_assert(offsetof(struct rasp__segment, free_slots) + sizeof(uint64_t) <= LARGE_HEADER_OFFSET,
 	       "a large mapping's prefix overlaps its object");
 
 _Atomic uint8_t rasp__segment_map[RASP__MAP_SIZE];
