@@ -104,6 +104,11 @@
 #define RASP__LARGE_CACHE_MIN	((uint64_t)4 << 20)
 #define RASP__LARGE_CACHE_BYTES ((uint64_t)32 << 20)
 #define RASP__LARGE_CACHE_MAX	64
+/* A cached large mapping serves objects down to 1/RASP__LARGE_REUSE of its size (what lies past
+ * the object and past 1/8 of the mapping is purged once the object has lived through a purge
+ * tick), and grows in place for larger ones (segment.c, large_cache_take). Measured in
+ * docs/performance.md, "Large objects": 2, 3, 4, 6 and 8 tried. */
+#define RASP__LARGE_REUSE 4
 /* How long after announcing to a new LTTng listener a thread announces again (sample.c):
  * past the moment LTTng starts recording the session whose events it enabled. */
 #define RASP__LTTNG_CONFIRM_NS ((uint64_t)100 * 1000 * 1000)
@@ -422,6 +427,10 @@ void *rasp__os_map(size_t size);
 void rasp__os_unmap(void *addr, size_t size);
 /* Gives the pages' memory back (the range reads as zeros afterwards); keeps the mapping. */
 void rasp__os_purge(void *addr, size_t size);
+/* The mapping at addr, old_size bytes, made new_size bytes at the same address (mremap without
+ * moving): 0, or -1 where it cannot be (the addresses past it are taken), the mapping as it
+ * was. A shrink gives the tail back. */
+int rasp__os_resize(void *addr, size_t old_size, size_t new_size);
 /* Asks the kernel not to back the range with transparent huge pages (MADV_NOHUGEPAGE). */
 void rasp__os_no_huge(void *addr, size_t size);
 void rasp__os_random(void *buf, size_t len);
@@ -431,13 +440,14 @@ uint64_t rasp__os_now_ns(void);
  * ms; a vDSO read, no system call). Through the seam, so tests can move time. */
 uint64_t rasp__os_coarse_ns(void);
 /* Test seam: replaces mmap/munmap/madvise (NULL restores them). map returns NULL on failure;
- * purge and no_huge may be NULL (then they are no-ops). */
+ * purge and no_huge may be NULL (then they are no-ops), resize NULL (then it always fails). */
 struct rasp__os_ops {
 	void *(*map)(size_t size);
 	void (*unmap)(void *addr, size_t size);
 	void (*purge)(void *addr, size_t size);
-	void (*no_huge)(void *addr, size_t size); /* NULL: no advice given */
-	uint64_t (*coarse_ns)(void);		  /* NULL: the real clock */
+	void (*no_huge)(void *addr, size_t size);		     /* NULL: no advice given */
+	uint64_t (*coarse_ns)(void);				     /* NULL: the real clock */
+	int (*resize)(void *addr, size_t old_size, size_t new_size); /* NULL: always fails */
 };
 void rasp__os_set_ops(const struct rasp__os_ops *ops);
 

@@ -48,8 +48,16 @@ static uint64_t os_coarse_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static const struct rasp__os_ops default_ops = {os_map, os_unmap, os_purge, os_no_huge,
-						os_coarse_ns};
+/* mremap without MREMAP_MAYMOVE: the mapping keeps its address (a large object's must stay
+ * aligned, segment.c), so growing fails where the address space past it is taken. Resident
+ * pages stay where they are; a shrink unmaps the tail. */
+static int os_resize(void *addr, size_t old_size, size_t new_size)
+{
+	return mremap(addr, old_size, new_size, 0) == MAP_FAILED ? -1 : 0;
+}
+
+static const struct rasp__os_ops default_ops = {os_map,	    os_unmap,	  os_purge,
+						os_no_huge, os_coarse_ns, os_resize};
 static _Atomic(const struct rasp__os_ops *) ops = &default_ops;
 
 void rasp__os_set_ops(const struct rasp__os_ops *o)
@@ -85,6 +93,13 @@ void rasp__os_no_huge(void *addr, size_t size)
 
 	if (o->no_huge)
 		o->no_huge(addr, size);
+}
+
+int rasp__os_resize(void *addr, size_t old_size, size_t new_size)
+{
+	const struct rasp__os_ops *o = atomic_load_explicit(&ops, memory_order_acquire);
+
+	return o->resize ? o->resize(addr, old_size, new_size) : -1;
 }
 
 uint64_t rasp__os_coarse_ns(void)

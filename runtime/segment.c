@@ -483,29 +483,65 @@ void rasp__segments_trim(struct rasp_heap *h)
 
 /* ---- Large objects ------------------------------------------------------------------------ */
 
-/* The smallest cached mapping of at least `size` bytes and at most twice that, unlinked from
- * the cache; NULL if none. (At most 1/8 larger, and the first found, with 8 mappings and 4
- * MiB kept, objects of 100 KB..1 MB replaced at random found one in few allocations: each paid
- * an mmap, two munmaps to align it and an munmap at its free, and every page faulted in
- * again, 9x glibc's time; docs/performance.md, "Large objects".) */
+/* s, in cache list *list, out of the cache. */
+static void large_cache_unlink(struct rasp_heap *h, struct rasp__segment **list,
+			       struct rasp__segment *s)
+{
+	unlink_seg(list, s);
+	h->large_cache_bytes -= s->map_size;
+	h->large_cache_n--;
+}
+
+/* Cached mapping s (in list *list), smaller than `size`, out of the cache and grown in place to
+ * `size` bytes (where the addresses past it are free: map_aligned leaves up to a segment's
+ * worth after each mapping, as long as nothing else is mapped there): its resident pages are
+ * the head of the next object, and only the rest faults in. NULL if it cannot grow (s still
+ * cached, as it was). */
+static struct rasp__segment *large_grow(struct rasp_heap *h, struct rasp__segment **list,
+					struct rasp__segment *s, size_t size)
+{
+	size_t have = s->map_size, was = s->map_size - s->large_purged;
+
+	RASP__UNPOISON((void *)s, have);
+	if (rasp__os_resize(s, have, size) != 0) {
+		RASP__POISON((void *)(rasp__large_header(s) + 1),
+			     have - LARGE_HEADER_OFFSET - sizeof(struct rasp__header));
+		return NULL;
+	}
+	large_cache_unlink(h, list, s);
+	atomic_fetch_add(&h->reserved_bytes, size - have);
+	atomic_fetch_add(&h->committed_bytes, size - was);
+	s->map_size = size;
+	s->large_purged = 0;
+	return s;
+}
+
+/* A cached mapping for an object of `size` bytes, out of the cache; NULL if none will do: the
+ * smallest of at least `size` and at most RASP__LARGE_REUSE times that, else the largest
+ * smaller one, grown (large_grow). Growing lets a freed buffer's resident pages serve a larger
+ * object, so the cache holds fewer, larger mappings for the same hit rate: with whole mappings
+ * of at most twice the object only, buffers of 100 KB..1 MB replaced at random kept three
+ * times the live bytes cached (docs/performance.md, "Large objects"). */
 static struct rasp__segment *large_cache_take(struct rasp_heap *h, size_t size)
 {
-	struct rasp__segment *best = NULL, **best_list = NULL;
 	struct rasp__segment **lists[2] = {&h->large_cache, &h->large_cache_old};
+	struct rasp__segment *fit = NULL, *below = NULL;
+	int fit_l = 0, below_l = 0;
 
 	for (int l = 0; l < 2; l++)
-		for (struct rasp__segment *s = *lists[l]; s; s = s->next)
-			if (s->map_size >= size && s->map_size - size <= s->map_size / 2 &&
-			    (!best || s->map_size < best->map_size)) {
-				best = s;
-				best_list = lists[l];
+		for (struct rasp__segment *s = *lists[l]; s; s = s->next) {
+			if (s->map_size < size) {
+				if (!below || s->map_size > below->map_size)
+					below = s, below_l = l;
+			} else if (!fit || s->map_size < fit->map_size) {
+				fit = s, fit_l = l;
 			}
-	if (best) {
-		unlink_seg(best_list, best);
-		h->large_cache_bytes -= best->map_size;
-		h->large_cache_n--;
+		}
+	if (fit && fit->map_size / RASP__LARGE_REUSE <= size) {
+		large_cache_unlink(h, lists[fit_l], fit);
+		return fit;
 	}
-	return best;
+	return below ? large_grow(h, lists[below_l], below, size) : NULL;
 }
 
 /* A cached mapping s taken for an object of `size` bytes (page-rounded, its header included):
