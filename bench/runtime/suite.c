@@ -13,7 +13,9 @@
  *   bulk      bursts: 100000 objects of 16..256 B allocated, then all freed (a batch job's
  *             or a parser's), 200 times
  *   large     buffers of 100 KB..1 MB (the LOH range), 16 live, written whole, replaced at
- *             random 50000 times */
+ *             random 50000 times
+ *   spread    buffers of 85 KB..4 MB, spread evenly in log size, 4 live, written whole,
+ *             replaced at random 20000 times (few live objects of widely varied sizes) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -303,6 +305,31 @@ static void run_large(void)
 			xfree(v[k]);
 }
 
+static void run_spread(void)
+{
+	enum { LIVE = 4 };
+	void *v[LIVE] = {0};
+	uint64_t s = 23;
+
+	for (long i = 0; i < 20000; i++) {
+		size_t k = rnd(&s) % LIVE;
+		/* Near log-uniform without libm: one of 89 steps of 1/16 octave from 85000
+		 * (5 9/16 octaves, to ~4 MB), linear within each octave. */
+		unsigned step = (unsigned)(rnd(&s) % 89);
+		size_t z = (size_t)85000 << (step / 16);
+
+		z += z * (step % 16) / 16;
+		if (v[k])
+			xfree(v[k]);
+		v[k] = must(xalloc(z));
+		memset(v[k], (int)i, z);
+	}
+	report();
+	for (int k = 0; k < LIVE; k++)
+		if (v[k])
+			xfree(v[k]);
+}
+
 static double now(clockid_t id)
 {
 	struct timespec ts;
@@ -354,9 +381,12 @@ int main(int argc, char **argv)
 		run_bulk();
 	else if (strcmp(w, "large") == 0)
 		run_large();
+	else if (strcmp(w, "spread") == 0)
+		run_spread();
 	else {
-		fprintf(stderr,
-			"usage: suite mixed|request|prodcons|scale N|fixed|cache|bulk|large\n");
+		fprintf(
+		    stderr,
+		    "usage: suite mixed|request|prodcons|scale N|fixed|cache|bulk|large|spread\n");
 		return 2;
 	}
 	getrusage(RUSAGE_SELF, &ru);
