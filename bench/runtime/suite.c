@@ -285,14 +285,14 @@ static void run_bulk(void)
 	free(v);
 }
 
-static void run_large(void)
+/* `live` buffers, each replaced `rounds` times at random by one of size(&s) bytes, written
+ * whole (`large`, `spread`). */
+static void run_buffers(int live, long rounds, uint64_t s, size_t (*size)(uint64_t *))
 {
-	enum { LIVE = 16 };
-	void *v[LIVE] = {0};
-	uint64_t s = 17;
+	void *v[16] = {0};
 
-	for (long i = 0; i < 50000; i++) {
-		size_t k = rnd(&s) % LIVE, z = 100000 + rnd(&s) % 900001;
+	for (long i = 0; i < rounds; i++) {
+		size_t k = rnd(&s) % (uint64_t)live, z = size(&s);
 
 		if (v[k])
 			xfree(v[k]);
@@ -300,34 +300,24 @@ static void run_large(void)
 		memset(v[k], (int)i, z);
 	}
 	report();
-	for (int k = 0; k < LIVE; k++)
+	for (int k = 0; k < live; k++)
 		if (v[k])
 			xfree(v[k]);
 }
 
-static void run_spread(void)
+static size_t large_size(uint64_t *s)
 {
-	enum { LIVE = 4 };
-	void *v[LIVE] = {0};
-	uint64_t s = 23;
+	return 100000 + rnd(s) % 900001;
+}
 
-	for (long i = 0; i < 20000; i++) {
-		size_t k = rnd(&s) % LIVE;
-		/* Near log-uniform without libm: one of 89 steps of 1/16 octave from 85000
-		 * (5 9/16 octaves, to ~4 MB), linear within each octave. */
-		unsigned step = (unsigned)(rnd(&s) % 89);
-		size_t z = (size_t)85000 << (step / 16);
+/* Near log-uniform without libm: one of 89 steps of 1/16 octave from 85000 (5 9/16 octaves,
+ * to ~4 MB), linear within each octave. */
+static size_t spread_size(uint64_t *s)
+{
+	unsigned step = (unsigned)(rnd(s) % 89);
+	size_t z = (size_t)85000 << (step / 16);
 
-		z += z * (step % 16) / 16;
-		if (v[k])
-			xfree(v[k]);
-		v[k] = must(xalloc(z));
-		memset(v[k], (int)i, z);
-	}
-	report();
-	for (int k = 0; k < LIVE; k++)
-		if (v[k])
-			xfree(v[k]);
+	return z + z * (step % 16) / 16;
 }
 
 static double now(clockid_t id)
@@ -380,9 +370,9 @@ int main(int argc, char **argv)
 	else if (strcmp(w, "bulk") == 0)
 		run_bulk();
 	else if (strcmp(w, "large") == 0)
-		run_large();
+		run_buffers(16, 50000, 17, large_size);
 	else if (strcmp(w, "spread") == 0)
-		run_spread();
+		run_buffers(4, 20000, 23, spread_size);
 	else {
 		fprintf(
 		    stderr,
