@@ -35,6 +35,14 @@ static bool debug_owns(struct rasp_heap *h, const struct rasp__header *hdr)
 		for (s = h->large; s && s != want; s = s->next)
 			;
 		ok = s && hdr == rasp__large_header(s);
+		for (s = ok ? NULL : h->arenas; s && s != want; s = s->next)
+			;
+		if (s) {
+			const char *why;
+			size_t z;
+
+			ok = rasp__arena_block(s, hdr, &z, &why) == hdr;
+		}
 	}
 	pthread_mutex_unlock(&h->lock);
 	return ok;
@@ -50,6 +58,9 @@ static bool debug_mapped(struct rasp_heap *h, const struct rasp__segment *s)
 		;
 	if (!o)
 		for (o = h->large; o && o != s; o = o->next)
+			;
+	if (!o)
+		for (o = h->arenas; o && o != s; o = o->next)
 			;
 	pthread_mutex_unlock(&h->lock);
 	return o != NULL;
@@ -103,6 +114,15 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 			bad_free(h, obj, op, "not the start of an object");
 			return NULL;
 		}
+	} else if (s->kind == RASP__SEG_ARENA) {
+		const char *why;
+		size_t z;
+
+		b = rasp__arena_block(s, hdr, &z, &why);
+		if (!b) {
+			bad_free(h, obj, op, why);
+			return NULL;
+		}
 	} else {
 		pg = rasp__page_of(s, hdr);
 		if (!pg || (uintptr_t)hdr < pg->start ||
@@ -121,7 +141,7 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 	/* A block's start, or an aligned object's own header inside its block. */
 	if (hdr != b && !aligned_inside(b, hdr)) {
 		bad_free(h, obj, op,
-			 s->kind == RASP__SEG_LARGE
+			 s->kind != RASP__SEG_SMALL
 			     ? "inside a large object, not its start"
 			     : "not the start of an object (inside a block)");
 		return NULL;
@@ -255,6 +275,11 @@ RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 	if (s->kind == RASP__SEG_LARGE) {
 		hdr->word |= RASP__HDR_FREE;
 		rasp__large_free(h, s);
+		return;
+	}
+	if (s->kind == RASP__SEG_ARENA) {
+		hdr->word |= RASP__HDR_FREE;
+		rasp__arena_free(h, s, hdr);
 		return;
 	}
 	free_block(h, rasp__page_of(s, hdr), hdr);

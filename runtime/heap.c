@@ -54,6 +54,8 @@ int rasp_heap_create(rasp_heap_t **out, const rasp_config_t *cfg)
 	h->id = atomic_fetch_add(&next_heap_id, 1);
 	h->cfg = c;
 	h->thp = rasp__segment_thp_allowed();
+	h->arena_max_z =
+	    ((size_t)RASP__ARENA_MAX_PAGES << RASP__ARENA_PAGE_SHIFT) - RASP__ARENA_HDR_OFFSET;
 	pthread_mutex_init(&h->lock, NULL);
 	atomic_init(&h->sampling_mode, c.sampling);
 	atomic_init(&h->sampling_mean, c.sampling_mean);
@@ -147,6 +149,11 @@ static const struct rasp__header *block_header(const void *obj, size_t *z)
 	if (s->kind == RASP__SEG_LARGE) {
 		*z = s->large_z;
 		return rasp__large_header(s);
+	}
+	if (s->kind == RASP__SEG_ARENA) {
+		const char *why;
+
+		return rasp__arena_block(s, hdr, z, &why);
 	}
 	pg = rasp__page_of(s, hdr);
 	*z = pg->bsize;

@@ -109,6 +109,9 @@
  * tick), and grows in place for larger ones (segment.c, large_cache_take). Measured in
  * docs/performance.md, "Large objects": 2, 3, 4, 6 and 8 tried. */
 #define RASP__LARGE_REUSE 4
+/* Large objects of up to this many 4 KiB pages (their 8-byte size word included) are carved
+ * from arenas (segment.c); larger ones have a mapping of their own. */
+#define RASP__ARENA_MAX_PAGES 1000u
 /* How long after announcing to a new LTTng listener a thread announces again (sample.c):
  * past the moment LTTng starts recording the session whose events it enabled. */
 #define RASP__LTTNG_CONFIRM_NS ((uint64_t)100 * 1000 * 1000)
@@ -183,7 +186,37 @@ struct rasp_type {
 	struct rasp_type *next; /* heap->types, under heap->lock */
 };
 
-enum rasp__segment_kind { RASP__SEG_SMALL = 1, RASP__SEG_LARGE = 2 };
+/* SMALL: pages of size classes. LARGE: one large object of its own mapping (past
+ * RASP__ARENA_MAX_PAGES). ARENA: large objects carved from the mapping's pages (segment.c). */
+enum rasp__segment_kind { RASP__SEG_SMALL = 1, RASP__SEG_LARGE = 2, RASP__SEG_ARENA = 3 };
+
+/* A large-object arena: a segment-sized mapping whose 4 KiB pages are spans, each a large
+ * object or free. Boundary tags: the first and the last page of every span hold its length
+ * and flags; every other page's tag is 0, so a pointer's page says at once whether it starts
+ * a span. Free spans merge with free neighbours at each free, so a freed buffer serves any
+ * smaller object and adjacent ones a larger, without a page fault while their pages stay
+ * committed (the purge policy, segment.c). A span's first 8 bytes hold its object's
+ * ObjectSize, the object's header follows. All under heap->lock. */
+#define RASP__ARENA_PAGE_SHIFT 12
+#define RASP__ARENA_PAGES      (RASP__SEGMENT_SIZE >> RASP__ARENA_PAGE_SHIFT)
+#define RASP__ARENA_WORDS      (RASP__ARENA_PAGES / 64)
+#define RASP__ARENA_START      1u /* tag flags */
+#define RASP__ARENA_END	       2u
+#define RASP__ARENA_FREE       4u
+#define RASP__ARENA_LEN_SHIFT  8
+/* A span's first 8 bytes hold its object's ObjectSize; the object's header follows, so the
+ * object is 16 bytes into its span, 16-aligned. */
+#define RASP__ARENA_HDR_OFFSET ((size_t)16 - RASP_OBJECT_HEADER_SIZE)
+struct rasp__arena {
+	uint32_t first;		 /* first page past the header */
+	uint32_t free_pages;	 /* pages in free spans */
+	uint32_t max_free;	 /* an upper bound on the longest free span, in pages */
+	uint32_t free_committed; /* pages in free spans and committed */
+	uint64_t free_map[RASP__ARENA_WORDS];	   /* bit i: page i is in a free span */
+	uint64_t committed_map[RASP__ARENA_WORDS]; /* bit i: handed out and not purged since */
+	uint64_t old_map[RASP__ARENA_WORDS];	   /* bit i: free at the last purge tick */
+	uint32_t tag[RASP__ARENA_PAGES];
+};
 
 /* A page: blocks of one size class in 1..16 slots, owned by one thread's context (or by
  * none: abandoned at thread exit). Aligned to a cache line and padded to two, so the records
@@ -240,16 +273,24 @@ struct rasp__segment {
 		 * not counted committed (a cached mapping reused for a smaller object). */
 		size_t large_purged;
 	};
-	/* Small segments only (heap->lock): */
-	uint64_t committed_slots; /* bit i: slot i was used and not purged since */
-	uint64_t purge_old;	  /* bit i: slot i free at the last purge tick, not used since */
-	uintptr_t slot0_start;	  /* first usable byte of slot 0 (after this header) */
-	struct rasp__page *slot_page[RASP__SLOTS]; /* page holding slot i, or NULL */
-	/* Cross-thread frees by threads without a context of the heap (out of memory for one)
-	 * still reading a page record after publishing their blocks; the others pin in their
-	 * context (rasp_context.pin). Alone on its line: only such frees write it. */
-	_Alignas(64) _Atomic uint32_t remote_pins;
-	struct rasp__page pages[RASP__SLOTS]; /* page i starts at slot i */
+	union {
+		struct {
+			/* Small segments only (heap->lock): */
+			uint64_t committed_slots; /* bit i: slot i was used and not purged since */
+			uint64_t purge_old; /* bit i: slot i free at the last purge tick, not used
+					       since */
+			uintptr_t slot0_start; /* first usable byte of slot 0 (after this header) */
+			struct rasp__page
+			    *slot_page[RASP__SLOTS]; /* page holding slot i, or NULL */
+			/* Cross-thread frees by threads without a context of the heap (out of
+			 * memory for one) still reading a page record after publishing their
+			 * blocks; the others pin in their context (rasp_context.pin). Alone on its
+			 * line: only such frees write it. */
+			_Alignas(64) _Atomic uint32_t remote_pins;
+			struct rasp__page pages[RASP__SLOTS]; /* page i starts at slot i */
+		};
+		struct rasp__arena arena; /* arenas only */
+	};
 };
 
 /* One size class of a context: the hot words the fast path reads, then its window. The
@@ -398,6 +439,12 @@ struct rasp_heap {
 	unsigned large_tails;		       /* live mappings with large_tail set, lock */
 	uint64_t large_cache_bytes;
 	unsigned large_cache_n;
+	/* Large-object arenas (segment.c), lock, and their free committed pages. */
+	struct rasp__segment *arenas;
+	uint64_t arena_free_committed;
+	/* The largest ObjectSize carved from arenas (RASP__ARENA_MAX_PAGES; set by
+	 * rasp_heap_create; a test seam: 0 maps every large object on its own). */
+	size_t arena_max_z;
 	struct rasp__page *abandoned[RASP__NCLASS]; /* pages of exited threads, lock */
 	uint64_t free_committed_slots;		    /* empty slots not purged, lock */
 	/* Purge ticks (segment.c), lock: the earliest the next may run (rasp__os_coarse_ns), and
@@ -484,6 +531,13 @@ void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type
 struct rasp__header *rasp__large_header(struct rasp__segment *s);
 /* Takes heap->lock. */
 void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s);
+/* The block header of arena s's span holding hdr, and its object size; NULL (and *why) if hdr
+ * is in no live object's span. No lock: for a live object's pointer, or under heap->lock. */
+struct rasp__header *rasp__arena_block(struct rasp__segment *s, const void *hdr, size_t *z,
+				       const char **why);
+/* The live object whose block header is hdr, in arena s, freed (its header's FREE bit set
+ * by the caller); takes heap->lock. */
+void rasp__arena_free(struct rasp_heap *h, struct rasp__segment *s, struct rasp__header *hdr);
 int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
 void rasp__segments_unmap_all(struct rasp_heap *h);
 /* Bytes of blocks out in pages (used x block size) of every page, relaxed reads. */

@@ -109,7 +109,7 @@ static struct rasp__segment *map_aligned(struct rasp_heap *h, size_t size, int k
 		rasp__os_unmap((void *)a, size);
 		return NULL;
 	}
-	if (kind == RASP__SEG_SMALL && !h->thp)
+	if (kind != RASP__SEG_LARGE && !h->thp)
 		rasp__os_no_huge((void *)a, size);
 	s = (struct rasp__segment *)a;
 	s->magic = RASP__SEGMENT_MAGIC;
@@ -382,6 +382,9 @@ static void large_cache_drop(struct rasp_heap *h)
 	large_cache_unmap(h, &h->large_cache_old);
 }
 
+static bool arena_tick(struct rasp_heap *h, bool all);
+static uint64_t arena_bound(struct rasp_heap *h);
+
 /* A purge tick: every slot that was empty at the last tick and has not been used since is
  * purged while the heap holds more than RASP__RETAIN_SLOTS empty committed slots, and every
  * segment that was all empty then and still is goes back to the OS (maybe_unmap). What is
@@ -421,6 +424,7 @@ static bool purge_tick(struct rasp_heap *h)
 	large_cache_unmap(h, &h->large_cache_old);
 	h->large_cache_old = h->large_cache;
 	h->large_cache = NULL;
+	again |= arena_tick(h, false);
 	return again || h->free_committed_slots > RASP__RETAIN_SLOTS || h->large_cache_n ||
 	       h->large_tails;
 }
@@ -434,7 +438,8 @@ static void purge_check(struct rasp_heap *h, struct rasp__segment *freed)
 	uint64_t now;
 
 	if (!h->purge_wait && h->free_committed_slots <= RASP__RETAIN_SLOTS &&
-	    (!freed || freed->free_slots != ALL_SLOTS) && !h->large_cache_n && !h->large_tails)
+	    (!freed || freed->free_slots != ALL_SLOTS) && !h->large_cache_n && !h->large_tails &&
+	    h->arena_free_committed <= arena_bound(h))
 		return;
 	h->purge_wait = true;
 	now = rasp__os_coarse_ns();
@@ -468,6 +473,7 @@ void rasp__segments_trim(struct rasp_heap *h)
 	struct rasp__segment *s, *sn;
 
 	large_cache_drop(h);
+	arena_tick(h, true);
 	for (s = h->large; s && h->large_tails; s = s->next)
 		if (s->large_tail) {
 			large_tail_purge(h, s);
@@ -479,6 +485,297 @@ void rasp__segments_trim(struct rasp_heap *h)
 			continue;
 		purge_slots(h, s, s->free_slots & s->committed_slots);
 	}
+}
+
+/* ---- Large-object arenas ------------------------------------------------------------------ */
+
+#define ARENA_PAGE ((size_t)1 << RASP__ARENA_PAGE_SHIFT)
+
+static uintptr_t arena_page(const struct rasp__segment *s, uint32_t i)
+{
+	return (uintptr_t)s + ((uintptr_t)i << RASP__ARENA_PAGE_SHIFT);
+}
+
+static uint32_t tag_len(uint32_t t)
+{
+	return t >> RASP__ARENA_LEN_SHIFT;
+}
+
+/* The mask of bits [b, b + k) of a word, 0 < k, b + k <= 64. */
+static uint64_t bits_mask(uint32_t b, uint32_t k)
+{
+	return (k == 64 ? ALL_SLOTS : ((UINT64_C(1) << k) - 1)) << b;
+}
+
+/* Bits [i, i + n) of map set (v) or cleared; returns how many were set before. */
+static uint32_t bits_put(uint64_t *map, uint32_t i, uint32_t n, bool v)
+{
+	uint32_t had = 0;
+
+	while (n) {
+		uint32_t b = i % 64, k = 64 - b < n ? 64 - b : n;
+		uint64_t m = bits_mask(b, k);
+
+		had += (uint32_t)__builtin_popcountll(map[i / 64] & m);
+		map[i / 64] = v ? map[i / 64] | m : map[i / 64] & ~m;
+		i += k;
+		n -= k;
+	}
+	return had;
+}
+
+/* Bits set in [i, i + n) of map. */
+static uint32_t bits_count(const uint64_t *map, uint32_t i, uint32_t n)
+{
+	uint32_t had = 0;
+
+	while (n) {
+		uint32_t b = i % 64, k = 64 - b < n ? 64 - b : n;
+
+		had += (uint32_t)__builtin_popcountll(map[i / 64] & bits_mask(b, k));
+		i += k;
+		n -= k;
+	}
+	return had;
+}
+
+/* Span [i, i + n) tagged at both ends, free or not. */
+static void span_set(struct rasp__arena *a, uint32_t i, uint32_t n, uint32_t free)
+{
+	uint32_t t = n << RASP__ARENA_LEN_SHIFT | free;
+
+	if (n == 1) {
+		a->tag[i] = t | RASP__ARENA_START | RASP__ARENA_END;
+	} else {
+		a->tag[i] = t | RASP__ARENA_START;
+		a->tag[i + n - 1] = t | RASP__ARENA_END;
+	}
+}
+
+/* Free committed arena pages the heap keeps past two purge ticks: the live large bytes, within
+ * [RASP__LARGE_CACHE_MIN, RASP__LARGE_CACHE_BYTES]. */
+static uint64_t arena_bound(struct rasp_heap *h)
+{
+	uint64_t b = atomic_load_explicit(&h->large_live_bytes, memory_order_relaxed);
+
+	b = b < RASP__LARGE_CACHE_MIN	  ? RASP__LARGE_CACHE_MIN
+	    : b > RASP__LARGE_CACHE_BYTES ? RASP__LARGE_CACHE_BYTES
+					  : b;
+	return b >> RASP__ARENA_PAGE_SHIFT;
+}
+
+static struct rasp__segment *arena_new(struct rasp_heap *h)
+{
+	struct rasp__segment *s = map_aligned(h, RASP__SEGMENT_SIZE, RASP__SEG_ARENA);
+	struct rasp__arena *a;
+	uint32_t first =
+	    (uint32_t)(round_up(offsetof(struct rasp__segment, arena) + sizeof(struct rasp__arena),
+				ARENA_PAGE) >>
+		       RASP__ARENA_PAGE_SHIFT);
+
+	if (!s)
+		return NULL;
+	a = &s->arena;
+	memset(a, 0, sizeof(*a));
+	a->first = first;
+	a->free_pages = a->max_free = RASP__ARENA_PAGES - first;
+	span_set(a, first, a->free_pages, RASP__ARENA_FREE);
+	bits_put(a->free_map, first, a->free_pages, true);
+	link_seg(&h->arenas, s);
+	atomic_fetch_add(&h->committed_bytes, (uint64_t)first << RASP__ARENA_PAGE_SHIFT);
+	RASP__POISON((void *)arena_page(s, first), (size_t)a->free_pages << RASP__ARENA_PAGE_SHIFT);
+	return s;
+}
+
+/* The smallest free span of at least k pages over the heap's arenas (its arena, *at its first
+ * page), or NULL. Each arena whose bound on its longest free span allows k is walked span by
+ * span (at most 2 spans per object it holds, plus one), and its bound made exact. */
+static struct rasp__segment *arena_find(struct rasp_heap *h, uint32_t k, uint32_t *at)
+{
+	struct rasp__segment *best = NULL;
+	uint32_t best_n = UINT32_MAX, best_fresh = UINT32_MAX;
+
+	for (struct rasp__segment *s = h->arenas; s && (best_n != k || best_fresh); s = s->next) {
+		struct rasp__arena *a = &s->arena;
+		uint32_t longest = 0;
+
+		if (a->max_free < k)
+			continue;
+		for (uint32_t i = a->first, n, fresh; i < RASP__ARENA_PAGES; i += n) {
+			n = tag_len(a->tag[i]);
+			if (!n)
+				break; /* cannot be: the tags are the heap's own */
+			if (!(a->tag[i] & RASP__ARENA_FREE))
+				continue;
+			if (n > longest)
+				longest = n;
+			if (n < k)
+				continue;
+			fresh = k - bits_count(a->committed_map, i, k);
+			if (fresh < best_fresh || (fresh == best_fresh && n < best_n))
+				best = s, *at = i, best_n = n, best_fresh = fresh;
+		}
+		a->max_free = longest;
+	}
+	return best;
+}
+
+/* The first k pages of free span i of arena s taken; the rest stays a free span. */
+static void arena_take(struct rasp_heap *h, struct rasp__segment *s, uint32_t i, uint32_t k)
+{
+	struct rasp__arena *a = &s->arena;
+	uint32_t n = tag_len(a->tag[i]), had;
+
+	if (n > k)
+		span_set(a, i + k, n - k, RASP__ARENA_FREE);
+	span_set(a, i, k, 0);
+	bits_put(a->free_map, i, k, false);
+	bits_put(a->old_map, i, k, false);
+	had = bits_put(a->committed_map, i, k, true);
+	a->free_pages -= k;
+	a->free_committed -= had;
+	h->arena_free_committed -= had;
+	atomic_fetch_add(&h->committed_bytes, (uint64_t)(k - had) << RASP__ARENA_PAGE_SHIFT);
+	RASP__UNPOISON((void *)arena_page(s, i), (size_t)k << RASP__ARENA_PAGE_SHIFT);
+}
+
+static void *arena_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type_t *type)
+{
+	uint32_t k =
+	    (uint32_t)((RASP__ARENA_HDR_OFFSET + z + ARENA_PAGE - 1) >> RASP__ARENA_PAGE_SHIFT);
+	uint32_t i = 0;
+	struct rasp__segment *s;
+	struct rasp__header *hdr;
+
+	pthread_mutex_lock(&h->lock);
+	s = arena_find(h, k, &i);
+	if (!s && (s = arena_new(h)) != NULL)
+		i = s->arena.first;
+	if (s) {
+		arena_take(h, s, i, k);
+		*(size_t *)arena_page(s, i) = z;
+		atomic_fetch_add(&h->large_live_bytes, z);
+	}
+	purge_check(h, NULL);
+	pthread_mutex_unlock(&h->lock);
+	if (!s)
+		return NULL;
+	hdr = (struct rasp__header *)(arena_page(s, i) + RASP__ARENA_HDR_OFFSET);
+	hdr->word = (uintptr_t)type | ((uintptr_t)kind << RASP__HDR_KIND_SHIFT);
+	return hdr + 1;
+}
+
+struct rasp__header *rasp__arena_block(struct rasp__segment *s, const void *hdr, size_t *z,
+				       const char **why)
+{
+	const struct rasp__arena *a = &s->arena;
+	uint32_t i = (uint32_t)(((uintptr_t)hdr - (uintptr_t)s) >> RASP__ARENA_PAGE_SHIFT), j = i;
+	uintptr_t b;
+
+	*why = "not the start of an object";
+	if (i < a->first)
+		return NULL;
+	/* The span's first page: the nearest start tag at or before i (every page between a span's
+	 * ends has tag 0). At most i - first steps, only for an aligned object's own header or a
+	 * bad pointer. */
+	while (!(a->tag[j] & RASP__ARENA_START))
+		if (j-- == a->first)
+			return NULL;
+	if (a->tag[j] & RASP__ARENA_FREE) {
+		*why = "double free (or a pointer inside a free block)";
+		return NULL;
+	}
+	b = arena_page(s, j) + RASP__ARENA_HDR_OFFSET;
+	if ((uintptr_t)hdr < b)
+		return NULL;
+	*z = *(const size_t *)arena_page(s, j);
+	return (struct rasp__header *)b;
+}
+
+void rasp__arena_free(struct rasp_heap *h, struct rasp__segment *s, struct rasp__header *hdr)
+{
+	struct rasp__arena *a = &s->arena;
+	uint32_t i = (uint32_t)(((uintptr_t)hdr - (uintptr_t)s) >> RASP__ARENA_PAGE_SHIFT);
+	uint32_t k, start, n, j, had;
+
+	pthread_mutex_lock(&h->lock);
+	k = tag_len(a->tag[i]);
+	atomic_fetch_sub(&h->large_live_bytes, *(size_t *)arena_page(s, i));
+	start = i;
+	n = k;
+	/* Merged with free neighbours: the tags that end up inside the merged span cleared. */
+	if (i > a->first && (a->tag[i - 1] & RASP__ARENA_FREE)) {
+		uint32_t l = tag_len(a->tag[i - 1]);
+
+		a->tag[i - 1] = 0;
+		a->tag[i] = 0;
+		start = i - l;
+		n += l;
+	}
+	j = i + k;
+	if (j < RASP__ARENA_PAGES && (a->tag[j] & RASP__ARENA_FREE)) {
+		n += tag_len(a->tag[j]);
+		a->tag[j] = 0;
+		a->tag[j - 1] = 0;
+	}
+	span_set(a, start, n, RASP__ARENA_FREE);
+	bits_put(a->free_map, i, k, true);
+	had = k; /* a live span is committed whole: taken so, never purged while live */
+	a->free_pages += k;
+	a->free_committed += had;
+	h->arena_free_committed += had;
+	if (n > a->max_free)
+		a->max_free = n;
+	RASP__POISON((void *)arena_page(s, i), (size_t)k << RASP__ARENA_PAGE_SHIFT);
+	purge_check(h, NULL);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Arenas at a purge tick (all: at rasp_heap_collect): while the heap holds more free
+ * committed arena pages than arena_bound, those free since the last tick (all of them) are
+ * purged, a run of pages per system call; an arena empty and purged whole goes back to the
+ * OS. Returns whether the heap is still over its bound. */
+static bool arena_tick(struct rasp_heap *h, bool all)
+{
+	uint64_t bound = all ? 0 : arena_bound(h);
+	struct rasp__segment *s, *sn;
+
+	for (s = h->arenas; s; s = sn) {
+		struct rasp__arena *a = &s->arena;
+
+		sn = s->next;
+		for (uint32_t w = 0; w < RASP__ARENA_WORDS && h->arena_free_committed > bound;
+		     w++) {
+			uint64_t cand = a->free_map[w] & a->committed_map[w] &
+					(all ? ALL_SLOTS : a->old_map[w]);
+
+			while (cand) {
+				uint32_t b = (uint32_t)__builtin_ctzll(cand);
+				uint64_t rest = ~(cand >> b);
+				uint32_t k = rest ? (uint32_t)__builtin_ctzll(rest) : 64 - b;
+
+				rasp__os_purge((void *)arena_page(s, w * 64 + b),
+					       (size_t)k << RASP__ARENA_PAGE_SHIFT);
+				a->committed_map[w] &= ~bits_mask(b, k);
+				cand &= ~bits_mask(b, k);
+				a->free_committed -= k;
+				h->arena_free_committed -= k;
+				atomic_fetch_sub(&h->committed_bytes,
+						 (uint64_t)k << RASP__ARENA_PAGE_SHIFT);
+				atomic_fetch_add(&h->purged_bytes,
+						 (uint64_t)k << RASP__ARENA_PAGE_SHIFT);
+			}
+		}
+		if (a->free_pages == RASP__ARENA_PAGES - a->first && !a->free_committed) {
+			unlink_seg(&h->arenas, s);
+			atomic_fetch_sub(&h->committed_bytes,
+					 (uint64_t)a->first << RASP__ARENA_PAGE_SHIFT);
+			unmap_seg(h, s);
+			continue;
+		}
+		memcpy(a->old_map, a->free_map, sizeof(a->old_map));
+	}
+	return h->arena_free_committed > bound;
 }
 
 /* ---- Large objects ------------------------------------------------------------------------ */
@@ -568,6 +865,8 @@ void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type
 
 	if (size < z)
 		return NULL;
+	if (z <= h->arena_max_z)
+		return arena_alloc(h, z, kind, type);
 	size = round_up(size, PAGE_SIZE_ASSUMED);
 	pthread_mutex_lock(&h->lock);
 	s = large_cache_take(h, size);
@@ -669,6 +968,19 @@ int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg)
 
 		rc = visit(hdr, s->large_z, fn, arg);
 	}
+	for (s = h->arenas; s && !rc; s = s->next) {
+		struct rasp__arena *a = &s->arena;
+
+		for (uint32_t i = a->first, n; i < RASP__ARENA_PAGES && !rc; i += n) {
+			n = a->tag[i] >> RASP__ARENA_LEN_SHIFT;
+			if (!n)
+				break; /* cannot be: the tags are the heap's own */
+			if (!(a->tag[i] & RASP__ARENA_FREE))
+				rc = visit((struct rasp__header *)(arena_page(s, i) +
+								   RASP__ARENA_HDR_OFFSET),
+					   *(size_t *)arena_page(s, i), fn, arg);
+		}
+	}
 	return rc;
 }
 
@@ -698,6 +1010,11 @@ void rasp__segments_unmap_all(struct rasp_heap *h)
 		sn = s->next;
 		unmap_seg(h, s);
 	}
+	for (s = h->arenas; s; s = sn) {
+		sn = s->next;
+		unmap_seg(h, s);
+	}
 	large_cache_drop(h);
-	h->segments = h->segments_tail = h->large = NULL;
+	h->segments = h->segments_tail = h->large = h->arenas = NULL;
+	h->arena_free_committed = 0;
 }

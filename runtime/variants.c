@@ -101,7 +101,7 @@ void *rasp_realloc(rasp_heap_t *h, void *obj, size_t size)
 		if (s->kind == RASP__SEG_SMALL && z <= RASP__SMALL_MAX_Z &&
 		    rasp__class_size[rasp__class_of(z)] == old_z)
 			return obj;
-		if (s->kind == RASP__SEG_LARGE && z <= old_z && z > RASP__SMALL_MAX_Z &&
+		if (s->kind != RASP__SEG_SMALL && z <= old_z && z > RASP__SMALL_MAX_Z &&
 		    z >= old_z / 2)
 			return obj;
 		n = rasp_alloc(h, type, size, flags);

@@ -1,8 +1,10 @@
 /* Segments and large objects (runtime/segment.c), white-box through the OS seam and its clock:
  * empty pages are kept committed up to RASP__RETAIN_SLOTS and purged past it once they stayed
- * empty from one purge tick to the next, collect purges the rest and
- * unmaps empty segments, and large objects are mapped and unmapped one by one, so memory goes
- * back as it is freed. */
+ * empty from one purge tick to the next, collect purges the rest and unmaps empty segments;
+ * large objects are carved from arenas whose free spans split and merge (their tags checked
+ * whole after every step), or past RASP__ARENA_MAX_PAGES (and with the heap's arena_max_z
+ * set to 0, as the mapping tests here do) mapped and unmapped one by one, so memory goes back
+ * as it is freed. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
@@ -303,6 +305,7 @@ static void test_large_objects_mapped_and_unmapped(void **state)
 	rasp_heap_stats_t st;
 
 	(void)state;
+	h->arena_max_z = 0; /* each large object on a mapping of its own */
 	rasp__os_set_ops(&counting);
 	atomic_store(&unmaps, 0);
 	for (int i = 0; i < 100; i++) {
@@ -345,6 +348,7 @@ static void test_large_mappings_reused(void **state)
 	rasp_heap_stats_t st;
 
 	(void)state;
+	h->arena_max_z = 0; /* each large object on a mapping of its own */
 	rasp__os_set_ops(&counting);
 	before = atomic_load(&maps);
 	for (int i = 0; i < 1000; i++) {
@@ -418,6 +422,7 @@ static void test_large_cache_bounds(void **state)
 	rasp_heap_stats_t st;
 
 	(void)state;
+	h->arena_max_z = 0; /* each large object on a mapping of its own */
 	rasp__os_set_ops(&counting);
 	for (int i = 0; i < LIVE; i++)
 		assert_non_null(live[i] = rasp_alloc(h, t, MB, 0));
@@ -532,6 +537,7 @@ static void test_large_tail_accounting(void **state)
 	uint64_t purged0;
 
 	(void)state;
+	h->arena_max_z = 0; /* each large object on a mapping of its own */
 	rasp__os_set_ops(&counting);
 	assert_non_null(first = rasp_alloc(h, t, 300000, 0));
 	memset(first, 0x5a, 300000);
@@ -596,6 +602,374 @@ static void test_large_tail_accounting(void **state)
 	rasp_free(h, p);
 	assert_int_equal(rasp_heap_collect(h), 0);
 	check_large_committed(h);
+	rasp__os_set_ops(NULL);
+	rasp_heap_destroy(h);
+}
+
+/* ---- Arenas ------------------------------------------------------------------------------- */
+
+static struct rasp__segment *arena_of(const void *obj)
+{
+	struct rasp__segment *s = rasp__segment_of(rasp__header_of(obj));
+
+	assert_int_equal(s->kind, RASP__SEG_ARENA);
+	return s;
+}
+
+static uint32_t page_in(const void *obj)
+{
+	return (uint32_t)(((uintptr_t)obj - (uintptr_t)arena_of(obj)) >> RASP__ARENA_PAGE_SHIFT);
+}
+
+/* Pages a large object of `payload` bytes spans: its size word, header and payload. */
+static uint32_t pages_for(size_t payload)
+{
+	size_t z = (payload + RASP_OBJECT_HEADER_SIZE + 7) & ~(size_t)7;
+
+	return (uint32_t)((RASP__ARENA_HDR_OFFSET + z + 4095) >> RASP__ARENA_PAGE_SHIFT);
+}
+
+static bool bit(const uint64_t *map, uint32_t i)
+{
+	return (map[i / 64] >> (i % 64)) & 1;
+}
+
+/* Every invariant of arena s, read from its tags and maps: its spans tile the pages past the
+ * header, tagged at both ends with the same length and state and 0 between; no two free spans
+ * touch; the free map is the free spans; the counters agree. Returns the number of spans. */
+static unsigned check_arena(const struct rasp__segment *s)
+{
+	const struct rasp__arena *a = &s->arena;
+	uint32_t free_pages = 0, free_committed = 0, longest = 0, i;
+	unsigned spans = 0;
+	bool last_free = false;
+
+	for (i = 0; i < a->first; i++) {
+		assert_int_equal(a->tag[i], 0);
+		assert_false(bit(a->free_map, i));
+	}
+	for (i = a->first; i < RASP__ARENA_PAGES;) {
+		uint32_t t = a->tag[i], n = t >> RASP__ARENA_LEN_SHIFT, fr = t & RASP__ARENA_FREE;
+
+		assert_true(t & RASP__ARENA_START);
+		assert_true(n >= 1 && i + n <= RASP__ARENA_PAGES);
+		assert_true(a->tag[i + n - 1] & RASP__ARENA_END);
+		assert_int_equal(a->tag[i + n - 1] >> RASP__ARENA_LEN_SHIFT, n);
+		assert_int_equal(a->tag[i + n - 1] & RASP__ARENA_FREE, fr);
+		if (n > 1)
+			assert_false(a->tag[i] & RASP__ARENA_END);
+		for (uint32_t j = i + 1; j + 1 < i + n; j++)
+			assert_int_equal(a->tag[j], 0);
+		assert_false(fr && last_free); /* merged */
+		for (uint32_t j = i; j < i + n; j++) {
+			assert_int_equal(bit(a->free_map, j), fr != 0);
+			if (!fr)
+				assert_true(bit(a->committed_map, j)); /* a live span whole */
+			else if (bit(a->committed_map, j))
+				free_committed++;
+		}
+		if (fr) {
+			free_pages += n;
+			longest = n > longest ? n : longest;
+		}
+		last_free = fr != 0;
+		spans++;
+		i += n;
+	}
+	assert_int_equal(i, RASP__ARENA_PAGES);
+	assert_int_equal(a->free_pages, free_pages);
+	assert_int_equal(a->free_committed, free_committed);
+	assert_true(a->max_free >= longest);
+	return spans;
+}
+
+/* A heap of arenas only: its committed figure is each arena's header and committed pages, and
+ * its free committed pages the arenas' sum. */
+static void check_arenas(struct rasp_heap *h)
+{
+	uint64_t committed = 0, free_committed = 0;
+	rasp_heap_stats_t st;
+
+	for (struct rasp__segment *s = h->arenas; s; s = s->next) {
+		check_arena(s);
+		committed += s->arena.first;
+		for (unsigned w = 0; w < RASP__ARENA_WORDS; w++)
+			committed += (uint64_t)__builtin_popcountll(s->arena.committed_map[w]);
+		free_committed += s->arena.free_committed;
+	}
+	assert_int_equal(h->arena_free_committed, free_committed);
+	assert_int_equal(rasp_heap_stats(h, &st), 0);
+	assert_int_equal(st.committed_bytes, committed << RASP__ARENA_PAGE_SHIFT);
+}
+
+/* Spans split and merge: objects laid end to end, a freed span taken again by a smaller
+ * object (its rest a free span of its own), frees merging with free neighbours on either side
+ * until the arena is one free span again; collect purges it and gives the arena back. */
+static void test_arena_spans_split_and_merge(void **state)
+{
+	rasp_heap_t *h = make_heap();
+	const rasp_type_t *t = rasp_type_register(h, "big");
+	unsigned char *a, *b, *c, *d;
+	uint64_t purged0, unmaps0;
+	rasp_heap_stats_t st;
+
+	(void)state;
+	rasp__os_set_ops(&counting);
+	assert_non_null(a = rasp_alloc(h, t, 100000, 0));
+	assert_non_null(b = rasp_alloc(h, t, 200000, 0));
+	assert_non_null(c = rasp_alloc(h, t, 300000, RASP_ALLOC_PINNED));
+	assert_int_equal(rasp_object_kind(a), RASP_KIND_LARGE);
+	assert_int_equal(rasp_object_kind(c), RASP_KIND_PINNED);
+	assert_int_equal((uintptr_t)a % 16, 0);
+	assert_ptr_equal(arena_of(a), arena_of(c));
+	assert_int_equal(page_in(a), arena_of(a)->arena.first);
+	assert_int_equal(page_in(b), page_in(a) + pages_for(100000));
+	assert_int_equal(page_in(c), page_in(b) + pages_for(200000));
+	assert_int_equal(rasp_object_size(b), 200008);
+	memset(a, 1, 100000);
+	memset(b, 2, 200000);
+	memset(c, 3, 300000);
+	assert_int_equal(check_arena(arena_of(a)), 4); /* a, b, c, the free rest */
+	check_arenas(h);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.live_bytes, 100008 + 200008 + 300008);
+	assert_int_equal(st.regions, 1);
+
+	rasp_free(h, b);
+	assert_int_equal(check_arena(arena_of(a)), 4); /* a, free, c, free */
+	check_arenas(h);
+	assert_non_null(d = rasp_alloc(h, t, 150000, 0));
+	assert_ptr_equal(d, b);			       /* the freed span, not the fresh rest */
+	assert_int_equal(check_arena(arena_of(a)), 5); /* a, d, free, c, free */
+	check_arenas(h);
+	assert_int_equal(a[99999], 1);
+	assert_int_equal(c[0], 3);
+
+	rasp_free(h, a); /* before d: no free neighbour on its left, d on its right */
+	assert_int_equal(check_arena(arena_of(c)), 5);
+	rasp_free(h, d); /* a's span, d's and b's rest: one */
+	assert_int_equal(check_arena(arena_of(c)), 3);
+	assert_int_equal(arena_of(c)->arena.tag[arena_of(c)->arena.first] >> RASP__ARENA_LEN_SHIFT,
+			 page_in(c) - arena_of(c)->arena.first);
+	check_arenas(h);
+	rasp_free(h, c); /* both sides */
+	assert_int_equal(check_arena(h->arenas), 1);
+	assert_int_equal(h->arenas->arena.free_pages, RASP__ARENA_PAGES - h->arenas->arena.first);
+	check_arenas(h);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.live_bytes, 0);
+
+	/* Nothing purged yet (the pages may serve the next objects); collect purges the free
+	 * committed pages, then gives the arena back. */
+	purged0 = atomic_load(&purged);
+	unmaps0 = atomic_load(&unmaps);
+	assert_int_equal(rasp_heap_collect(h), 0);
+	assert_int_equal(atomic_load(&purged) - purged0,
+			 (uint64_t)(pages_for(100000) + pages_for(200000) + pages_for(300000))
+			     << RASP__ARENA_PAGE_SHIFT);
+	assert_int_equal(atomic_load(&unmaps), unmaps0 + 1);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.regions, 0);
+	assert_int_equal(st.committed_bytes, 0);
+	assert_int_equal(st.reserved_bytes, 0);
+	rasp__os_set_ops(NULL);
+	rasp_heap_destroy(h);
+}
+
+/* A free span with committed pages is taken before a tighter one whose pages were purged:
+ * reusing them costs no page fault. */
+static void test_arena_prefers_committed_pages(void **state)
+{
+	rasp_heap_t *h = make_heap();
+	const rasp_type_t *t = rasp_type_register(h, "big");
+	void *x, *w, *p;
+	uint32_t rest;
+
+	(void)state;
+	rasp__os_set_ops(&counting);
+	assert_non_null(x = rasp_alloc(h, t, 300000, 0)); /* 74 pages */
+	/* w fills the arena but for 30 pages, which collect purges. */
+	rest = RASP__ARENA_PAGES - arena_of(x)->arena.first - pages_for(300000);
+	assert_non_null(w = rasp_alloc(h, t, (size_t)(rest - 30) * 4096 - 64, 0));
+	assert_ptr_equal(arena_of(w), arena_of(x));
+	assert_int_equal(rasp_heap_collect(h), 0);
+	assert_int_equal(arena_of(x)->arena.free_committed, 0);
+	rasp_free(h, x);
+	check_arenas(h);
+	/* 25 pages: the 30 purged pages fit tighter; x's 74 committed pages are taken. */
+	assert_non_null(p = rasp_alloc(h, t, 100000, 0));
+	assert_ptr_equal(p, x);
+	check_arenas(h);
+	rasp_free(h, p);
+	rasp_free(h, w);
+	check_arenas(h);
+	rasp__os_set_ops(NULL);
+	rasp_heap_destroy(h);
+}
+
+/* Frees an arena cannot take are refused, named and counted, and change nothing: a double
+ * free, a pointer inside a live object, one inside a free span, one in the arena's header, a
+ * misaligned one. The live objects stay whole and freeable. */
+static void test_arena_bad_frees_refused(void **state)
+{
+	rasp_heap_t *h = make_heap();
+	const rasp_type_t *t = rasp_type_register(h, "big");
+	unsigned char *a, *b, *c, *d;
+	struct rasp__segment *s;
+	rasp_heap_stats_t st;
+	uint64_t bad;
+	void *bads[5];
+
+	(void)state;
+	assert_non_null(a = rasp_alloc(h, t, 100000, 0));
+	assert_non_null(b = rasp_alloc(h, t, 100000, 0));
+	memset(b, 7, 100000);
+	s = arena_of(a);
+	rasp_free(h, a);
+	bads[0] = a;			       /* double free */
+	bads[1] = b + 4096;		       /* inside b */
+	bads[2] = (unsigned char *)b + 200000; /* the free rest */
+	bads[3] = (unsigned char *)s + 256;    /* the header */
+	bads[4] = b + 8;		       /* inside, 8 in */
+	rasp_heap_stats(h, &st);
+	bad = st.invalid_frees;
+	for (int i = 0; i < 5; i++) {
+		rasp_free(h, bads[i]);
+		rasp_heap_stats(h, &st);
+		assert_int_equal(st.invalid_frees, bad + 1 + (uint64_t)i);
+		assert_int_equal(check_arena(s), 3); /* free (a), b, free */
+	}
+	assert_int_equal(st.live_bytes, 100008);
+	/* A free span's first page may hold what an object wrote there, such as a word that
+	 * reads as a live header: its span's tag refuses it. c zeroed, freed, and split by d;
+	 * the rest starts inside c's old bytes. */
+	assert_non_null(c = rasp_alloc(h, t, 300000, 0));
+	memset(c, 0, 300000);
+	rasp_free(h, c);
+	assert_non_null(d = rasp_alloc(h, t, 200000, 0));
+	assert_ptr_equal(d, c);
+	rasp_free(h, (unsigned char *)s +
+			 ((size_t)(page_in(d) + pages_for(200000)) << RASP__ARENA_PAGE_SHIFT) + 16);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.invalid_frees, bad + 6);
+	assert_int_equal(st.live_bytes, 100008 + 200008);
+	assert_int_equal(check_arena(s), 4); /* free (a), b, d, free */
+	rasp_free(h, d);
+	assert_null(rasp_realloc(h, b + 4096, 10));
+	for (size_t j = 0; j < 100000; j += 4096)
+		assert_int_equal(b[j], 7);
+	rasp_free(h, b);
+	assert_int_equal(check_arena(s), 1);
+	check_arenas(h);
+	rasp_heap_destroy(h);
+}
+
+/* An aligned large object sits inside its span (its own header there); its size, its walk
+ * and its free find the span. A large object shrinks in place by up to half and moves to
+ * grow, its bytes copied; a walk visits each live arena object once with its size. */
+struct walked {
+	int n;
+	size_t bytes;
+};
+
+static int count_walk(void *obj, const rasp_type_t *type, size_t z, int kind, void *arg)
+{
+	struct walked *w = arg;
+
+	(void)obj, (void)type, (void)kind;
+	w->n++;
+	w->bytes += z;
+	return 0;
+}
+
+static void test_arena_aligned_and_resized(void **state)
+{
+	rasp_heap_t *h = make_heap();
+	const rasp_type_t *t = rasp_type_register(h, "big");
+	unsigned char *p, *q, *r;
+	struct walked w = {0, 0};
+	struct rasp__header *blk;
+	const char *why;
+	size_t pz = 0;
+
+	(void)state;
+	assert_non_null(p = rasp_alloc_aligned(h, t, 200000, 65536, 0));
+	assert_int_equal((uintptr_t)p % 65536, 0);
+	assert_int_equal(arena_of(p)->kind, RASP__SEG_ARENA);
+	assert_true(rasp_object_size(p) >= 200000);
+	memset(p, 9, 200000);
+	assert_non_null(q = rasp_alloc(h, t, 400000, 0));
+	for (int i = 0; i < 400000; i++)
+		q[i] = (unsigned char)i;
+	assert_ptr_equal(rasp_realloc(h, q, 250000), q); /* shrinks in place */
+	assert_non_null(r = rasp_realloc(h, q, 900000));
+	assert_ptr_not_equal(r, q);
+	for (int i = 0; i < 250000; i++)
+		assert_int_equal(r[i], (unsigned char)i);
+	/* p's block: the span's, before p's own header, found from p's page back. */
+	blk = rasp__arena_block(arena_of(p), rasp__header_of(p), &pz, &why);
+	assert_non_null(blk);
+	assert_ptr_not_equal(blk, rasp__header_of(p));
+	assert_int_equal(((uintptr_t)blk & 4095), RASP__ARENA_HDR_OFFSET);
+	assert_true(pz >= 200000 + 8);
+	assert_int_equal(rasp_heap_walk(h, count_walk, &w), 0);
+	assert_int_equal(w.n, 2);
+	assert_int_equal(w.bytes, rasp_object_size(r) + pz);
+	check_arenas(h);
+	rasp_free(h, p);
+	rasp_free(h, r);
+	assert_int_equal(check_arena(h->arenas), 1);
+	check_arenas(h);
+	rasp_heap_destroy(h);
+}
+
+/* The purge policy: free committed arena pages past arena_bound (the live large bytes, at
+ * least RASP__LARGE_CACHE_MIN) that stayed free from one purge tick to the next are purged,
+ * and an arena empty and purged whole is unmapped; a burst freed and taken again within the
+ * delay purges nothing. */
+static void test_arena_purge_ticks(void **state)
+{
+	enum { N = 16 };
+	rasp_heap_t *h = make_heap();
+	const rasp_type_t *t = rasp_type_register(h, "big");
+	void *objs[N];
+	uint64_t purged0, unmaps0, maps0;
+	unsigned arenas = 0;
+
+	(void)state;
+	rasp__os_set_ops(&counting);
+	for (int i = 0; i < N; i++)
+		assert_non_null(objs[i] = rasp_alloc(h, t, 1000000, 0));
+	for (struct rasp__segment *s = h->arenas; s; s = s->next)
+		arenas++;
+	assert_true(arenas >= 4);
+	/* A burst freed and taken again at once: no purge, no mapping. */
+	purged0 = atomic_load(&purged);
+	maps0 = atomic_load(&maps);
+	for (int i = 1; i < N; i++)
+		rasp_free(h, objs[i]);
+	check_arenas(h);
+	assert_true(h->arena_free_committed > RASP__LARGE_CACHE_MIN >> RASP__ARENA_PAGE_SHIFT);
+	for (int i = 1; i < N; i++)
+		assert_non_null(objs[i] = rasp_alloc(h, t, 1000000, 0));
+	assert_int_equal(atomic_load(&purged), purged0);
+	assert_int_equal(atomic_load(&maps), maps0);
+	/* Freed and left: the first tick marks, the second purges down to the bound. */
+	for (int i = 1; i < N; i++)
+		rasp_free(h, objs[i]);
+	unmaps0 = atomic_load(&unmaps);
+	advance(RASP__PURGE_DELAY_NS);
+	rasp_free(h, rasp_alloc(h, t, 100000, 0)); /* a large operation runs the tick */
+	assert_int_equal(atomic_load(&purged), purged0);
+	advance(RASP__PURGE_DELAY_NS);
+	rasp_free(h, rasp_alloc(h, t, 100000, 0));
+	assert_true(atomic_load(&purged) > purged0);
+	assert_true(h->arena_free_committed <= RASP__LARGE_CACHE_MIN >> RASP__ARENA_PAGE_SHIFT);
+	assert_true(atomic_load(&unmaps) > unmaps0); /* emptied arenas, purged whole, unmapped */
+	check_arenas(h);
+	rasp_free(h, objs[0]);
+	assert_int_equal(rasp_heap_collect(h), 0);
+	assert_null(h->arenas);
 	rasp__os_set_ops(NULL);
 	rasp_heap_destroy(h);
 }
@@ -807,6 +1181,11 @@ int main(void)
 	    cmocka_unit_test(test_segments_with_room_first),
 	    cmocka_unit_test(test_large_objects_mapped_and_unmapped),
 	    cmocka_unit_test(test_large_mappings_reused),
+	    cmocka_unit_test(test_arena_spans_split_and_merge),
+	    cmocka_unit_test(test_arena_prefers_committed_pages),
+	    cmocka_unit_test(test_arena_bad_frees_refused),
+	    cmocka_unit_test(test_arena_aligned_and_resized),
+	    cmocka_unit_test(test_arena_purge_ticks),
 	    cmocka_unit_test(test_remote_free_in_flight_keeps_segment),
 	    cmocka_unit_test(test_segments_advised_against_huge_pages),
 	    cmocka_unit_test(test_segment_mapping_carries_the_advice),
