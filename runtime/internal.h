@@ -90,7 +90,9 @@
  * around a page boundary would otherwise give a page back and take a new one (heap lock,
  * formatting) over and over. */
 #define RASP__KEEP_EMPTY 8
-/* Freed large objects' mappings a heap keeps for reuse: at most RASP__LARGE_CACHE_MAX mappings
+/* Freed large objects' mappings (objects past RASP__ARENA_MAX_PAGES; arenas keep free committed
+ * pages up to the live large bytes within the same MIN and BYTES) a heap keeps for reuse: at
+ * most RASP__LARGE_CACHE_MAX mappings
  * and three times the bytes of its live large objects, within [RASP__LARGE_CACHE_MIN,
  * RASP__LARGE_CACHE_BYTES] (resident: the objects touched them; a program with more large
  * objects live churns through more sizes, and needs more to find a fit, as glibc's mmap
@@ -110,7 +112,8 @@
  * docs/performance.md, "Large objects": 2, 3, 4, 6 and 8 tried. */
 #define RASP__LARGE_REUSE 4
 /* Large objects of up to this many 4 KiB pages (their 8-byte size word included) are carved
- * from arenas (segment.c); larger ones have a mapping of their own. */
+ * from arenas (segment.c); larger ones have a mapping of their own. An arena has 1022 pages
+ * past its header: an object of most of them leaves too little for another. */
 #define RASP__ARENA_MAX_PAGES 1000u
 /* How long after announcing to a new LTTng listener a thread announces again (sample.c):
  * past the moment LTTng starts recording the session whose events it enabled. */

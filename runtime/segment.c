@@ -10,11 +10,13 @@
  * while anything waits (purge_check), so memory goes back between one and two delays after it
  * empties, if the heap is still in use; a program that frees a burst and reuses it within the
  * delay faults nothing in again. rasp_heap_collect purges every empty slot and unmaps every
- * empty segment at once. A large object (object size >= 85000
- * bytes) has a mapping of its own, so large objects never fragment the segments; at its free
- * the mapping is kept for a later large object (the large-object cache, bounded by the live
- * large bytes: RASP__LARGE_CACHE_BYTES) or returned. Every function here runs with heap->lock held
- * unless it says otherwise. */
+ * empty segment at once. A large object (object size >= 85000 bytes) never shares a segment
+ * with small ones: up to RASP__ARENA_MAX_PAGES pages it is a span of an arena (struct
+ * rasp__arena: free spans split and merged, purged past the live large bytes once they stay
+ * free from one tick to the next); past that it has a mapping of its own, kept at its free
+ * for a later large object (the large-object cache, bounded by the live large bytes:
+ * RASP__LARGE_CACHE_BYTES) or returned. Every function here runs with heap->lock held unless
+ * it says otherwise. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
