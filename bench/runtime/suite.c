@@ -15,7 +15,10 @@
  *   large     buffers of 100 KB..1 MB (the LOH range), 16 live, written whole, replaced at
  *             random 50000 times
  *   spread    buffers of 85 KB..4 MB, spread evenly in log size, 4 live, written whole,
- *             replaced at random 20000 times (few live objects of widely varied sizes) */
+ *             replaced at random 20000 times (few live objects of widely varied sizes)
+ *   buffers LIVE ROUNDS LO HI
+ *             `spread`'s loop with other shapes (not in suite.sh's list; docs/performance.md,
+ *             "Large objects in arenas") */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -289,7 +292,12 @@ static void run_bulk(void)
  * whole (`large`, `spread`). */
 static void run_buffers(int live, long rounds, uint64_t s, size_t (*size)(uint64_t *))
 {
-	void *v[16] = {0};
+	void **v = calloc((size_t)live, sizeof(*v));
+
+	if (!v) {
+		perror("calloc");
+		exit(2);
+	}
 
 	for (long i = 0; i < rounds; i++) {
 		size_t k = rnd(&s) % (uint64_t)live, z = size(&s);
@@ -303,6 +311,7 @@ static void run_buffers(int live, long rounds, uint64_t s, size_t (*size)(uint64
 	for (int k = 0; k < live; k++)
 		if (v[k])
 			xfree(v[k]);
+	free(v);
 }
 
 static size_t large_size(uint64_t *s)
@@ -318,6 +327,39 @@ static size_t spread_size(uint64_t *s)
 	size_t z = (size_t)85000 << (step / 16);
 
 	return z + z * (step % 16) / 16;
+}
+
+/* `buffers`: steps of 1/16 octave from buf_lo, buf_steps of them (up to buf_hi). */
+static size_t buf_lo;
+static unsigned buf_steps;
+
+static size_t buf_step(unsigned step)
+{
+	size_t z = buf_lo << (step / 16);
+
+	return z + z * (step % 16) / 16;
+}
+
+static size_t buffers_size(uint64_t *s)
+{
+	return buf_step((unsigned)(rnd(s) % buf_steps));
+}
+
+/* `buffers LIVE ROUNDS LO HI`: run_buffers with LIVE (1..4096) buffers of LO..HI bytes (1 KiB
+ * to 1 GiB), near log-uniform as `spread`'s. 0 if the arguments are out of range. */
+static int run_buffers_args(char **a)
+{
+	long live = atol(a[0]), rounds = atol(a[1]);
+	size_t hi = (size_t)atol(a[3]);
+
+	buf_lo = (size_t)atol(a[2]);
+	if (live < 1 || live > 4096 || rounds < 1 || buf_lo < 1024 || hi < buf_lo ||
+	    hi > ((size_t)1 << 30))
+		return 0;
+	for (buf_steps = 1; buf_step(buf_steps) <= hi; buf_steps++)
+		;
+	run_buffers((int)live, rounds, 29, buffers_size);
+	return 1;
 }
 
 static double now(clockid_t id)
@@ -373,10 +415,9 @@ int main(int argc, char **argv)
 		run_buffers(16, 50000, 17, large_size);
 	else if (strcmp(w, "spread") == 0)
 		run_buffers(4, 20000, 23, spread_size);
-	else {
-		fprintf(
-		    stderr,
-		    "usage: suite mixed|request|prodcons|scale N|fixed|cache|bulk|large|spread\n");
+	else if (!(strcmp(w, "buffers") == 0 && argc == 6 && run_buffers_args(argv + 2))) {
+		fprintf(stderr, "usage: suite mixed|request|prodcons|scale N|fixed|cache|bulk|large|"
+				"spread|buffers LIVE ROUNDS LO HI\n");
 		return 2;
 	}
 	getrusage(RUSAGE_SELF, &ru);
