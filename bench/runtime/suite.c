@@ -416,8 +416,9 @@ int main(int argc, char **argv)
 	else if (strcmp(w, "spread") == 0)
 		run_buffers(4, 20000, 23, spread_size);
 	else if (!(strcmp(w, "buffers") == 0 && argc == 6 && run_buffers_args(argv + 2))) {
-		fprintf(stderr, "usage: suite mixed|request|prodcons|scale N|fixed|cache|bulk|large|"
-				"spread|buffers LIVE ROUNDS LO HI\n");
+		fprintf(stderr,
+			"usage: suite mixed|request|prodcons|scale N|fixed|cache|bulk|large|"
+			"spread|buffers LIVE ROUNDS LO HI\n");
 		return 2;
 	}
 	getrusage(RUSAGE_SELF, &ru);
