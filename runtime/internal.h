@@ -1,7 +1,7 @@
 /* Internal data model of the runtime, shared by the runtime sources and the white-box tests.
  * A heap owns segments (4 MiB-aligned mmaps cut into pages of one size class each), large
- * objects (a mapping each), types, and one allocation context per thread that allocates from
- * it. Declarations are grouped by
+ * objects (spans of arenas, or past ~4 MB a mapping each), types, and one allocation context
+ * per thread that allocates from it. Declarations are grouped by
  * the file that defines them. Nothing here is installed or exported. */
 #ifndef RASP_RUNTIME_INTERNAL_H
 #define RASP_RUNTIME_INTERNAL_H
@@ -54,8 +54,8 @@
 /* Geometry. A segment is a 4 MiB mapping aligned to its size, so the segment of an object is
  * its address masked; it is cut into 64 slots of 64 KiB, and a page (the unit a thread owns)
  * is a run of 1 to 16 slots holding blocks of one size class. Its first slot starts after
- * the segment's own metadata. A large object has a mapping of its own, aligned the same, whose
- * first bytes are a segment header saying so. */
+ * the segment's own metadata. An arena (large objects of up to RASP__ARENA_MAX_PAGES) and the
+ * mapping of a larger object are aligned the same and start with a segment header saying so. */
 #define RASP__SEGMENT_SHIFT 22
 #define RASP__SEGMENT_SIZE  ((size_t)1 << RASP__SEGMENT_SHIFT)
 #define RASP__SLOT_SHIFT    16

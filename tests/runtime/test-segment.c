@@ -227,7 +227,6 @@ static void test_burst_reused_within_the_delay(void **state)
 	rasp_heap_destroy(h);
 }
 
-/* Large objects: each its own mapping, given back at its free without a collect. */
 /* The segment list keeps segments with free slots before full ones (a page search stops at
  * the first full one). Fill 5 segments, free one page's objects in the oldest (now at the
  * tail): it moves to the head, and the next new page of that class lands in its freed slot
