@@ -296,6 +296,8 @@ static void test_segments_with_room_first(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* Large objects on mappings of their own (the heap's arena_max_z at 0): each given back at its
+ * free without a collect, but for the bounded cache, which collect empties. */
 static void test_large_objects_mapped_and_unmapped(void **state)
 {
 	rasp_heap_t *h = make_heap();
