@@ -278,8 +278,9 @@ RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 		return;
 	}
 	if (s->kind == RASP__SEG_ARENA) {
-		hdr->word |= RASP__HDR_FREE;
-		rasp__arena_free(h, s, hdr);
+		if (rasp__arena_free(h, s, hdr) != 0)
+			bad_free(h, obj, "rasp_free",
+				 "double free (another thread freed it meanwhile)");
 		return;
 	}
 	free_block(h, rasp__page_of(s, hdr), hdr);

@@ -172,12 +172,12 @@ size_t rasp_object_size(const void *obj)
 size_t rasp_usable_size(const void *obj)
 {
 	const struct rasp__header *b;
-	size_t z;
+	size_t z = 0;
 
 	if (!obj)
 		return 0;
 	b = block_header(obj, &z);
-	return (uintptr_t)b + z - (uintptr_t)obj;
+	return b ? (uintptr_t)b + z - (uintptr_t)obj : 0;
 }
 
 /* An object's own header holds its type and kind, an aligned one's too (its block's holds the

@@ -538,9 +538,9 @@ void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s);
  * is in no live object's span. No lock: for a live object's pointer, or under heap->lock. */
 struct rasp__header *rasp__arena_block(struct rasp__segment *s, const void *hdr, size_t *z,
 				       const char **why);
-/* The live object whose block header is hdr, in arena s, freed (its header's FREE bit set
- * by the caller); takes heap->lock. */
-void rasp__arena_free(struct rasp_heap *h, struct rasp__segment *s, struct rasp__header *hdr);
+/* The live object whose block header is hdr, in arena s, freed; takes heap->lock. -EINVAL
+ * (nothing changed) if its span is no longer live under the lock (a racing second free). */
+int rasp__arena_free(struct rasp_heap *h, struct rasp__segment *s, struct rasp__header *hdr);
 int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
 void rasp__segments_unmap_all(struct rasp_heap *h);
 /* Bytes of blocks out in pages (used x block size) of every page, relaxed reads. */

@@ -493,6 +493,13 @@ void rasp__segments_trim(struct rasp_heap *h)
 
 #define ARENA_PAGE ((size_t)1 << RASP__ARENA_PAGE_SHIFT)
 
+/* An arena's header pages and its largest span fit its pages (arena_take splits a span of at
+ * least k pages). */
+_Static_assert((offsetof(struct rasp__segment, arena) + sizeof(struct rasp__arena) + 4095) / 4096 +
+		       RASP__ARENA_MAX_PAGES <=
+		   RASP__ARENA_PAGES,
+	       "an arena's largest span does not fit past its header");
+
 static uintptr_t arena_page(const struct rasp__segment *s, uint32_t i)
 {
 	return (uintptr_t)s + ((uintptr_t)i << RASP__ARENA_PAGE_SHIFT);
@@ -591,8 +598,9 @@ static struct rasp__segment *arena_new(struct rasp_heap *h)
 	return s;
 }
 
-/* The smallest free span of at least k pages over the heap's arenas (its arena, *at its first
- * page), or NULL. Each arena whose bound on its longest free span allows k is walked span by
+/* The free span of at least k pages over the heap's arenas whose first k pages need the fewest
+ * page faults (are committed), the shortest of those (its arena, *at its first page); NULL if
+ * none. Each arena whose bound on its longest free span allows k is walked span by
  * span (at most 2 spans per object it holds, plus one), and its bound made exact. */
 static struct rasp__segment *arena_find(struct rasp_heap *h, uint32_t k, uint32_t *at)
 {
@@ -655,17 +663,20 @@ static void *arena_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_typ
 	s = arena_find(h, k, &i);
 	if (!s && (s = arena_new(h)) != NULL)
 		i = s->arena.first;
-	if (s) {
-		arena_take(h, s, i, k);
-		*(size_t *)arena_page(s, i) = z;
-		atomic_fetch_add(&h->large_live_bytes, z);
-	}
-	purge_check(h, NULL);
-	pthread_mutex_unlock(&h->lock);
-	if (!s)
+	if (!s) {
+		pthread_mutex_unlock(&h->lock);
 		return NULL;
+	}
+	arena_take(h, s, i, k);
+	atomic_fetch_add(&h->large_live_bytes, z);
+	/* The size word and the header under the lock: a span's first page may hold what an
+	 * earlier object wrote there, which a walk (under the lock) must never read as a
+	 * header (found by review). */
+	*(size_t *)arena_page(s, i) = z;
 	hdr = (struct rasp__header *)(arena_page(s, i) + RASP__ARENA_HDR_OFFSET);
 	hdr->word = (uintptr_t)type | ((uintptr_t)kind << RASP__HDR_KIND_SHIFT);
+	purge_check(h, NULL);
+	pthread_mutex_unlock(&h->lock);
 	return hdr + 1;
 }
 
@@ -696,13 +707,19 @@ struct rasp__header *rasp__arena_block(struct rasp__segment *s, const void *hdr,
 	return (struct rasp__header *)b;
 }
 
-void rasp__arena_free(struct rasp_heap *h, struct rasp__segment *s, struct rasp__header *hdr)
+int rasp__arena_free(struct rasp_heap *h, struct rasp__segment *s, struct rasp__header *hdr)
 {
 	struct rasp__arena *a = &s->arena;
 	uint32_t i = (uint32_t)(((uintptr_t)hdr - (uintptr_t)s) >> RASP__ARENA_PAGE_SHIFT);
 	uint32_t k, start, n, j, had;
 
 	pthread_mutex_lock(&h->lock);
+	/* Checked again under the lock: two threads freeing one object at once both passed the
+	 * checks without it; the second finds the span free (or merged away) here. */
+	if (!(a->tag[i] & RASP__ARENA_START) || (a->tag[i] & RASP__ARENA_FREE)) {
+		pthread_mutex_unlock(&h->lock);
+		return -EINVAL;
+	}
 	k = tag_len(a->tag[i]);
 	atomic_fetch_sub(&h->large_live_bytes, *(size_t *)arena_page(s, i));
 	start = i;
@@ -733,6 +750,7 @@ void rasp__arena_free(struct rasp_heap *h, struct rasp__segment *s, struct rasp_
 	RASP__POISON((void *)arena_page(s, i), (size_t)k << RASP__ARENA_PAGE_SHIFT);
 	purge_check(h, NULL);
 	pthread_mutex_unlock(&h->lock);
+	return 0;
 }
 
 /* Arenas at a purge tick (all: at rasp_heap_collect): while the heap holds more free
@@ -753,7 +771,7 @@ static bool arena_tick(struct rasp_heap *h, bool all)
 			uint64_t cand = a->free_map[w] & a->committed_map[w] &
 					(all ? ALL_SLOTS : a->old_map[w]);
 
-			while (cand) {
+			while (cand && h->arena_free_committed > bound) {
 				uint32_t b = (uint32_t)__builtin_ctzll(cand);
 				uint64_t rest = ~(cand >> b);
 				uint32_t k = rest ? (uint32_t)__builtin_ctzll(rest) : 64 - b;
@@ -882,18 +900,17 @@ void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type
 		if (s)
 			atomic_fetch_add(&h->committed_bytes, size);
 	}
+	hdr = NULL;
 	if (s) {
 		s->large_z = z; /* before a tick can read it */
 		link_seg(&h->large, s);
 		atomic_fetch_add(&h->large_live_bytes, z);
+		hdr = (struct rasp__header *)((uintptr_t)s + LARGE_HEADER_OFFSET);
+		hdr->word = (uintptr_t)type | ((uintptr_t)kind << RASP__HDR_KIND_SHIFT);
 	}
 	purge_check(h, NULL);
 	pthread_mutex_unlock(&h->lock);
-	if (!s)
-		return NULL;
-	hdr = (struct rasp__header *)((uintptr_t)s + LARGE_HEADER_OFFSET);
-	hdr->word = (uintptr_t)type | ((uintptr_t)kind << RASP__HDR_KIND_SHIFT);
-	return hdr + 1;
+	return hdr ? hdr + 1 : NULL;
 }
 
 struct rasp__header *rasp__large_header(struct rasp__segment *s)

@@ -34,7 +34,7 @@ enum rasp_sampling_mode {
 /* AllocationKind of the event (GCAllocationKindMap). */
 enum rasp_alloc_kind {
 	RASP_KIND_SMALL = 0,  /* object size < RASP_LARGE_OBJECT_SIZE, from a size class */
-	RASP_KIND_LARGE = 1,  /* object size >= RASP_LARGE_OBJECT_SIZE, own mapping */
+	RASP_KIND_LARGE = 1,  /* object size >= RASP_LARGE_OBJECT_SIZE, not in a size class */
 	RASP_KIND_PINNED = 2, /* allocated with RASP_ALLOC_PINNED */
 };
 

@@ -783,16 +783,20 @@ static void test_arena_prefers_committed_pages(void **state)
 {
 	rasp_heap_t *h = make_heap();
 	const rasp_type_t *t = rasp_type_register(h, "big");
-	void *x, *w, *p;
+	void *x, *w, *y, *p;
 	uint32_t rest;
 
 	(void)state;
 	rasp__os_set_ops(&counting);
 	assert_non_null(x = rasp_alloc(h, t, 300000, 0)); /* 74 pages */
-	/* w fills the arena but for 30 pages, which collect purges. */
+	/* w fills the arena but for 30 pages, which y commits and collect purges. */
 	rest = RASP__ARENA_PAGES - arena_of(x)->arena.first - pages_for(300000);
 	assert_non_null(w = rasp_alloc(h, t, (size_t)(rest - 30) * 4096 - 64, 0));
 	assert_ptr_equal(arena_of(w), arena_of(x));
+	assert_non_null(y = rasp_alloc(h, t, 30 * 4096 - 64, 0));
+	assert_ptr_equal(arena_of(y), arena_of(x));
+	rasp_free(h, y);
+	assert_int_equal(arena_of(x)->arena.free_committed, 30);
 	assert_int_equal(rasp_heap_collect(h), 0);
 	assert_int_equal(arena_of(x)->arena.free_committed, 0);
 	rasp_free(h, x);
@@ -819,7 +823,7 @@ static void test_arena_bad_frees_refused(void **state)
 	struct rasp__segment *s;
 	rasp_heap_stats_t st;
 	uint64_t bad;
-	void *bads[5];
+	void *bads[6];
 
 	(void)state;
 	assert_non_null(a = rasp_alloc(h, t, 100000, 0));
@@ -832,9 +836,10 @@ static void test_arena_bad_frees_refused(void **state)
 	bads[2] = (unsigned char *)b + 200000; /* the free rest */
 	bads[3] = (unsigned char *)s + 256;    /* the header */
 	bads[4] = b + 8;		       /* inside, 8 in */
+	bads[5] = b + 3;		       /* misaligned */
 	rasp_heap_stats(h, &st);
 	bad = st.invalid_frees;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		rasp_free(h, bads[i]);
 		rasp_heap_stats(h, &st);
 		assert_int_equal(st.invalid_frees, bad + 1 + (uint64_t)i);
@@ -852,11 +857,13 @@ static void test_arena_bad_frees_refused(void **state)
 	rasp_free(h, (unsigned char *)s +
 			 ((size_t)(page_in(d) + pages_for(200000)) << RASP__ARENA_PAGE_SHIFT) + 16);
 	rasp_heap_stats(h, &st);
-	assert_int_equal(st.invalid_frees, bad + 6);
+	assert_int_equal(st.invalid_frees, bad + 7);
 	assert_int_equal(st.live_bytes, 100008 + 200008);
 	assert_int_equal(check_arena(s), 4); /* free (a), b, d, free */
 	rasp_free(h, d);
 	assert_null(rasp_realloc(h, b + 4096, 10));
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.invalid_frees, bad + 8);
 	for (size_t j = 0; j < 100000; j += 4096)
 		assert_int_equal(b[j], 7);
 	rasp_free(h, b);
@@ -871,13 +878,17 @@ static void test_arena_bad_frees_refused(void **state)
 struct walked {
 	int n;
 	size_t bytes;
+	void *want[2]; /* the objects the walk must report, each once */
+	int seen[2];
 };
 
 static int count_walk(void *obj, const rasp_type_t *type, size_t z, int kind, void *arg)
 {
 	struct walked *w = arg;
 
-	(void)obj, (void)type, (void)kind;
+	(void)type, (void)kind;
+	for (int i = 0; i < 2; i++)
+		w->seen[i] += obj == w->want[i];
 	w->n++;
 	w->bytes += z;
 	return 0;
@@ -888,7 +899,7 @@ static void test_arena_aligned_and_resized(void **state)
 	rasp_heap_t *h = make_heap();
 	const rasp_type_t *t = rasp_type_register(h, "big");
 	unsigned char *p, *q, *r;
-	struct walked w = {0, 0};
+	struct walked w = {0, 0, {NULL, NULL}, {0, 0}};
 	struct rasp__header *blk;
 	const char *why;
 	size_t pz = 0;
@@ -913,8 +924,12 @@ static void test_arena_aligned_and_resized(void **state)
 	assert_ptr_not_equal(blk, rasp__header_of(p));
 	assert_int_equal(((uintptr_t)blk & 4095), RASP__ARENA_HDR_OFFSET);
 	assert_true(pz >= 200000 + 8);
+	w.want[0] = p;
+	w.want[1] = r;
 	assert_int_equal(rasp_heap_walk(h, count_walk, &w), 0);
 	assert_int_equal(w.n, 2);
+	assert_int_equal(w.seen[0], 1);
+	assert_int_equal(w.seen[1], 1);
 	assert_int_equal(w.bytes, rasp_object_size(r) + pz);
 	check_arenas(h);
 	rasp_free(h, p);
