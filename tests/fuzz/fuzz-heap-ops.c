@@ -205,7 +205,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			refused(h, &m, sl->p + 1 + arg % (sl->size - 1));
 			break;
 		case 8: /* misaligned, foreign */
-			refused(h, &m, sl->p ? sl->p + 4 : other + 8);
+			refused(h, &m, sl->p ? (void *)(sl->p + 4) : (void *)(other + 8));
 			refused(h, &m, other + 16);
 			break;
 		case 9:
