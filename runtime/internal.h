@@ -481,6 +481,10 @@ void rasp__os_purge(void *addr, size_t size);
  * moving): 0, or -1 where it cannot be (the addresses past it are taken), the mapping as it
  * was. A shrink gives the tail back. */
 int rasp__os_resize(void *addr, size_t old_size, size_t new_size);
+/* The mapping at addr, old_size bytes, moved to `to` (which must be mapped, new_size bytes: it
+ * is replaced) and made new_size bytes there (mremap with MREMAP_FIXED): its pages go along,
+ * resident ones without a fault, and addr is unmapped. 0, or -1 with nothing changed. */
+int rasp__os_move(void *addr, size_t old_size, size_t new_size, void *to);
 /* Asks the kernel not to back the range with transparent huge pages (MADV_NOHUGEPAGE). */
 void rasp__os_no_huge(void *addr, size_t size);
 void rasp__os_random(void *buf, size_t len);
@@ -490,7 +494,8 @@ uint64_t rasp__os_now_ns(void);
  * ms; a vDSO read, no system call). Through the seam, so tests can move time. */
 uint64_t rasp__os_coarse_ns(void);
 /* Test seam: replaces mmap/munmap/madvise (NULL restores them). map returns NULL on failure;
- * purge and no_huge may be NULL (then they are no-ops), resize NULL (then it always fails). */
+ * purge and no_huge may be NULL (then they are no-ops), resize and move NULL (then they always
+ * fail). */
 struct rasp__os_ops {
 	void *(*map)(size_t size);
 	void (*unmap)(void *addr, size_t size);
@@ -498,6 +503,7 @@ struct rasp__os_ops {
 	void (*no_huge)(void *addr, size_t size);		     /* NULL: no advice given */
 	uint64_t (*coarse_ns)(void);				     /* NULL: the real clock */
 	int (*resize)(void *addr, size_t old_size, size_t new_size); /* NULL: always fails */
+	int (*move)(void *addr, size_t old_size, size_t new_size, void *to); /* NULL: fails */
 };
 void rasp__os_set_ops(const struct rasp__os_ops *ops);
 

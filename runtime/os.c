@@ -56,8 +56,15 @@ static int os_resize(void *addr, size_t old_size, size_t new_size)
 	return mremap(addr, old_size, new_size, 0) == MAP_FAILED ? -1 : 0;
 }
 
-static const struct rasp__os_ops default_ops = {os_map,	    os_unmap,	  os_purge,
-						os_no_huge, os_coarse_ns, os_resize};
+static int os_move(void *addr, size_t old_size, size_t new_size, void *to)
+{
+	return mremap(addr, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, to) == MAP_FAILED
+		   ? -1
+		   : 0;
+}
+
+static const struct rasp__os_ops default_ops = {os_map,	      os_unmap,	 os_purge, os_no_huge,
+						os_coarse_ns, os_resize, os_move};
 static _Atomic(const struct rasp__os_ops *) ops = &default_ops;
 
 void rasp__os_set_ops(const struct rasp__os_ops *o)
@@ -100,6 +107,13 @@ int rasp__os_resize(void *addr, size_t old_size, size_t new_size)
 	const struct rasp__os_ops *o = atomic_load_explicit(&ops, memory_order_acquire);
 
 	return o->resize ? o->resize(addr, old_size, new_size) : -1;
+}
+
+int rasp__os_move(void *addr, size_t old_size, size_t new_size, void *to)
+{
+	const struct rasp__os_ops *o = atomic_load_explicit(&ops, memory_order_acquire);
+
+	return o->move ? o->move(addr, old_size, new_size, to) : -1;
 }
 
 uint64_t rasp__os_coarse_ns(void)

@@ -863,7 +863,8 @@ static void plain_unmap(void *p, size_t size)
 {
 	munmap(p, size);
 }
-static const struct rasp__os_ops failing_ops = {failing_map, plain_unmap, NULL, NULL, NULL, NULL};
+static const struct rasp__os_ops failing_ops = {failing_map, plain_unmap, NULL, NULL,
+						NULL,	     NULL,	  NULL};
 
 /* A thread that used heaps another thread destroyed keeps no entry for them once it attaches
  * to a heap again (found by review: one entry per destroyed heap stayed until the thread

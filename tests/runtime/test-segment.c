@@ -71,8 +71,20 @@ static int counting_resize(void *p, size_t old_size, size_t new_size)
 	atomic_fetch_add(&resizes, 1);
 	return mremap(p, old_size, new_size, 0) == MAP_FAILED ? -1 : 0;
 }
+/* mremap to a fixed address, counted; refused while move_refused is set. */
+static _Atomic uint64_t moves;
+static _Atomic bool move_refused;
+static int counting_move(void *p, size_t old_size, size_t new_size, void *to)
+{
+	if (atomic_load(&move_refused))
+		return -1;
+	atomic_fetch_add(&moves, 1);
+	return mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, to) == MAP_FAILED ? -1
+											      : 0;
+}
 static const struct rasp__os_ops counting = {counting_map,     counting_unmap, counting_purge,
-					     counting_no_huge, fake_clock,     counting_resize};
+					     counting_no_huge, fake_clock,     counting_resize,
+					     counting_move};
 
 static rasp_heap_t *make_heap(void)
 {
@@ -345,7 +357,7 @@ static void test_large_mappings_reused(void **state)
 	const rasp_type_t *t = rasp_type_register(h, "big");
 	uint64_t before;
 	unsigned char *p, *q;
-	uint64_t grown;
+	uint64_t grown, moved;
 	rasp_heap_stats_t st;
 
 	(void)state;
@@ -386,17 +398,51 @@ static void test_large_mappings_reused(void **state)
 	assert_true(st.reserved_bytes >= 1000000 && st.reserved_bytes < 1000000 + 8192);
 	assert_int_equal(st.committed_bytes, st.reserved_bytes); /* the one mapping, all used */
 	rasp_free(h, q);
+	/* Growth and the move refused: a fresh mapping (after the move's range was mapped and
+	 * given back), and the cached one stays. */
 	atomic_store(&resize_refused, true);
+	atomic_store(&move_refused, true);
 	q = rasp_alloc(h, t, 5000000, 0);
 	assert_non_null(q);
 	assert_ptr_not_equal(q, p);
-	assert_int_equal(atomic_load(&maps) - before, 1);
+	assert_int_equal(atomic_load(&maps) - before, 2);
 	rasp_free(h, q);
 	q = rasp_alloc(h, t, 1000000, 0);
 	assert_ptr_equal(q, p); /* still cached */
 	rasp_free(h, q);
 	atomic_store(&resize_refused, false);
+	atomic_store(&move_refused, false);
+	assert_int_equal(atomic_load(&maps) - before, 2);
+	/* Growth refused, the move not: a cached 1 MB mapping moves whole to a fresh aligned
+	 * range and grows there (one range mapped, one move), its old address no longer mapped
+	 * (a second free of the old object is refused, not read), every byte of the new one
+	 * writable, committed as reserved. */
+	assert_int_equal(rasp_heap_collect(h), 0);
+	assert_non_null(p = rasp_alloc(h, t, 1000000, 0));
+	memset(p, 0x11, 1000000);
+	rasp_free(h, p);
+	atomic_store(&resize_refused, true);
+	before = atomic_load(&maps);
+	moved = atomic_load(&moves);
+	q = rasp_alloc(h, t, 3000000, 0);
+	atomic_store(&resize_refused, false);
+	assert_non_null(q);
+	assert_ptr_not_equal(q, p);
+	assert_int_equal(((uintptr_t)q - 80) % RASP__SEGMENT_SIZE, 0);
 	assert_int_equal(atomic_load(&maps) - before, 1);
+	assert_int_equal(atomic_load(&moves) - moved, 1);
+	assert_false(rasp__segment_mapped(rasp__segment_of(p)));
+	assert_int_equal(rasp_object_kind(q), RASP_KIND_LARGE);
+	memset(q, 0x22, 3000000);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.regions, 1);
+	assert_true(st.reserved_bytes >= 3000000 && st.reserved_bytes < 3000000 + 8192);
+	assert_int_equal(st.committed_bytes, st.reserved_bytes);
+	before = st.invalid_frees;
+	rasp_free(h, p);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.invalid_frees, before + 1);
+	rasp_free(h, q);
 	/* Pinned: the same cache, its own kind. */
 	p = rasp_alloc(h, t, 300000, RASP_ALLOC_PINNED);
 	assert_non_null(p);
@@ -446,9 +492,11 @@ static void test_large_cache_bounds(void **state)
 	 * none fits the last). */
 	unmaps0 = atomic_load(&unmaps);
 	atomic_store(&resize_refused, true);
+	atomic_store(&move_refused, true);
 	for (int i = 0; i < 8; i++)
 		rasp_free(h, rasp_alloc(h, t, (size_t)MB + (size_t)i * MB / 8, 0));
 	atomic_store(&resize_refused, false);
+	atomic_store(&move_refused, false);
 	rasp_heap_stats(h, &st);
 	assert_true(st.reserved_bytes <= RASP__LARGE_CACHE_MIN);
 	assert_true(st.regions <= 3); /* 1 + 1 1/8 + 1 1/4 MiB: the next does not fit */
