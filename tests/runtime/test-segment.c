@@ -1038,6 +1038,92 @@ static void test_arena_purge_ticks(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* Threads allocating and freeing large objects in shared arenas, half of their frees of the
+ * other thread's objects (a mutex-guarded stack hands them over), while each reads a fixed live
+ * object's size and usable size: those read its span's tags without the heap lock, and its
+ * neighbours split and merge meanwhile. The sizes never change, every object keeps its bytes,
+ * and the arenas' invariants hold after (TSan runs this test too). */
+struct arena_share {
+	rasp_heap_t *h;
+	const rasp_type_t *t;
+	unsigned char *fixed;
+	size_t fixed_size, fixed_usable;
+	pthread_mutex_t mu;
+	unsigned char *stack[256];
+	int n;
+	_Atomic int bad;
+};
+
+static void *arena_churn(void *arg)
+{
+	struct arena_share *sh = arg;
+	uint64_t x = (uint64_t)(uintptr_t)&x;
+
+	for (int i = 0; i < 3000; i++) {
+		size_t z = 85000 + (size_t)((x = x * 6364136223846793005u + 1) >> 40) % 400000;
+		unsigned char *p = rasp_alloc(sh->h, sh->t, z, 0), *q = NULL;
+
+		if (!p) {
+			atomic_store(&sh->bad, 1);
+			break;
+		}
+		memcpy(p, &z, sizeof(z)); /* its size at its start, its low byte at its end */
+		p[z - 1] = (unsigned char)z;
+		if (rasp_object_size(sh->fixed) != sh->fixed_size ||
+		    rasp_usable_size(sh->fixed) != sh->fixed_usable || sh->fixed[0] != 0x77)
+			atomic_store(&sh->bad, 1);
+		pthread_mutex_lock(&sh->mu);
+		if (sh->n < 256 && (x >> 63))
+			sh->stack[sh->n++] = p, p = NULL;
+		if (sh->n && (x >> 62 & 1))
+			q = sh->stack[--sh->n];
+		pthread_mutex_unlock(&sh->mu);
+		if (p)
+			rasp_free(sh->h, p);
+		if (q) {
+			size_t qz;
+
+			memcpy(&qz, q, sizeof(qz));
+			if (qz < 85000 || qz > rasp_usable_size(q) ||
+			    q[qz - 1] != (unsigned char)qz)
+				atomic_store(&sh->bad, 1);
+			rasp_free(sh->h, q);
+		}
+	}
+	return NULL;
+}
+
+static void test_arena_cross_thread(void **state)
+{
+	struct arena_share sh = {.h = make_heap()};
+	pthread_t th[2];
+	rasp_heap_stats_t st;
+
+	(void)state;
+	sh.t = rasp_type_register(sh.h, "big");
+	pthread_mutex_init(&sh.mu, NULL);
+	assert_non_null(sh.fixed = rasp_alloc(sh.h, sh.t, 200000, 0));
+	memset(sh.fixed, 0x77, 200000);
+	sh.fixed_size = rasp_object_size(sh.fixed);
+	sh.fixed_usable = rasp_usable_size(sh.fixed);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, arena_churn, &sh), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	assert_int_equal(atomic_load(&sh.bad), 0);
+	while (sh.n)
+		rasp_free(sh.h, sh.stack[--sh.n]);
+	for (size_t j = 0; j < 200000; j += 4096)
+		assert_int_equal(sh.fixed[j], 0x77);
+	check_arenas(sh.h);
+	rasp_free(sh.h, sh.fixed);
+	rasp_heap_stats(sh.h, &st);
+	assert_int_equal(st.live_bytes, 0);
+	assert_int_equal(st.invalid_frees, 0);
+	pthread_mutex_destroy(&sh.mu);
+	rasp_heap_destroy(sh.h);
+}
+
 struct one {
 	rasp_heap_t *h;
 	const rasp_type_t *t;
@@ -1250,6 +1336,7 @@ int main(void)
 	    cmocka_unit_test(test_arena_bad_frees_refused),
 	    cmocka_unit_test(test_arena_aligned_and_resized),
 	    cmocka_unit_test(test_arena_purge_ticks),
+	    cmocka_unit_test(test_arena_cross_thread),
 	    cmocka_unit_test(test_remote_free_in_flight_keeps_segment),
 	    cmocka_unit_test(test_segments_advised_against_huge_pages),
 	    cmocka_unit_test(test_segment_mapping_carries_the_advice),
