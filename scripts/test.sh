@@ -30,4 +30,13 @@ cmake --build "$build" -j"$(nproc)"
 cd "$build"
 # Integration tests wait for the session daemon to register short-lived programs.
 export LTTNG_UST_REGISTER_TIMEOUT=-1
-ctest --output-on-failure "$@"
+status=0
+ctest --output-on-failure "$@" || status=$?
+# ctest marks a skipped test "***Skipped" without its reason; the tests print one (a line
+# starting "skip", e.g. "skipped: ../shared/data/dotnet not present"): shown here.
+log=Testing/Temporary/LastTest.log
+if [ -r "$log" ] && grep -qi '^skip' "$log"; then
+  echo "== skips and their reasons"
+  awk '/^[0-9]+\/[0-9]+ Test: / { name = $3 } tolower($0) ~ /^skip/ { print "  " name ": " $0 }' "$log"
+fi
+exit "$status"
