@@ -401,7 +401,8 @@ struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 		c->hot[k].bsize = rasp__class_size[k];
 		c->win[k].wb = k ? window_blocks(c, k) : 0;
 		c->win[k].keep = k ? keep_blocks(c, k) : 0;
-		c->win[k].cache = c->win[k].cache_max = k ? cache_blocks(c, k) : 0;
+		c->win[k].cache_max = k ? cache_blocks(c, k) : 0;
+		rasp__window_set_cache(&c->win[k], c->win[k].cache_max);
 	}
 	c->state_gen = ~atomic_load(&h->state_gen); /* the first slow path checks */
 	c->token = rasp__thread_token();
@@ -551,7 +552,8 @@ static int list_refill(struct rasp_context *c, unsigned k)
 	 * allocation, and its bound settled at 512 blocks of 16 bytes on as many pages (review:
 	 * 400 of 980 pages left after 4 million frees; 17 now). */
 	if (!w->rest)
-		w->cache = w->cache_max / 4 < w->cache ? w->cache_max : w->cache * 4;
+		rasp__window_set_cache(w, w->cache_max / 4 < w->cache ? w->cache_max
+								   : w->cache * 4);
 	n = rasp__page_take_list(c, pg, &c->hot[k].free);
 	w->rest += n;
 	w->page = pg;

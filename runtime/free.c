@@ -6,6 +6,7 @@
  * page comes, when it is full, at the freeing thread's next allocation slow path and at its
  * exit: a thread that stops freeing and allocating holds at most one batch. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "internal.h"
@@ -198,11 +199,16 @@ static inline __attribute__((always_inline)) void free_to_page(struct rasp__page
 /* free_past_bound's flush, apart and called in tail position, so that the common way saves no
  * registers (it saved three around the flush's call: 5.9 instructions a free past the bound,
  * callgrind, which a thread freeing a burst of a class pays at most of its frees). */
-RASP__NOINLINE static void flush_then_free(struct rasp_context *c, unsigned k,
-					   struct rasp__page *pg, struct rasp__header *hdr)
+RASP__NOINLINE static void flush_then_free(struct rasp__window *w, struct rasp__page *pg,
+					   struct rasp__header *hdr)
 {
+	unsigned k = pg->cls;
+	/* w is &c->win[k]: the context back from it (the common way passes one pointer). */
+	struct rasp_context *c =
+	    (struct rasp_context *)((char *)(w - k) - offsetof(struct rasp_context, win));
+
 	rasp__list_flush(c, k);
-	c->win[k].frees = 0;
+	w->frees = 0;
 	free_to_page(pg, hdr);
 }
 
@@ -214,13 +220,11 @@ RASP__NOINLINE static void flush_then_free(struct rasp_context *c, unsigned k,
  * random frees, against 9 pages before the cache). Flushing at every free past the bound made
  * `fixed` 1.5x slower (a flush and a refill at each turn). Out of line and called last, so
  * that the cache's push keeps no register saved (16 instructions a free when it was inline). */
-RASP__OUTLINE static void free_past_bound(struct rasp_context *c, unsigned k, struct rasp__page *pg,
+RASP__OUTLINE static void free_past_bound(struct rasp__window *w, struct rasp__page *pg,
 					  struct rasp__header *hdr)
 {
-	struct rasp__window *w = &c->win[k];
-
-	if (RASP__UNLIKELY(++w->frees >= 2 * (w->cache + w->wb) && w->cache)) {
-		flush_then_free(c, k, pg, hdr);
+	if (RASP__UNLIKELY(++w->frees >= w->flush_at)) {
+		flush_then_free(w, pg, hdr);
 		return;
 	}
 	free_to_page(pg, hdr);
@@ -247,7 +251,7 @@ free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 		uint64_t b;
 
 		if (RASP__UNLIKELY(w->rest >= w->cache)) {
-			free_past_bound(c, k, pg, hdr);
+			free_past_bound(w, pg, hdr);
 			return;
 		}
 		hc = &c->hot[k];

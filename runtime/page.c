@@ -33,7 +33,7 @@
 #include "internal.h"
 
 /* What a free and a refill read is on the page record's first cache line. */
-_Static_assert(offsetof(struct rasp__page, start) + sizeof(uintptr_t) <= 64,
+_Static_assert(offsetof(struct rasp__page, div) + sizeof(uint64_t) <= 64,
 	       "the page record's first line overflows");
 
 /* The owner's side of the full-list handshake (see above): plain stores of `full` and one
@@ -499,7 +499,7 @@ void rasp__list_flush(struct rasp_context *c, unsigned k)
 	/* Halved, down to RASP__CACHE_MIN, or to the class's most where that is less (blocks of
 	 * 9 KiB and up: a floor of 8 doubled their bound of 4 to 7; review). */
 	floor = w->cache_max < RASP__CACHE_MIN ? w->cache_max : RASP__CACHE_MIN;
-	w->cache = w->cache / 2 > floor ? w->cache / 2 : floor;
+	rasp__window_set_cache(w, w->cache / 2 > floor ? w->cache / 2 : floor);
 	pthread_mutex_unlock(&c->heap->lock);
 }
 

@@ -279,6 +279,7 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 	memset(pg, 0, sizeof(*pg));
 	pg->bsize = (uint32_t)rasp__class_size[cls];
 	pg->cls = (uint16_t)cls;
+	pg->div = rasp__class_div[cls];
 	pg->span = (uint8_t)span;
 	pg->slot = (uint8_t)i;
 	pg->start = i ? (uintptr_t)s + (size_t)i * RASP__SLOT_SIZE : s->slot0_start;
