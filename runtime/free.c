@@ -245,20 +245,22 @@ free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 		 * that is not there and owned the page: the block then joins this thread's list,
 		 * which gives it back to its own page when it returns the list.) */
 		struct rasp_context *c = rasp__context_cache_ctx();
-		unsigned k = pg->cls;
+		uintptr_t k = pg->cls;
 		struct rasp__window *w = &c->win[k];
-		struct rasp__hot *hc;
+		struct rasp__hot *hc = &c->hot[k];
+		uint32_t rest = w->rest;
 		uint64_t b;
 
-		if (RASP__UNLIKELY(w->rest >= w->cache)) {
+		if (RASP__UNLIKELY(rest >= w->cache)) {
 			free_past_bound(w, pg, hdr);
 			return;
 		}
-		hc = &c->hot[k];
-		b = hc->bsize;
+		/* Each field once, through w and hc computed once (gcc recomputed both from k
+		 * for every field: 7 instructions a free more, callgrind). */
+		b = pg->bsize;
 		rasp__hdr_link(hdr, hc->free);
 		hc->free = hdr;
-		w->rest++;
+		w->rest = rest + 1;
 		w->frees++;
 		w->held += b;
 		atomic_store_explicit(

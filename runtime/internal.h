@@ -335,10 +335,6 @@ struct rasp__window {
 	 * at attach; both 0: the cache off, as test-page's page-policy tests run). */
 	uint32_t keep;
 	uint32_t cache, cache_max; /* the bound now, and the most it grows back to */
-	/* frees at which a free past the bound flushes the list: 2 * (cache + wb), or never
-	 * while the cache is off; kept by rasp__window_set_cache so that the free past the bound
-	 * compares one word (5 instructions fewer a free, callgrind). */
-	uint32_t flush_at;
 	/* The owner's frees of the class since its last miss (free.c, rasp__alloc_miss): a miss
 	 * tops the list up only while frees come back to it, and many frees with no miss (a
 	 * thread freeing, not allocating) flush it. */
@@ -354,6 +350,10 @@ struct rasp__window {
 	struct rasp__page *queue_last; /* its tail, where woken pages go (page.c) */
 	struct rasp__page *full;       /* pages with none, until another thread frees into them */
 	uint32_t unfenced;	       /* pages at the head of `full` not yet swept (page.c) */
+	/* Frees at which a free past the bound flushes the list: 2 * (cache + wb), or never
+	 * while the cache is off; kept by rasp__window_set_cache so that the free past the bound
+	 * compares one word (5 instructions fewer a free, callgrind). */
+	uint32_t flush_at;
 	/* To 128 bytes: a class's window is then its index shifted, one instruction where 112
 	 * bytes took three (lea, sub, shl), and the misses compute it up to four times. */
 	uint32_t spare[4];
