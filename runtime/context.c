@@ -552,8 +552,8 @@ static int list_refill(struct rasp_context *c, unsigned k)
 	 * allocation, and its bound settled at 512 blocks of 16 bytes on as many pages (review:
 	 * 400 of 980 pages left after 4 million frees; 17 now). */
 	if (!w->rest && w->cache < w->cache_max) /* (at its most, the common case: a compare) */
-		rasp__window_set_cache(w, w->cache_max / 4 < w->cache ? w->cache_max
-								   : w->cache * 4);
+		rasp__window_set_cache(w,
+				       w->cache_max / 4 < w->cache ? w->cache_max : w->cache * 4);
 	n = rasp__page_take_list(c, pg, &c->hot[k].free);
 	w->rest += n;
 	w->page = pg;
