@@ -1,7 +1,8 @@
 /* Runtime benchmarks: one program, built once per allocator (BENCH_RASP, BENCH_MALLOC for
  * glibc or jemalloc, which replaces malloc when linked, BENCH_MIMALLOC), running the same
  * allocation sequences. Prints figures; run on demand (bench/runtime/run.sh), never a test.
- *   bench-alloc-X fastpath N   N small allocations (32-byte payload), no frees
+ *   bench-alloc-X fastpath N   N small allocations (32-byte payload), then (apart, in
+ *                              run_frees) their frees in the order they were allocated
  *   bench-alloc-X mixed N      N allocate/free pairs, mixed sizes, 4096 live objects
  *   bench-alloc-X small N      the same with 16..128-byte objects only
  *   bench-alloc-X fixed N [Z]  the same with objects of Z bytes (2048)
@@ -98,6 +99,14 @@ __attribute__((noinline)) static uintptr_t run_fastpath(void **keep, long n)
 	return sum;
 }
 
+/* The frees of fastpath's objects, in their allocation order (a batch job's end: most go past
+ * a free cache's bound); noinline, as run_fastpath. */
+__attribute__((noinline)) static void run_frees(void **keep, long n)
+{
+	for (long i = 0; i < n; i++)
+		bench_free(keep[i]);
+}
+
 static int small_only;	  /* "small" workload: 16..128 bytes only */
 static size_t fixed_size; /* "fixed" workload: every object this size */
 
@@ -169,6 +178,8 @@ int main(int argc, char **argv)
 		t0 = now();
 		sum = run_fastpath(keep, n);
 		t1 = now();
+		run_frees(keep, n);
+		free(keep);
 	} else if (strcmp(what, "mixed") == 0 || strcmp(what, "small") == 0 ||
 		   strcmp(what, "fixed") == 0) {
 		small_only = what[0] == 's';

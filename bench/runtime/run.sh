@@ -36,7 +36,9 @@ callgrind_one() { # label env... -- binary
 	env "$@" RASP_LTTNG=0 valgrind --tool=callgrind --callgrind-out-file="$f" \
 		"$OUT/bench-alloc-$BIN" fastpath $N >/dev/null 2>&1
 	incl=$(callgrind_annotate --inclusive=yes "$f" | grep -m1 'run_fastpath' | awk '{gsub(",","",$1); print $1}')
+	frees=$(callgrind_annotate --inclusive=yes "$f" | grep -m1 'run_frees' | awk '{gsub(",","",$1); print $1}')
 	line="$label: $(awk -v i="$incl" -v n=$N 'BEGIN{printf "%.2f", i/n}') instructions/allocation (loop inclusive)"
+	line="$line, $(awk -v i="$frees" -v n=$N 'BEGIN{printf "%.2f", i/n}') instructions/free (run_frees, inclusive)"
 	if [ "$BIN" = rasp ]; then
 		self=$(callgrind_annotate --inclusive=no "$f" | grep -m1 ':rasp_alloc ' | awk '{gsub(",","",$1); print $1}')
 		line="$line, rasp_alloc self $(awk -v i="$self" -v n=$N 'BEGIN{printf "%.3f", i/n}')/call"
@@ -46,7 +48,7 @@ callgrind_one() { # label env... -- binary
 
 if [ "$WHAT" = all ] || [ "$WHAT" = callgrind ]; then
 	N=${N:-1000000}
-	echo "== callgrind: $N allocations of 32 payload bytes, no frees"
+	echo "== callgrind: $N allocations of 32 payload bytes, then their frees in that order"
 	BIN=rasp callgrind_one rasp-sampling-off RASP_SAMPLING=off
 	BIN=rasp callgrind_one rasp-sampling-on RASP_SAMPLING=on
 	BIN=rasp-inline callgrind_one rasp-inline-sampling-off RASP_SAMPLING=off
