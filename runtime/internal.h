@@ -720,12 +720,17 @@ void rasp__contexts_enumerate(struct rasp_heap *h, rasp__context_fn fn, void *ar
 void rasp__context_retire(struct rasp_context *c, void *arg);
 struct rasp_context *rasp__context_attach(struct rasp_heap *h);
 /* The owner publishes the bytes of class k's list for rasp_heap_stats. */
-static inline void rasp__window_publish(struct rasp_context *c, unsigned k, uint64_t bytes)
+static inline void rasp__window_publish_at(struct rasp_context *c, struct rasp__window *w,
+					   uint64_t bytes)
 {
 	uint64_t held = atomic_load_explicit(&c->held_bytes, memory_order_relaxed);
 
-	atomic_store_explicit(&c->held_bytes, held - c->win[k].held + bytes, memory_order_relaxed);
-	c->win[k].held = bytes;
+	atomic_store_explicit(&c->held_bytes, held - w->held + bytes, memory_order_relaxed);
+	w->held = bytes;
+}
+static inline void rasp__window_publish(struct rasp_context *c, unsigned k, uint64_t bytes)
+{
+	rasp__window_publish_at(c, &c->win[k], bytes);
 }
 /* The calling thread's context on h, if it has one (no attach). */
 struct rasp_context *rasp__context_peek(struct rasp_heap *h);
