@@ -391,7 +391,9 @@ static void cache_off(rasp_heap_t *h, void *obj)
 {
 	struct rasp__window *w = &rasp__context_peek(h)->win[page_of(obj)->cls];
 
-	w->keep = w->cache = w->cache_max = 0;
+	w->keep = w->cache_max = 0;
+	rasp__window_set_cache(w, 0); /* and its flush bound: never */
+	assert_int_equal(w->flush_at, UINT32_MAX);
 }
 
 /* Three full pages of 1000-byte objects, A, B and C, in order (a segment's first page holds
