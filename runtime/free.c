@@ -274,8 +274,13 @@ free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 {
 	struct rasp__segment *s;
-	struct rasp__header *hdr = rasp__block_of(h, obj, "rasp_free", &s);
+	struct rasp__header *hdr;
 
+	if (!h) {
+		errno = EINVAL;
+		return;
+	}
+	hdr = rasp__block_of(h, obj, "rasp_free", &s);
 	if (!hdr)
 		return;
 	if (s->kind == RASP__SEG_LARGE) {
@@ -303,14 +308,11 @@ void rasp_free(rasp_heap_t *h, void *obj)
 
 	if (!obj)
 		return;
-	if (RASP__UNLIKELY(!h)) {
-		errno = EINVAL;
-		return;
-	}
 	hdr = rasp__header_of(obj);
 	s = rasp__segment_of(hdr);
 	/* Mapped by rasp (the map is set only while a mapping's header is valid, so its magic
-	 * needs no compare here; free_slow checks it), of small objects of this heap. */
+	 * needs no compare here; free_slow checks it), of small objects of this heap (a NULL h
+	 * matches no segment: free_slow refuses it). */
 	if (RASP__DEBUG || RASP__UNLIKELY(!rasp__segment_mapped(s) || s->small_heap != h))
 		goto slow;
 	pg = rasp__page_of(s, hdr);

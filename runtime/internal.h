@@ -257,12 +257,16 @@ struct rasp__page {
 	_Atomic int full;			    /* on the owner's full list */
 } __attribute__((aligned(128)));
 
+/* small_heap of a mapping that holds no small objects: neither a heap nor NULL. */
+#define RASP__NOT_SMALL ((struct rasp_heap *)(uintptr_t)1)
+
 /* The first bytes of every mapping: a segment of pages, or one large object. */
 struct rasp__segment {
 	uint64_t magic;
 	struct rasp_heap *heap;
-	/* heap if the segment holds small objects, else NULL: the owner's free tests both in
-	 * one compare (2 instructions fewer than heap and kind apart). */
+	/* heap if the segment holds small objects, else RASP__NOT_SMALL: the owner's free tests
+	 * both in one compare (2 instructions fewer than heap and kind apart), and a NULL heap
+	 * argument with them, since no segment's is NULL (2 fewer than a test of its own). */
 	struct rasp_heap *small_heap;
 	int kind; /* enum rasp__segment_kind */
 	/* A live large object's mapping with a resident tail past 1/8 of it (a cached mapping

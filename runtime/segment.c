@@ -126,7 +126,7 @@ static struct rasp__segment *map_aligned(struct rasp_heap *h, size_t size, int k
 	s = (struct rasp__segment *)a;
 	s->magic = RASP__SEGMENT_MAGIC;
 	s->heap = h;
-	s->small_heap = kind == RASP__SEG_SMALL ? h : NULL;
+	s->small_heap = kind == RASP__SEG_SMALL ? h : RASP__NOT_SMALL;
 	s->kind = kind;
 	s->map_size = size;
 	s->prev = NULL;

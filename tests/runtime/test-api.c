@@ -424,7 +424,8 @@ static void test_free_through_another_heap_refused(void **state)
 {
 	rasp_heap_t *a = heap_off(), *b = heap_off();
 	const rasp_type_t *t = rasp_type_register(a, "A");
-	size_t sizes[] = {24, 1000, 200000};
+	/* Small (two classes), in an arena, and on a mapping of its own. */
+	size_t sizes[] = {24, 1000, 200000, 5000000};
 	rasp_heap_stats_t st;
 
 	(void)state;
@@ -437,6 +438,14 @@ static void test_free_through_another_heap_refused(void **state)
 		assert_int_equal(errno, EINVAL);
 		rasp_heap_stats(b, &st);
 		assert_int_equal(st.invalid_frees, i + 1);
+		/* No heap at all: refused before anything is read or counted (the free's heap
+		 * compare also stands for the NULL test, free.c), the object still live. */
+		errno = 0;
+		rasp_free(NULL, p);
+		assert_int_equal(errno, EINVAL);
+		rasp_heap_stats(a, &st);
+		assert_int_equal(st.invalid_frees, 0);
+		assert_true(st.live_bytes >= sizes[i]);
 		rasp_free(a, p);
 		rasp_heap_stats(a, &st);
 		assert_int_equal(st.invalid_frees, 0);
