@@ -446,12 +446,11 @@ found:
  * redraws at every slow path, which is the same distribution: the remainder of a geometric
  * past a point is a fresh geometric). `sampling` is c->sampling, a constant in the sampled
  * block's short path. Inlined into its three callers. */
-static inline __attribute__((always_inline)) void window_set(struct rasp_context *c, unsigned k,
-							     uintptr_t avail, bool sampling,
-							     bool known, uint64_t r)
+static inline __attribute__((always_inline)) void
+window_set_at(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc, uintptr_t avail,
+	      bool sampling, bool known, uint64_t r)
 {
-	struct rasp__window *w = &c->win[k];
-	uintptr_t b = c->hot[k].bsize, bytes;
+	uintptr_t b = hc->bsize, bytes;
 	uint32_t blocks = (uint32_t)avail + w->rest, wb = w->wb;
 
 	if (wb > blocks)
@@ -461,25 +460,33 @@ static inline __attribute__((always_inline)) void window_set(struct rasp_context
 	c->unchecked += bytes;
 	w->known = false;
 	if (!sampling) {
-		c->hot[k].n = wb;
+		hc->n = wb;
 		w->gap = 0;
 	} else {
 		if (!known)
 			r = rasp__geometric(c);
 		if (r >= bytes) {
-			c->hot[k].n = wb;
+			hc->n = wb;
 			w->gap = 0;
 			w->after = r - bytes;
 			w->known = true;
 		} else { /* the sample falls in block n, off bytes in (a division per sample) */
 			uintptr_t n = (uintptr_t)r / b;
 
-			c->hot[k].n = n;
+			hc->n = n;
 			w->gap = wb - n;
 			w->off = (uintptr_t)r - n * b;
 		}
 	}
-	rasp__window_publish(c, k, bytes + (uint64_t)w->rest * b);
+	rasp__window_publish_at(c, w, bytes + (uint64_t)w->rest * b);
+}
+
+/* Class k's window, from `avail` blocks left of it and the list's rest (window_set_at). */
+static inline __attribute__((always_inline)) void window_set(struct rasp_context *c, unsigned k,
+							     uintptr_t avail, bool sampling,
+							     bool known, uint64_t r)
+{
+	window_set_at(c, &c->win[k], &c->hot[k], avail, sampling, known, r);
 }
 
 /* The thread adopted a new sampling state: every window is redrawn under it at once, so no
@@ -724,25 +731,25 @@ static inline struct rasp__header *take_block(struct rasp__hot *hc, const rasp_t
  * alloc_small does for a sampled object whose thread has no state to adopt, and the event
  * goes out with the sample's offset in it, last, as a tail call. */
 static inline __attribute__((always_inline)) void *
-sampled_finish(struct rasp_context *c, unsigned k, struct rasp__hot *hc, const rasp_type_t *type,
-	       uintptr_t avail, uint64_t off, struct rasp__header *p, double e)
+sampled_finish(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
+	       const rasp_type_t *type, uintptr_t avail, uint64_t off, struct rasp__header *p,
+	       double e)
 {
-	struct rasp__window *w = &c->win[k];
-
 	w->gap = 0;
 	w->frees = 0; /* a miss: the owner's frees are counted from here (free.c) */
-	window_set(c, k, avail, true, true, rasp__geometric_of(c, e));
+	window_set_at(c, w, hc, avail, true, true, rasp__geometric_of(c, e));
 	if (RASP__UNLIKELY(rasp__sample_counted_listened(c)))
 		return rasp__emit_listened(c, RASP_KIND_SMALL, type, p + 1, hc->bsize, off);
 	return p + 1;
 }
 
 /* The draw the ziggurat's tables do not decide (1.1%), and the rest, out of line. */
-RASP__NOINLINE static void *sampled_slow(struct rasp_context *c, unsigned k, struct rasp__hot *hc,
-					 const rasp_type_t *type, uintptr_t avail, uint64_t off,
-					 struct rasp__header *p, uint64_t u)
+RASP__NOINLINE static void *sampled_slow(struct rasp_context *c, struct rasp__window *w,
+					 struct rasp__hot *hc, const rasp_type_t *type,
+					 uintptr_t avail, uint64_t off, struct rasp__header *p,
+					 uint64_t u)
 {
-	return sampled_finish(c, k, hc, type, avail, off, p, rasp__exponential_slow(c->rng, u));
+	return sampled_finish(c, w, hc, type, avail, off, p, rasp__exponential_slow(c->rng, u));
 }
 
 /* The lean miss at the sampled block: the object takes the list's next block, the next
@@ -751,16 +758,16 @@ RASP__NOINLINE static void *sampled_slow(struct rasp_context *c, unsigned k, str
  * event called in its middle, it saved six: 14 instructions a sample, callgrind). Returns the
  * object. */
 RASP__OUTLINE __attribute__((returns_nonnull)) static void *
-miss_sampled(struct rasp_context *c, unsigned k, struct rasp__hot *hc, const rasp_type_t *type,
-	     uintptr_t avail, uint64_t off)
+miss_sampled(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
+	     const rasp_type_t *type, uintptr_t avail, uint64_t off)
 {
 	struct rasp__header *p = take_block(hc, type);
 	uint64_t u;
 	double e;
 
 	if (RASP__UNLIKELY(!rasp__exponential_fast(c->rng, &u, &e)))
-		return sampled_slow(c, k, hc, type, avail, off, p, u);
-	return sampled_finish(c, k, hc, type, avail, off, p, e);
+		return sampled_slow(c, w, hc, type, avail, off, p, u);
+	return sampled_finish(c, w, hc, type, avail, off, p, e);
 }
 
 /* The lean miss's taking of its block and its next window, once its list has one. */
@@ -783,7 +790,7 @@ static inline __attribute__((always_inline)) void *miss_take(struct rasp_context
 			return miss_generic(c, type, k); /* no draw goes on */
 		if (w->after < b) { /* the sample falls in this object, the list's next block */
 			w->rest = left;
-			return miss_sampled(c, k, hc, type, 0, w->after);
+			return miss_sampled(c, w, hc, type, 0, w->after);
 		}
 	}
 	/* Then in an order that keeps few values live (each value held past here took a saved
@@ -865,7 +872,7 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 	}
 	if (w->gap) { /* the window ended at its sampled block: this object */
 		if (c->sampling)
-			return miss_sampled(c, k, hc, type, w->gap - 1, w->off);
+			return miss_sampled(c, w, hc, type, w->gap - 1, w->off);
 		return miss_generic(c, type, k);
 	}
 	/* Refilled when used up, and topped up (the page's list before the blocks left) while
