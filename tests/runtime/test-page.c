@@ -40,6 +40,43 @@ static struct rasp__page *page_of(void *obj)
 	return rasp__page_of(rasp__segment_of(obj), rasp__header_of(obj));
 }
 
+/* Every class's page record carries what the free's block check reads (the class's inverse,
+ * on the record's first line): the block's start passes it, 8 bytes on and the next block
+ * less 8 do not, the next block's start does; each object is freed, none refused. */
+static void test_page_record_checks_every_class(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+
+	(void)state;
+	for (unsigned k = 1; k < RASP__NCLASS; k++) {
+		size_t payload = rasp__class_size[k] - RASP_OBJECT_HEADER_SIZE;
+		void *p = rasp_alloc(h, t, payload, 0);
+		struct rasp__page *pg;
+		char *hdr;
+
+		assert_non_null(p);
+		pg = page_of(p);
+		hdr = (char *)rasp__header_of(p);
+		assert_int_equal(pg->cls, k);
+		assert_int_equal(pg->bsize, rasp__class_size[k]);
+		assert_true(pg->div == rasp__class_div[k]);
+		assert_true(rasp__page_has_block(pg, (struct rasp__header *)hdr));
+		assert_false(rasp__page_has_block(pg, (struct rasp__header *)(hdr + 8)));
+		if ((uintptr_t)hdr + 2 * pg->bsize <= pg->start + pg->bytes) {
+			assert_false(
+			    rasp__page_has_block(pg, (struct rasp__header *)(hdr + pg->bsize - 8)));
+			assert_true(
+			    rasp__page_has_block(pg, (struct rasp__header *)(hdr + pg->bsize)));
+		}
+		rasp_free(h, p);
+	}
+	assert_int_equal(stats(h).invalid_frees, 0);
+	assert_int_equal(rasp_heap_collect(h), 0);
+	assert_int_equal(stats(h).live_bytes, 0);
+	rasp_heap_destroy(h);
+}
+
 /* Freed blocks come back: the second round of the same allocations takes no new page and
  * hands out exactly the blocks the first round freed. */
 static void test_owner_frees_are_reused(void **state)
@@ -792,6 +829,7 @@ static void test_sampling_exact_across_reuse(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_page_record_checks_every_class),
 	    cmocka_unit_test(test_owner_frees_are_reused),
 	    cmocka_unit_test(test_steady_state_does_not_grow),
 	    cmocka_unit_test(test_short_lists_are_gathered),
