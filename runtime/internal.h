@@ -358,9 +358,13 @@ struct rasp__window {
 	 * while the cache is off; kept by rasp__window_set_cache so that the free past the bound
 	 * compares one word (5 instructions fewer a free, callgrind). */
 	uint32_t flush_at;
+	/* The bound a flush leaves for the class's next refill: the flush turns the cache off
+	 * (bound 0), so that the rest of a run of frees goes straight to the pages, and the
+	 * refill that ends the run turns it on at half its bound before (page.c). */
+	uint32_t cache_after;
 	/* To 128 bytes: a class's window is then its index shifted, one instruction where 112
 	 * bytes took three (lea, sub, shl), and the misses compute it up to four times. */
-	uint32_t spare[4];
+	uint32_t spare[3];
 };
 
 /* The owner's free cache's bound of window w set to `cache` blocks (0: the cache off). */
@@ -592,7 +596,8 @@ uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
 void rasp__page_empty(struct rasp_context *c, struct rasp__page *pg);
 /* The owner's free found class k's list at its bound (free.c): the whole list goes back to
  * its pages, pages that empty go as rasp__page_empty lets them, the window ends, and the
- * bound halves (down to RASP__CACHE_MIN; a refill raises it again). Takes heap->lock. */
+ * cache is off until the class's next refill, which turns it on at half its bound (down to
+ * RASP__CACHE_MIN). Takes heap->lock. */
 void rasp__list_flush(struct rasp_context *c, unsigned k);
 /* The least bound of the owner's free cache, in blocks (context.c, cache_blocks). */
 #define RASP__CACHE_MIN 8u

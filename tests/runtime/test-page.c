@@ -154,11 +154,12 @@ static void replace_at_random(rasp_heap_t *h, const rasp_type_t *t, void **live,
 }
 
 /* The owner's frees go onto its context's list of the class (free.c), up to its bound, and
- * the next allocation takes the block freed last. A free at the bound gives the whole list
- * back to its pages and halves the bound: a thread freeing far more than it allocates keeps
- * few blocks, each of which would keep its page from emptying. Live bytes stay exact, the
- * pages empty and go (all but those the blocks freed since the last flush are on, the
- * context's RASP__KEEP_EMPTY and its current one), and a collect leaves no page. */
+ * the next allocation takes the block freed last. Many frees past the bound give the whole
+ * list back to its pages and turn the cache off until the class's next refill, which turns
+ * it on at half its bound: a thread freeing far more than it allocates keeps no block, each
+ * of which would keep its page from emptying. Live bytes stay exact, the pages empty and go
+ * (all but the context's RASP__KEEP_EMPTY and its current one), and a collect leaves no
+ * page. */
 static void test_owner_frees_cached_up_to_the_bound(void **state)
 {
 	enum { N = 8000 };
@@ -180,13 +181,22 @@ static void test_owner_frees_cached_up_to_the_bound(void **state)
 	pages = stats(h).pages;
 	for (int i = 0; i < N; i++)
 		rasp_free(h, a[i]);
-	assert_int_equal(w->cache, RASP__CACHE_MIN); /* halved at each flush */
-	assert_true(w->rest <= w->cache);
+	/* One flush, then the cache off: the rest of the run went to the pages. */
+	assert_int_equal(w->cache, 0);
+	assert_int_equal(w->cache_after, w->cache_max / 2);
+	assert_int_equal(w->rest, 0);
 	assert_int_equal(stats(h).live_bytes, 0);
-	printf("%d frees of %llu pages: bound %u of %u, %u blocks kept, %llu pages left\n", N,
-	       (unsigned long long)pages, w->cache, w->cache_max, w->rest,
+	printf("%d frees of %llu pages: bound %u (then %u) of %u, %u blocks kept, %llu pages "
+	       "left\n",
+	       N, (unsigned long long)pages, w->cache, w->cache_after, w->cache_max, w->rest,
 	       (unsigned long long)stats(h).pages);
-	assert_true(stats(h).pages <= w->rest + RASP__KEEP_EMPTY + 1);
+	assert_true(stats(h).pages <= RASP__KEEP_EMPTY + 1);
+	/* The next refill turns it on at half the bound it had. */
+	assert_non_null(p = rasp_alloc(h, t, 200, 0));
+	assert_int_equal(w->cache, w->cache_max / 2);
+	rasp_free(h, p);
+	assert_ptr_equal(rasp_alloc(h, t, 200, 0), p); /* cached again: back first */
+	rasp_free(h, p);
 	assert_int_equal(rasp_heap_collect(h), 0);
 	assert_int_equal(stats(h).live_bytes, 0);
 	assert_int_equal(stats(h).pages, 0);
@@ -202,8 +212,8 @@ static void test_owner_frees_cached_up_to_the_bound(void **state)
 
 /* Review's case: frees in random order, so that the blocks a cache keeps are each on another
  * page. 400000 objects of 8 bytes (98 pages), all freed: with the bound kept at its most
- * (4096 blocks of 16 bytes) every page kept a block and none emptied; now the bound halves
- * at every flush and few pages are left. */
+ * (4096 blocks of 16 bytes) every page kept a block and none emptied; now a flush turns the
+ * cache off until the next refill, and few pages are left. */
 static void random_frees(bool interleave)
 {
 	enum { N = 400000 };
@@ -250,8 +260,9 @@ static void test_random_frees_leave_few_pages(void **state)
 	random_frees(true);
 }
 
-/* A flush halves the bound down to 8 blocks, or to the class's most where that is less: for
- * blocks of 9 KiB and up (a bound of 4 to 7) a floor of 8 raised it to 8 (review). */
+/* A flush leaves half the bound for the next refill, down to 8 blocks, or to the class's most
+ * where that is less: for blocks of 9 KiB and up (a bound of 4 to 7) a floor of 8 raised it
+ * to 8 (review). */
 static void test_flush_never_raises_the_bound(void **state)
 {
 	enum { N = 400 };
@@ -267,8 +278,10 @@ static void test_flush_never_raises_the_bound(void **state)
 	assert_true(w->cache_max < RASP__CACHE_MIN);
 	for (int i = 0; i < N; i++)
 		rasp_free(h, a[i]);
-	printf("16000-byte blocks: bound %u of %u after %d frees\n", w->cache, w->cache_max, N);
-	assert_true(w->cache <= w->cache_max);
+	printf("16000-byte blocks: bound %u (then %u) of %u after %d frees\n", w->cache,
+	       w->cache_after, w->cache_max, N);
+	assert_int_equal(w->cache, 0); /* off after the flush */
+	assert_true(w->cache_after > 0 && w->cache_after <= w->cache_max);
 	assert_int_equal(stats(h).live_bytes, 0);
 	rasp_heap_destroy(h);
 }
