@@ -290,6 +290,9 @@ struct rasp__segment {
 			uint64_t purge_old; /* bit i: slot i free at the last purge tick, not used
 					       since */
 			uintptr_t slot0_start; /* first usable byte of slot 0 (after this header) */
+			/* bit i: pages[i] is a released page on heap->formatted (its slots free,
+			 * committed, untouched since) */
+			uint64_t formatted_slots;
 			struct rasp__page
 			    *slot_page[RASP__SLOTS]; /* page holding slot i, or NULL */
 			/* Cross-thread frees by threads without a context of the heap (out of
@@ -471,7 +474,11 @@ struct rasp_heap {
 	 * rasp_heap_create; a test seam: 0 maps every large object on its own). */
 	size_t arena_max_z;
 	struct rasp__page *abandoned[RASP__NCLASS]; /* pages of exited threads, lock */
-	uint64_t free_committed_slots;		    /* empty slots not purged, lock */
+	/* Released pages of each class whose blocks are all still formatted and free on their
+	 * local list (segment.c, "formatted"), lock: a page of the class is taken from here
+	 * first, whole, instead of formatted again 4 KiB a refill. */
+	struct rasp__page *formatted[RASP__NCLASS];
+	uint64_t free_committed_slots; /* empty slots not purged, lock */
 	/* Purge ticks (segment.c), lock: the earliest the next may run (rasp__os_coarse_ns), and
 	 * whether anything waits for one (page operations then read the clock). */
 	uint64_t purge_tick;

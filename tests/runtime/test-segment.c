@@ -239,6 +239,151 @@ static void test_burst_reused_within_the_delay(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* Every released page kept formatted (segment.c) is on its class's list exactly when its bit
+ * is set, its slots are free and committed, and no two records share a slot. Returns how many
+ * of class k there are. */
+static unsigned check_formatted(struct rasp_heap *h, unsigned k)
+{
+	unsigned on_lists = 0, bits = 0, of_k = 0;
+
+	for (unsigned c = 1; c < RASP__NCLASS; c++)
+		for (struct rasp__page *pg = h->formatted[c]; pg; pg = pg->next) {
+			struct rasp__segment *s = rasp__segment_of(pg);
+			uint64_t m = (pg->span == 64 ? ~UINT64_C(0) : (UINT64_C(1) << pg->span) - 1)
+				     << pg->slot;
+
+			assert_int_equal(pg->cls, c);
+			assert_ptr_equal(pg, &s->pages[pg->slot]);
+			assert_true(s->formatted_slots & (UINT64_C(1) << pg->slot));
+			assert_int_equal(s->free_slots & m, m);
+			assert_int_equal(s->committed_slots & m, m);
+			for (uint64_t f = s->formatted_slots & ~(UINT64_C(1) << pg->slot); f;
+			     f &= f - 1) {
+				const struct rasp__page *o = &s->pages[__builtin_ctzll(f)];
+
+				assert_true(o->slot + o->span <= pg->slot ||
+					    pg->slot + pg->span <= o->slot);
+			}
+			on_lists++;
+			of_k += c == k;
+		}
+	for (struct rasp__segment *s = h->segments; s; s = s->next)
+		bits += (unsigned)__builtin_popcountll(s->formatted_slots);
+	assert_int_equal(bits, on_lists);
+	return of_k;
+}
+
+static uint64_t refills(rasp_heap_t *h)
+{
+	rasp_heap_stats_t st;
+
+	assert_int_equal(rasp_heap_stats(h, &st), 0);
+	return st.refills;
+}
+
+/* Fills objs[0..n) with its own byte each; then checks every one still holds it (no two
+ * objects share memory). */
+static void fill(void **objs, int n, size_t z, unsigned char tag)
+{
+	for (int i = 0; i < n; i++)
+		memset(objs[i], (unsigned char)(tag + i), z);
+}
+static void check_fill(void **objs, int n, size_t z, unsigned char tag)
+{
+	for (int i = 0; i < n; i++)
+		for (size_t j = 0; j < z; j++)
+			if (((unsigned char *)objs[i])[j] != (unsigned char)(tag + i))
+				fail_msg("object %d (%p) byte %zu overwritten", i, objs[i], j);
+}
+
+/* A page released empty keeps its blocks formatted on its list, and the next page of its
+ * class takes it whole: allocating a burst again after freeing it refills about once a page
+ * (a page new to its class formats 4 KiB a refill: 16 a page of 200-byte blocks) and maps
+ * nothing. A page of another class on those slots, and a purge, make the record go: the
+ * class's next pages are formatted anew, and no object shares memory with another. */
+static void test_released_pages_keep_their_format(void **state)
+{
+	enum { N = 20000, Z = 200, M = 12000 };
+	rasp_heap_t *h = make_heap();
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	void **a = malloc(N * sizeof(void *)), **b = malloc(M * sizeof(void *));
+	struct rasp__page *pg;
+	uint64_t maps0, r0, pages;
+	unsigned k, kept;
+	rasp_heap_stats_t st;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	rasp__os_set_ops(&counting);
+	for (int i = 0; i < N; i++)
+		assert_non_null(a[i] = rasp_alloc(h, t, Z, 0));
+	pg = rasp__page_of(rasp__segment_of(rasp__header_of(a[0])), rasp__header_of(a[0]));
+	k = pg->cls;
+	rasp_heap_stats(h, &st);
+	pages = st.pages;
+	for (int i = 0; i < N; i++)
+		rasp_free(h, a[i]);
+	kept = check_formatted(h, k);
+	printf("%llu pages of class %u; %u kept formatted after the frees\n",
+	       (unsigned long long)pages, k, kept);
+	assert_true(kept + RASP__KEEP_EMPTY + 2 >= pages);
+	/* Again: the kept pages are taken whole. */
+	maps0 = atomic_load(&maps);
+	r0 = refills(h);
+	for (int i = 0; i < N; i++)
+		assert_non_null(a[i] = rasp_alloc(h, t, Z, 0));
+	printf("burst again: %llu refills for %llu pages\n", (unsigned long long)(refills(h) - r0),
+	       (unsigned long long)pages);
+	assert_true(refills(h) - r0 <= pages + 8);
+	assert_int_equal(atomic_load(&maps), maps0);
+	assert_int_equal(check_formatted(h, k), 0);
+	fill(a, N, Z, 1);
+	check_fill(a, N, Z, 1);
+	/* Another class on the released slots: the records there go, and the class formats
+	 * again where it lands; nothing overlaps. */
+	for (int i = 0; i < N; i++)
+		rasp_free(h, a[i]);
+	assert_true(check_formatted(h, k) > 0);
+	for (int i = 0; i < M; i++)
+		assert_non_null(b[i] = rasp_alloc(h, t, 2 * Z, 0));
+	check_formatted(h, k);
+	fill(b, M, 2 * Z, 7);
+	for (int i = 0; i < N; i++)
+		assert_non_null(a[i] = rasp_alloc(h, t, Z, 0));
+	fill(a, N, Z, 3);
+	check_fill(b, M, 2 * Z, 7);
+	check_fill(a, N, Z, 3);
+	/* A purge: the purged slots' records go (their memory reads back as zeros). */
+	for (int i = 0; i < N; i++)
+		rasp_free(h, a[i]);
+	for (int i = 0; i < M; i++)
+		rasp_free(h, b[i]);
+	assert_true(check_formatted(h, k) > 0);
+	atomic_store(&purged, 0);
+	advance(RASP__PURGE_DELAY_NS);
+	rasp_free(h, page_op(h, t, 5000));
+	advance(RASP__PURGE_DELAY_NS);
+	rasp_free(h, page_op(h, t, 6000));
+	assert_true(atomic_load(&purged) > 0);
+	check_formatted(h, k);
+	for (int i = 0; i < N; i++)
+		assert_non_null(a[i] = rasp_alloc(h, t, Z, 0));
+	fill(a, N, Z, 5);
+	check_fill(a, N, Z, 5);
+	for (int i = 0; i < N; i++)
+		rasp_free(h, a[i]);
+	/* A collect unmaps every segment: no record is left. */
+	assert_int_equal(rasp_heap_collect(h), 0);
+	check_formatted(h, k);
+	for (unsigned c = 1; c < RASP__NCLASS; c++)
+		assert_null(h->formatted[c]);
+	rasp__os_set_ops(NULL);
+	free(a);
+	free(b);
+	rasp_heap_destroy(h);
+}
+
 /* The segment list keeps segments with free slots before full ones (a page search stops at
  * the first full one). Fill 5 segments, free one page's objects in the oldest (now at the
  * tail): it moves to the head, and the next new page of that class lands in its freed slot
@@ -1364,6 +1509,7 @@ int main(void)
 	    cmocka_unit_test(test_large_cache_bounds),
 	    cmocka_unit_test(test_large_tail_accounting),
 	    cmocka_unit_test(test_segments_with_room_first),
+	    cmocka_unit_test(test_released_pages_keep_their_format),
 	    cmocka_unit_test(test_large_objects_mapped_and_unmapped),
 	    cmocka_unit_test(test_large_mappings_reused),
 	    cmocka_unit_test(test_arena_spans_split_and_merge),
