@@ -613,7 +613,7 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	struct rasp__header *p;
 
 	was_sampling = c->sampling;
-	w->frees = 0; /* a miss: the owner's frees are counted from here (free.c) */
+	w->flush_in = w->flush_at; /* a miss: the owner's frees are counted from here (free.c) */
 	/* No trials pending: adopt the heap's state first, so that sampling switched on covers
 	 * this object too (its announcement precedes any sample). Otherwise this object is
 	 * decided by the trials the thread already drew, under the mean it announced; a change of
@@ -738,7 +738,7 @@ sampled_finish(struct rasp_context *c, struct rasp__window *w, struct rasp__hot 
 	       double e)
 {
 	w->gap = 0;
-	w->frees = 0; /* a miss: the owner's frees are counted from here (free.c) */
+	w->flush_in = w->flush_at; /* a miss: the owner's frees are counted from here (free.c) */
 	window_set_at(c, w, hc, avail, true, true, rasp__geometric_of(c, e));
 	if (RASP__UNLIKELY(rasp__sample_counted_listened(c)))
 		return rasp__emit_listened(c, RASP_KIND_SMALL, type, p + 1, hc->bsize, off);
@@ -783,7 +783,7 @@ static inline __attribute__((always_inline)) void *miss_take(struct rasp_context
 	uint32_t wb, left;
 	struct rasp__header *p;
 
-	w->frees = 0;
+	w->flush_in = w->flush_at;
 	left = w->rest - 1; /* the object takes one */
 	wb = w->wb < left ? w->wb : left;
 	/* With sampling on, the draw going on first: it may send the object elsewhere. */
@@ -882,7 +882,7 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 	 * allocations and frees then keep `keep` blocks here (free.c), so that is rare. Not
 	 * when no frees come back (a producer whose objects another thread frees): topped up at
 	 * every such miss, `prodcons` ran 1.3x slower. */
-	if ((w->rest < w->keep && w->frees) || !w->rest)
+	if ((w->rest < w->keep && w->flush_in != w->flush_at) || !w->rest)
 		return miss_refill(c, k, hc, type);
 	return miss_take(c, k, w, hc, type);
 }

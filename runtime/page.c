@@ -458,7 +458,7 @@ static void list_give_back(struct rasp_context *c, unsigned k, bool empty_pages)
 	struct rasp__window *w = &c->win[k];
 	struct rasp__hot *hc = &c->hot[k];
 	uint32_t n = (uint32_t)(hc->n + w->gap) + w->rest + w->retired;
-	struct rasp__header *hdr = hc->free, *next;
+	struct rasp__header *hdr = hc->free;
 
 	rasp__window_publish(c, k, 0);
 	hc->n = 0;
@@ -466,15 +466,25 @@ static void list_give_back(struct rasp_context *c, unsigned k, bool empty_pages)
 	w->known = false;
 	w->rest = 0;
 	w->retired = 0;
-	for (uint32_t i = 0; i < n; i++, hdr = next) {
+	/* By runs of blocks of one page, which the list holds already linked (a refill's list
+	 * is a page's, or a few gathered): each run joins its page's list in one step. Block by
+	 * block, this was 2.4% of `bulk`'s instructions (callgrind). */
+	for (uint32_t i = 0; i < n;) {
 		struct rasp__page *pg = rasp__page_of(rasp__segment_of(hdr), hdr);
+		struct rasp__header *first = hdr, *last;
+		uint32_t run = 0;
 
-		next = rasp__hdr_next(hdr);
-		rasp__hdr_link(hdr, pg->local_free);
-		pg->local_free = hdr;
-		if (!pg->local_n++)
-			pg->local_tail = hdr;
-		used_add(pg, -1);
+		do {
+			last = hdr;
+			hdr = rasp__hdr_next(hdr);
+			run++;
+		} while (++i < n && (uintptr_t)hdr - pg->start < pg->bytes);
+		rasp__hdr_link(last, pg->local_free);
+		pg->local_free = first;
+		if (!pg->local_n)
+			pg->local_tail = last;
+		pg->local_n += run;
+		used_add(pg, -(int64_t)run);
 		/* The page's own context, as the page-local free does: in a fork's child a block
 		 * of another context's page can be on this list (free.c), and moving that page on
 		 * this context's lists broke both (found by review). */

@@ -443,7 +443,7 @@ static void cache_off(rasp_heap_t *h, void *obj)
 
 	w->keep = w->cache_max = 0;
 	rasp__window_set_cache(w, 0); /* and its flush bound: never */
-	assert_int_equal(w->flush_at, UINT32_MAX);
+	assert_int_equal(w->flush_at, INT32_MAX);
 }
 
 /* Three full pages of 1000-byte objects, A, B and C, in order (a segment's first page holds
