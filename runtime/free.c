@@ -220,8 +220,8 @@ RASP__NOINLINE static void flush_then_free(struct rasp__window *w, struct rasp__
  * past the bound made `fixed` 1.5x slower (a flush and a refill at each turn). Out of line and
  * called last, so that the cache's push keeps no register saved (16 instructions a free when it was
  * inline). */
-RASP__OUTLINE static void free_past_bound(struct rasp__window *w, struct rasp__page *pg,
-					  struct rasp__header *hdr)
+static inline __attribute__((always_inline)) void
+free_past_bound(struct rasp__window *w, struct rasp__page *pg, struct rasp__header *hdr)
 {
 	/* Exactly 0 (one instruction on memory and a branch; `<= 0` took five): between two
 	 * misses the cache takes at most `cache` frees (rest only grows there), fewer than
@@ -318,10 +318,10 @@ void rasp_free(rasp_heap_t *h, void *obj)
 	 * matches no segment: free_slow refuses it). */
 	if (RASP__DEBUG || RASP__UNLIKELY(!rasp__segment_mapped(s) || s->small_heap != h))
 		goto slow;
-	pg = rasp__page_of(s, hdr);
+	pg = rasp__page_at(s, hdr); /* rasp__no_page, where no page is, fails the test below */
 	/* The position first: a misaligned pointer fails it (blocks and their size are multiples
 	 * of 8), so the header is read only at a block's start. */
-	if (RASP__UNLIKELY(!pg || !rasp__page_has_block(pg, hdr) || (hdr->word & RASP__HDR_FREE)))
+	if (RASP__UNLIKELY(!rasp__page_has_block(pg, hdr) || (hdr->word & RASP__HDR_FREE)))
 		goto slow;
 	free_block(h, pg, hdr);
 	return;

@@ -34,8 +34,10 @@
 
 /* What a free reads is on the page record's first cache line, and a refill's use of the page
  * it takes; a refill's search along a queue also reads `next`, on the second line since the
- * class's divisor took its place (fifteenth session: no change in the suite's paired times). */
-_Static_assert(offsetof(struct rasp__page, div) + sizeof(uint64_t) <= 64,
+ * class's divisor took its place (fifteenth session: no change in the suite's paired times),
+ * and `formatted`, there since `bytes` became a word (sixteenth). */
+_Static_assert(offsetof(struct rasp__page, div) + sizeof(uint64_t) <= 64 &&
+		   offsetof(struct rasp__page, bytes) + sizeof(uint64_t) <= 64,
 	       "the page record's first line overflows");
 
 /* The owner's side of the full-list handshake (see above): plain stores of `full` and one

@@ -40,6 +40,8 @@ _Static_assert(offsetof(struct rasp__segment, free_slots) + sizeof(uint64_t) <= 
 
 _Atomic uint8_t rasp__segment_map[RASP__MAP_SIZE];
 
+struct rasp__page rasp__no_page = {.slot = UINT8_MAX};
+
 /* Written under the owning heap's lock; heaps never share a byte (a mapping's base is its
  * own). Set once the header is written, cleared before the unmap. */
 static void map_mark(const struct rasp__segment *s, uint8_t v)
@@ -217,7 +219,8 @@ static struct rasp__segment *segment_new(struct rasp_heap *h)
 	s->purge_old = 0;
 	s->slot0_start = (uintptr_t)s + meta_size();
 	s->formatted_slots = 0;
-	memset(s->slot_page, 0, sizeof(s->slot_page));
+	for (unsigned i = 0; i < RASP__SLOTS; i++)
+		s->slot_page[i] = &rasp__no_page;
 	memset(s->pages, 0, sizeof(s->pages));
 	seg_push_head(h, s);
 	atomic_fetch_add(&h->committed_bytes, meta_size());
@@ -353,7 +356,7 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 	pg->span = (uint8_t)span;
 	pg->slot = (uint8_t)i;
 	pg->start = i ? (uintptr_t)s + (size_t)i * RASP__SLOT_SIZE : s->slot0_start;
-	pg->bytes = (uint32_t)(slot_bytes(s, (unsigned)i, span) / pg->bsize * pg->bsize);
+	pg->bytes = slot_bytes(s, (unsigned)i, span) / pg->bsize * pg->bsize;
 	if (kept_formatted) {
 		pg->local_free = kept_free;
 		pg->local_tail = kept_tail;
@@ -554,7 +557,7 @@ void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg)
 
 	RASP__UNPOISON((void *)pg->start, pg->bytes);
 	for (unsigned j = 0; j < pg->span; j++)
-		s->slot_page[pg->slot + j] = NULL;
+		s->slot_page[pg->slot + j] = &rasp__no_page;
 	pg->bsize = 0;
 	if (!s->free_slots) {
 		seg_unlink(h, s);
@@ -1095,7 +1098,7 @@ int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg)
 		for (unsigned i = 0; i < RASP__SLOTS && !rc; i++) {
 			struct rasp__page *pg = s->slot_page[i];
 
-			if (!pg || pg->slot != i)
+			if (pg->slot != i) /* rasp__no_page's slot is none */
 				continue;
 			for (uint32_t j = 0; j < pg->formatted / pg->bsize && !rc; j++)
 				rc = visit(
@@ -1132,7 +1135,7 @@ uint64_t rasp__segments_used_bytes(struct rasp_heap *h)
 		for (unsigned i = 0; i < RASP__SLOTS; i++) {
 			struct rasp__page *pg = s->slot_page[i];
 
-			if (pg && pg->slot == i)
+			if (pg->slot == i) /* (not rasp__no_page: its slot is none) */
 				n += rasp__relaxed_load32(&pg->used) * (uint64_t)pg->bsize;
 		}
 	return n;
