@@ -865,7 +865,10 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 		return rasp__alloc_slow(c, type, size, 0);
 	if (RASP__UNLIKELY(type->heap != c->heap))
 		return einval();
-	if (RASP__UNLIKELY(c->batch_n || atomic_load_explicit(&c->trim, memory_order_relaxed)))
+	/* One test of both words (a load, an `or` from memory, a branch: 3 instructions fewer
+	 * than two tests). */
+	if (RASP__UNLIKELY(
+		(c->batch_n | (uint32_t)atomic_load_explicit(&c->trim, memory_order_relaxed)) != 0))
 		return miss_generic(c, type, k);
 	if (rasp__state_check_due(c)) {
 		if (!rasp__sampling_unchanged(c))
