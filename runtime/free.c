@@ -183,16 +183,13 @@ static inline __attribute__((always_inline)) void free_to_page(struct rasp__page
 							       struct rasp__header *hdr)
 {
 	struct rasp__header *head = pg->local_free;
-	uint32_t used;
 
 	rasp__hdr_link(hdr, head); /* the link and the free flag, one store */
 	pg->local_free = hdr;
 	pg->local_n++; /* 0 exactly when local_free is NULL: the tail from the head's test */
 	if (!head)
 		pg->local_tail = hdr;
-	used = rasp__relaxed_load32(&pg->used) - 1;
-	atomic_store_explicit(&pg->used, used, memory_order_relaxed);
-	if (RASP__UNLIKELY(used == 0 || pg->in_full))
+	if (RASP__UNLIKELY(rasp__owner_dec32(&pg->used) || pg->in_full))
 		rasp__page_empty(atomic_load_explicit(&pg->ctx, memory_order_relaxed), pg);
 }
 
@@ -273,9 +270,7 @@ free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 		w->rest = rest + 1;
 		w->flush_in--; /* (never to 0: see free_past_bound) */
 		w->held += b;
-		atomic_store_explicit(
-		    &c->held_bytes, atomic_load_explicit(&c->held_bytes, memory_order_relaxed) + b,
-		    memory_order_relaxed);
+		rasp__owner_add64(&c->held_bytes, b);
 		return;
 	}
 	free_to_page(pg, hdr);

@@ -32,14 +32,7 @@
  * destructor that takes a lock after TSan has let go of the exiting thread, and TSan's lock
  * interceptor then crashes (a fault of the pair, not of either). The TSan build tests the
  * runtime's threads, not the unwinder's speed. */
-#if defined(__SANITIZE_THREAD__)
-#define RASP__TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RASP__TSAN 1
-#endif
-#endif
-#if defined(RASP_HAVE_LIBUNWIND) && !defined(RASP__TSAN)
+#if defined(RASP_HAVE_LIBUNWIND) && !defined(RASP__TSAN) /* (RASP__TSAN: internal.h) */
 #ifndef RASP_LIBUNWIND_SONAME
 #define RASP_LIBUNWIND_SONAME "libunwind.so.8"
 #endif
