@@ -220,13 +220,10 @@ RASP__NOINLINE static void flush_then_free(struct rasp__window *w, struct rasp__
 static inline __attribute__((always_inline)) void
 free_past_bound(struct rasp__window *w, struct rasp__page *pg, struct rasp__header *hdr)
 {
-	/* Exactly 0 (one instruction on memory and a branch; `<= 0` took five): between two
-	 * misses the cache takes at most `cache` frees (rest only grows there), fewer than
-	 * flush_at, and none after the first free past the bound, so the count meets 0 here.
-	 * The empty asm keeps gcc from merging this decrement with the cache's push's into a
+	/* The empty asm keeps gcc from merging this decrement with the cache's push's into a
 	 * load, a subtraction and a store before the branch (2 instructions more on each way). */
 	__asm__("" : "+r"(w));
-	if (RASP__UNLIKELY(--w->flush_in == 0)) {
+	if (RASP__UNLIKELY(rasp__owner_dec_le0(&w->flush_in))) {
 		flush_then_free(w, pg, hdr);
 		return;
 	}
@@ -268,7 +265,7 @@ free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 		rasp__hdr_link(hdr, hc->free);
 		hc->free = hdr;
 		w->rest = rest + 1;
-		w->flush_in--; /* (never to 0: see free_past_bound) */
+		w->flush_in--; /* (to 0 or below: the next free past the bound flushes) */
 		w->held += b;
 		rasp__owner_add64(&c->held_bytes, b);
 		return;

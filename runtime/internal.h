@@ -356,11 +356,15 @@ struct rasp__window {
 	uint32_t keep;
 	uint32_t cache, cache_max; /* the bound now, and the most it grows back to */
 	/* The owner's frees of the class left before one past the bound flushes the list
-	 * (free.c): flush_at at each miss and wherever the bound is set, one less at each free.
-	 * Many frees with no miss (a thread freeing, not allocating) flush it; a miss tops the
-	 * list up only while frees come back to it (flush_in below flush_at). Counted down, so
-	 * that the free past the bound decrements and tests one word (3 instructions fewer a
-	 * free than a count compared with flush_at, callgrind). */
+	 * (free.c): flush_at at each miss and wherever the bound is set, one less at each free
+	 * (not set again where a collect or a redraw lowers the list's rest: frees are counted
+	 * from the class's last miss, and a collect every 6000 frees then kept the count from
+	 * ever coming down, test_random_frees_leave_few_pages). Many
+	 * frees with no miss (a thread freeing, not allocating) flush it; a miss tops the list
+	 * up only while frees come back to it (flush_in below flush_at). Counted down, so that
+	 * the free past the bound decrements and tests one word (3 instructions fewer a free
+	 * than a count compared with flush_at, callgrind); tested for 0 or below, since the
+	 * cache's pushes do not test it. */
 	int32_t flush_in;
 	/* Blocks of a window a whole-heap operation ended (rasp__context_retire, run by another
 	 * thread while this one may be freeing): part of the list, counted back at the owner's
@@ -769,6 +773,24 @@ static inline void rasp__owner_add64(_Atomic uint64_t *p, uint64_t v)
 #else
 	atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v,
 			      memory_order_relaxed);
+#endif
+}
+
+/* One less in the owner's count *p (a word no other thread reads); true when it is 0 or
+ * below after. On x86-64 a subtraction on memory and the flags' `le` (the old value at most
+ * 1), two instructions where gcc compiled `--*p <= 0` to five; `== 0` would take two as
+ * well, but a count can pass 0 without a test (the free cache's pushes, after a collect or
+ * a redraw lowered the list: a review found the flush then never came, 99 pages of 99
+ * kept). */
+static inline bool rasp__owner_dec_le0(int32_t *p)
+{
+#if defined(__x86_64__)
+	bool le;
+
+	__asm__("subl $1, %0" : "+m"(*p), "=@ccle"(le));
+	return le;
+#else
+	return --*p <= 0;
 #endif
 }
 
