@@ -305,24 +305,27 @@ static void formatted_forget(struct rasp_heap *h, struct rasp__segment *s, uint6
 	for (uint64_t f = s->formatted_slots & span_mask(lo, hi - lo + 1); f; f &= f - 1) {
 		struct rasp__page *pg = &s->pages[__builtin_ctzll(f)];
 
-		if (span_mask(pg->slot, pg->span) & mask)
+		if (span_mask(pg->slot, pg->span) & mask) {
 			formatted_unlink(h, s, pg);
+			/* Its memory is for any page now (ASan builds: kept poisoned till here). */
+			RASP__UNPOISON((void *)pg->start, pg->bytes);
+		}
 	}
 }
 
 /* pg, released (its list whole: used 0, every formatted block on it), kept for its class. */
-static void formatted_keep(struct rasp_heap *h, struct rasp__segment *s, struct rasp__page *pg)
+static bool formatted_keep(struct rasp_heap *h, struct rasp__segment *s, struct rasp__page *pg)
 {
 	if (!pg->formatted || atomic_load_explicit(&pg->thread_free, memory_order_relaxed) ||
-	    rasp__relaxed_load32(&pg->used) ||
-	    (uint64_t)pg->local_n * rasp__class_size[pg->cls] != pg->formatted)
-		return; /* cannot be (page.c releases empty pages only): formatted again */
+	    rasp__relaxed_load32(&pg->used) || (uint64_t)pg->local_n * pg->bsize != pg->formatted)
+		return false; /* cannot be (page.c releases empty pages only): formatted again */
 	pg->prev = NULL;
 	pg->next = h->formatted[pg->cls];
 	if (pg->next)
 		pg->next->prev = pg;
 	h->formatted[pg->cls] = pg;
 	s->formatted_slots |= UINT64_C(1) << pg->slot;
+	return true;
 }
 
 struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
@@ -386,12 +389,6 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 		pg->local_tail = kept_tail;
 		pg->local_n = kept_n;
 		pg->formatted = kept_formatted;
-#ifdef RASP__ASAN
-		/* Unpoisoned at its release; its free blocks as formatting leaves them. */
-		for (uintptr_t a = pg->start; a < pg->start + pg->formatted; a += pg->bsize)
-			RASP__POISON((struct rasp__header *)a + 1,
-				     pg->bsize - RASP_OBJECT_HEADER_SIZE);
-#endif
 	}
 	for (unsigned j = 0; j < span; j++)
 		s->slot_page[i + j] = pg;
@@ -579,10 +576,8 @@ void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg)
 	struct rasp__segment *s = rasp__segment_of(pg);
 	uint64_t mask = span_mask(pg->slot, pg->span);
 
-	RASP__UNPOISON((void *)pg->start, pg->bytes);
 	for (unsigned j = 0; j < pg->span; j++)
 		s->slot_page[pg->slot + j] = &rasp__no_page;
-	pg->bsize = 0;
 	if (!s->free_slots) {
 		seg_unlink(h, s);
 		seg_push_head(h, s);
@@ -590,7 +585,11 @@ void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg)
 	s->free_slots |= mask;
 	h->free_committed_slots += (uint64_t)__builtin_popcountll(mask);
 	atomic_fetch_sub(&h->pages_n, 1);
-	formatted_keep(h, s, pg);
+	/* Kept, its free blocks stay poisoned (ASan builds) until it is forgotten, so that a
+	 * write through a pointer freed long ago is caught, not handed out in a list. */
+	if (!formatted_keep(h, s, pg))
+		RASP__UNPOISON((void *)pg->start, pg->bytes);
+	pg->bsize = 0;
 	purge_check(h, s);
 }
 

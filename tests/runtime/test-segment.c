@@ -325,6 +325,12 @@ static void test_released_pages_keep_their_format(void **state)
 	for (int i = 0; i < N; i++)
 		rasp_free(h, a[i]);
 	kept = check_formatted(h, k);
+#ifdef RASP__ASAN
+	/* Kept, their free blocks stay poisoned: a write through a stale pointer is caught. */
+	for (struct rasp__page *p = h->formatted[k]; p; p = p->next)
+		assert_true(
+		    __asan_address_is_poisoned((const void *)(p->start + RASP_OBJECT_HEADER_SIZE)));
+#endif
 	printf("%llu pages of class %u; %u kept formatted after the frees\n",
 	       (unsigned long long)pages, k, kept);
 	assert_true(kept + RASP__KEEP_EMPTY + 2 >= pages);
