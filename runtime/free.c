@@ -211,12 +211,12 @@ RASP__NOINLINE static void flush_then_free(struct rasp__window *w, struct rasp__
 /* The owner's free past its cache's bound (class k of context c): the block goes to its page.
  * A thread freeing far more of a class than it allocates (twice the bound and two windows
  * since its last miss) first gives the whole list back to its pages and turns the cache off
- * until its next refill (page.c), so that it keeps none of those blocks, each of which would keep a
- * whole page from emptying (found by review: 970 pages, 62.7 MiB, held by 4096 cached 16-byte
- * blocks after 4 million random frees, against 9 pages before the cache). Flushing at every free
- * past the bound made `fixed` 1.5x slower (a flush and a refill at each turn). Out of line and
- * called last, so that the cache's push keeps no register saved (16 instructions a free when it was
- * inline). */
+ * until its next refill (page.c), so that it keeps none of those blocks, each of which would
+ * keep a whole page from emptying (found by review: 970 pages, 62.7 MiB, held by 4096 cached
+ * 16-byte blocks after 4 million random frees, against 9 pages before the cache). Flushing at
+ * every free past the bound made `fixed` 1.5x slower (a flush and a refill at each turn).
+ * Inline since its count became two instructions (sixteenth session): the call's set-up was
+ * four, and the flush, out of line, still keeps the push from saving registers. */
 static inline __attribute__((always_inline)) void
 free_past_bound(struct rasp__window *w, struct rasp__page *pg, struct rasp__header *hdr)
 {
@@ -251,9 +251,7 @@ free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 		uint32_t rest;
 		uint64_t b;
 
-		/* (gcc recomputed w from k for the push's fields below otherwise: 4 instructions.)
-		 */
-		__asm__("" : "+r"(w));
+		__asm__("" : "+r"(w)); /* (else gcc recomputed w from k below: 4 instructions) */
 		rest = w->rest;
 		if (RASP__UNLIKELY(rest >= w->cache)) {
 			free_past_bound(w, pg, hdr);

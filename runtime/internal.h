@@ -356,15 +356,15 @@ struct rasp__window {
 	uint32_t keep;
 	uint32_t cache, cache_max; /* the bound now, and the most it grows back to */
 	/* The owner's frees of the class left before one past the bound flushes the list
-	 * (free.c): flush_at at each miss and wherever the bound is set, one less at each free
-	 * (not set again where a collect or a redraw lowers the list's rest: frees are counted
-	 * from the class's last miss, and a collect every 6000 frees then kept the count from
-	 * ever coming down, test_random_frees_leave_few_pages). Many
-	 * frees with no miss (a thread freeing, not allocating) flush it; a miss tops the list
-	 * up only while frees come back to it (flush_in below flush_at). Counted down, so that
-	 * the free past the bound decrements and tests one word (3 instructions fewer a free
-	 * than a count compared with flush_at, callgrind); tested for 0 or below, since the
-	 * cache's pushes do not test it. */
+	 * (free.c): flush_at at each miss and wherever the bound is set, one less at each free.
+	 * Not set again where a collect or a redraw lowers the list's rest: frees are counted
+	 * from the class's last miss (set again there, a collect every 6000 frees kept the count
+	 * from ever coming down, test_random_frees_leave_few_pages). Many frees with no miss (a
+	 * thread freeing, not allocating) flush it; a miss tops the list up only while frees
+	 * come back to it (flush_in below flush_at). Counted down, so that the free past the
+	 * bound decrements and tests one word (3 instructions fewer a free than a count compared
+	 * with flush_at, callgrind); tested for 0 or below, since the cache's pushes do not test
+	 * it. */
 	int32_t flush_in;
 	/* Blocks of a window a whole-heap operation ended (rasp__context_retire, run by another
 	 * thread while this one may be freeing): part of the list, counted back at the owner's
