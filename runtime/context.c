@@ -912,6 +912,11 @@ static inline void *alloc_fast(struct rasp_context *c, const rasp_type_t *type, 
 		return rasp__alloc_miss(c, type, size, hc);
 	p = hc->free;
 	hc->free = rasp__hdr_next(p);
+	/* The next block's line, for the class's next allocation: its link was written when it
+	 * was freed, often long ago (a burst freed, then allocated again), and the pop's load
+	 * of it missed. One instruction on the fast path; `bulk` 5.5% faster, its allocations
+	 * 0.178 to 0.167 s, the other workloads unchanged (docs/performance.md). */
+	__builtin_prefetch(hc->free, 1);
 	RASP__UNPOISON(p + 1, hc->bsize - RASP_OBJECT_HEADER_SIZE);
 	p->word = (uintptr_t)type; /* RASP_KIND_SMALL: the type is the whole header */
 	return p + 1;

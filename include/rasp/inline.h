@@ -102,6 +102,10 @@ static inline void *rasp_alloc_inline(rasp_heap_t *heap, const rasp_type_t *type
 				uintptr_t *p = (uintptr_t *)hc->free;
 
 				hc->free = (void *)(*p & ~(uintptr_t)1);
+				/* The next block's line, for the class's next allocation (its link
+				 * was written when it was freed, maybe long ago): one instruction,
+				 * which took 5% off `bulk` (docs/performance.md). */
+				__builtin_prefetch(hc->free, 1);
 				*p = (uintptr_t)type; /* the header: a small object's kind is 0 */
 				return p + 1;
 			}
