@@ -49,6 +49,11 @@ RASP_API __thread struct rasp_inline_cache rasp_inline_cache_v1 TLS_MODEL = {NO_
 #define tcache rasp__tcache
 
 _Static_assert(sizeof(struct rasp__window) == 128, "a window's index is its class shifted");
+/* rasp__alloc_miss finds a class's window from its hot entry's offset in the context. */
+#define RASP__WIN_PER_HOT (sizeof(struct rasp__window) / sizeof(struct rasp__hot))
+_Static_assert(offsetof(struct rasp_context, hot) == 0 &&
+		   sizeof(struct rasp__window) == RASP__WIN_PER_HOT * sizeof(struct rasp__hot),
+	       "a class's window is at c->win plus its hot entry's offset times the ratio");
 _Static_assert(sizeof(struct rasp__hot) == sizeof(struct rasp_inline_hot) &&
 		   offsetof(struct rasp__hot, n) == offsetof(struct rasp_inline_hot, n) &&
 		   offsetof(struct rasp__hot, free) == offsetof(struct rasp_inline_hot, free) &&
@@ -704,10 +709,10 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 /* The miss's generic way: apart from the lean miss, so that it keeps few registers (the
  * generic path inlined beside it cost every miss 14 instructions of saved registers). */
 RASP__NOINLINE static void *miss_generic(struct rasp_context *c, const rasp_type_t *type,
-					 unsigned k)
+					 struct rasp__hot *hc)
 {
 	pending_work(c);
-	return alloc_small(c, type, k, RASP_KIND_SMALL);
+	return alloc_small(c, type, (unsigned)(hc - c->hot), RASP_KIND_SMALL);
 }
 
 /* An argument error: errno EINVAL, no object (cold, called last). */
@@ -773,7 +778,7 @@ miss_sampled(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *h
 }
 
 /* The lean miss's taking of its block and its next window, once its list has one. */
-static inline __attribute__((always_inline)) void *miss_take(struct rasp_context *c, uintptr_t k,
+static inline __attribute__((always_inline)) void *miss_take(struct rasp_context *c,
 							     struct rasp__window *w,
 							     struct rasp__hot *hc,
 							     const rasp_type_t *type)
@@ -789,7 +794,7 @@ static inline __attribute__((always_inline)) void *miss_take(struct rasp_context
 	/* With sampling on, the draw going on first: it may send the object elsewhere. */
 	if (c->sampling) {
 		if (!w->known)
-			return miss_generic(c, type, k); /* no draw goes on */
+			return miss_generic(c, type, hc); /* no draw goes on */
 		if (w->after < b) { /* the sample falls in this object, the list's next block */
 			w->rest = left;
 			return miss_sampled(c, w, hc, type, 0, w->after);
@@ -824,12 +829,14 @@ static inline __attribute__((always_inline)) void *miss_take(struct rasp_context
 }
 
 /* The lean miss whose list needs blocks first: refilled, or topped up, then taken as any. */
-RASP__OUTLINE static void *miss_refill(struct rasp_context *c, unsigned k, struct rasp__hot *hc,
+RASP__OUTLINE static void *miss_refill(struct rasp_context *c, struct rasp__hot *hc,
 				       const rasp_type_t *type)
 {
+	unsigned k = (unsigned)(hc - c->hot);
+
 	if (list_refill(c, k) != 0 && !c->win[k].rest)
-		return miss_generic(c, type, k); /* it says ENOMEM */
-	return miss_take(c, k, &c->win[k], hc, type);
+		return miss_generic(c, type, hc); /* it says ENOMEM */
+	return miss_take(c, &c->win[k], hc, type);
 }
 
 /* The fast path's miss: flags 0, a type, and the hot entry of the size's class, whose window
@@ -850,18 +857,23 @@ RASP__OUTLINE static void *miss_refill(struct rasp_context *c, unsigned k, struc
 RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *type, size_t size,
 				     struct rasp__hot *hc)
 {
-	uintptr_t k = (uintptr_t)(hc - c->hot);
-	struct rasp__window *w = &c->win[k];
+	/* The class's window from its hot entry's offset, with no class index: the hot array
+	 * is the context's first field, and a window is four hot entries' size, so w is
+	 * c->win plus four times that offset (a subtraction and an lea; the index and then the
+	 * window took six). The misses' other ways find the index from hc. */
+	uintptr_t off = (uintptr_t)hc - (uintptr_t)c;
+	struct rasp__window *w =
+	    (struct rasp__window *)((char *)c->win + off * RASP__WIN_PER_HOT);
 
-	/* w computed once and kept: gcc otherwise recomputed &c->win[k] from k at each use
-	 * (shift and add, four times) and, short of registers for the values that recomputing
-	 * kept live, saved three more. The empty asm makes w opaque, so it cannot be rebuilt
-	 * from k; with w passed down to miss_take, an entry costs 11 instructions fewer
-	 * (callgrind, bench/runtime/run.sh slowpath at 2 KiB: 97 -> 86 sampling off). */
+	/* w computed once and kept: gcc otherwise recomputed it at each use and, short of
+	 * registers for the values that recomputing kept live, saved three more. The empty asm
+	 * makes w opaque, so it cannot be rebuilt; with w passed down to miss_take, an entry
+	 * costs 11 instructions fewer (callgrind, bench/runtime/run.sh slowpath at 2 KiB: 97 ->
+	 * 86 sampling off). */
 	__asm__("" : "+r"(w));
 
 	hc->n = 0; /* the fast path's decrement took it to -1 */
-	if (k == 0)
+	if (off == 0)
 		return rasp__alloc_slow(c, type, size, 0);
 	if (RASP__UNLIKELY(type->heap != c->heap))
 		return einval();
@@ -869,16 +881,16 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 	 * than two tests). */
 	if (RASP__UNLIKELY(
 		(c->batch_n | (uint32_t)atomic_load_explicit(&c->trim, memory_order_relaxed)) != 0))
-		return miss_generic(c, type, k);
+		return miss_generic(c, type, hc);
 	if (rasp__state_check_due(c)) {
 		if (!rasp__sampling_unchanged(c))
-			return miss_generic(c, type, k);
+			return miss_generic(c, type, hc);
 		c->unchecked = 0;
 	}
 	if (w->gap) { /* the window ended at its sampled block: this object */
 		if (c->sampling)
 			return miss_sampled(c, w, hc, type, w->gap - 1, w->off);
-		return miss_generic(c, type, k);
+		return miss_generic(c, type, hc);
 	}
 	/* Refilled when used up, and topped up (the page's list before the blocks left) while
 	 * the window would be short and the owner's frees come back to the list: alternating
@@ -886,8 +898,8 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 	 * when no frees come back (a producer whose objects another thread frees): topped up at
 	 * every such miss, `prodcons` ran 1.3x slower. */
 	if ((w->rest < w->keep && w->flush_in != w->flush_at) || !w->rest)
-		return miss_refill(c, k, hc, type);
-	return miss_take(c, k, w, hc, type);
+		return miss_refill(c, hc, type);
+	return miss_take(c, w, hc, type);
 }
 
 /* The fast path: the arguments' one branch, the object's size class, then one test, --n < 0
