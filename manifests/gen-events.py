@@ -516,17 +516,25 @@ def gen_api_source(m, rel):
            " * with dynamic linkage: librasp needs no liblttng-ust; events reach an LTTng session once\n"
            " * events/provider.c has loaded the provider shared object. With both off each call is two\n"
            " * loads and branches. */\n",
+           "/* Hidden: nothing outside librasp names the tracepoints (the provider finds them\n"
+           " * through LTTng-UST), and a .NET runtime in the same process defines the same\n"
+           " * DotNETRuntime ones: neither interposes on the other's. */",
+           "#define LTTNG_UST_TRACEPOINT_HIDDEN_DEFINITION",
            "#define LTTNG_UST_TRACEPOINT_DEFINE",
            "#define LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE"]
     for p in m.providers:
         out.append(f"#include \"rasp-tp-{p['lttng']}.h\"")
-    out.append("\n#include \"eventpipe.h\"\n#include \"rasp-event-desc.h\"\n#include \"rasp/events.h\"\n"
-               "#include \"rasp-events-inline.h\"\n")
-    out.append("/* Each tracepoint's state, for the inline checks of rasp-events-inline.h. */")
+    out.append("\n#include <stddef.h>\n\n#include \"eventpipe.h\"\n#include \"rasp-event-desc.h\"\n"
+               "#include \"rasp/events.h\"\n#include \"rasp-events-inline.h\"\n")
+    out.append("/* Each tracepoint under a name of librasp's, for the inline checks of\n"
+               " * rasp-events-inline.h: they read its state at RASP__LTTNG_STATE_OFFSET from it,\n"
+               " * without LTTng's headers. */")
+    out.append("_Static_assert(offsetof(struct lttng_ust_tracepoint, state) == RASP__LTTNG_STATE_OFFSET,\n"
+               "\t       \"LTTng-UST's tracepoint state where rasp-events-inline.h reads it\");")
     for p in m.providers:
         for e in p["events"]:
-            out.append(f"const int *const rasp__lttng_state_{e['api']} =\n"
-                       f"    &lttng_ust_tracepoint_{p['lttng']}___{e['symbol']}.state;")
+            out.append(f"extern const struct rasp__lttng_tp rasp__lttng_tp_{e['api']}\n"
+                       f"    __attribute__((alias(\"lttng_ust_tracepoint_{p['lttng']}___{e['symbol']}\")));")
     out.append("")
     for p in m.providers:
         for e in p["events"]:
@@ -587,9 +595,16 @@ def gen_inline_header(m, rel):
     out.append("#define RASP__HIDDEN __attribute__((visibility(\"hidden\")))")
     out.append("extern _Atomic uint64_t rasp__ep_mask RASP__HIDDEN;\n"
                "extern _Atomic uint32_t rasp__ep_epoch RASP__HIDDEN;\n")
+    # Each tracepoint's whole struct under a hidden name of librasp's (an alias, defined in
+    # rasp-events.c), opaque here: its state is read at its address plus the offset, one
+    # load (through a pointer to the state, two: 2 instructions a slow path).
+    out.append("/* LTTng-UST 2.13's struct lttng_ust_tracepoint: a uint32_t, two pointers, then the\n"
+               " * state (rasp-events.c asserts it). */\n"
+               "#define RASP__LTTNG_STATE_OFFSET (3 * sizeof(void *))\n"
+               "struct rasp__lttng_tp;")
     for p in m.providers:
         for e in p["events"]:
-            out.append(f"extern const int *const rasp__lttng_state_{e['api']} RASP__HIDDEN;")
+            out.append(f"extern const struct rasp__lttng_tp rasp__lttng_tp_{e['api']} RASP__HIDDEN;")
     out.append("")
     out.append("static inline uint64_t rasp__events_mask_peek(void)\n{\n"
                "\treturn atomic_load_explicit(&rasp__ep_mask, memory_order_relaxed);\n}\n")
@@ -599,7 +614,8 @@ def gen_inline_header(m, rel):
             out.append(f"/* {p['lttng']}:{e['symbol']}: its LTTng state; on while an LTTng session "
                        f"or the EventPipe session enables it. */\n"
                        f"static inline int rasp__event_{e['api']}_word(void)\n{{\n"
-                       f"\treturn *(const volatile int *)rasp__lttng_state_{e['api']};\n}}\n\n"
+                       f"\treturn *(const volatile int *)((const char *)&rasp__lttng_tp_{e['api']} +\n"
+                       f"\t\t\t\t\t RASP__LTTNG_STATE_OFFSET);\n}}\n\n"
                        f"static inline bool rasp__event_{e['api']}_on(void)\n{{\n"
                        f"\treturn rasp__event_{e['api']}_word() != 0 ||\n"
                        f"\t       ((rasp__events_mask_peek() >> {desc}) & 1);\n}}\n")
