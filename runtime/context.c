@@ -463,10 +463,10 @@ window_set_at(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *
 	w->rest = blocks - wb;
 	bytes = (uintptr_t)wb * b;
 	c->unchecked += bytes;
-	w->known = false;
 	if (!sampling) {
 		hc->n = wb;
 		w->gap = 0;
+		rasp__window_forget(w);
 	} else {
 		if (!known)
 			r = rasp__geometric(c);
@@ -481,6 +481,7 @@ window_set_at(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *
 			hc->n = n;
 			w->gap = wb - n;
 			w->off = (uintptr_t)r - n * b;
+			rasp__window_forget(w);
 		}
 	}
 	rasp__window_publish_at(c, w, bytes + (uint64_t)w->rest * b);
@@ -499,7 +500,8 @@ static inline __attribute__((always_inline)) void window_set(struct rasp_context
 static void windows_redraw(struct rasp_context *c)
 {
 	for (unsigned k = 1; k < RASP__NCLASS; k++) {
-		c->win[k].known = false; /* an empty window's remainder too: drawn under the old */
+		rasp__window_forget(&c->win[k]); /* an empty window's remainder too: drawn under the
+						  * old state */
 		uintptr_t avail = c->hot[k].n + c->win[k].gap;
 
 		if (avail || c->win[k].rest)
@@ -516,7 +518,7 @@ void rasp__context_retire(struct rasp_context *c, void *arg)
 		c->win[k].retired += (uint32_t)(c->hot[k].n + c->win[k].gap);
 		c->hot[k].n = 0;
 		c->win[k].gap = 0;
-		c->win[k].known = false;
+		rasp__window_forget(&c->win[k]);
 	}
 	atomic_store_explicit(&c->trim, 1, memory_order_relaxed);
 }
@@ -647,7 +649,7 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 		avail--;
 	} else if (!w->rest && list_refill(c, k) != 0) {
 		hc->n = w->gap = 0;
-		w->known = false;
+		rasp__window_forget(w);
 		errno = ENOMEM;
 		return NULL;
 	} else {
@@ -658,7 +660,7 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	/* The window as it stands, its pending draw dropped: consistent for a redraw. */
 	hc->n = avail;
 	w->gap = 0;
-	w->known = false;
+	rasp__window_forget(w);
 	RASP__UNPOISON(p + 1, b - RASP_OBJECT_HEADER_SIZE);
 	p->word = (uintptr_t)type | ((uintptr_t)kind << RASP__HDR_KIND_SHIFT);
 	if (sampled)
@@ -792,13 +794,13 @@ miss_take(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
 	left = w->rest - 1; /* the object takes one */
 	wb = w->wb < left ? w->wb : left;
 	/* With sampling on, the draw going on first: it may send the object elsewhere. */
-	if (sampling) {
+	if (sampling && w->after < b) {
+		/* The sample falls in this object, the list's next block; or no draw goes on (not
+		 * `known`, `after` 0): the generic way draws. */
 		if (!w->known)
-			return miss_generic(c, type, hc); /* no draw goes on */
-		if (w->after < b) { /* the sample falls in this object, the list's next block */
-			w->rest = left;
-			return miss_sampled(c, w, hc, type, 0, w->after);
-		}
+			return miss_generic(c, type, hc);
+		w->rest = left;
+		return miss_sampled(c, w, hc, type, 0, w->after);
 	}
 	/* Then in an order that keeps few values live (each value held past here took a saved
 	 * register, 12 instructions a miss for six): the block, the list and its account, and
@@ -819,8 +821,7 @@ miss_take(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
 		hc->n = n;
 		w->gap = wb - n;
 		w->off = r - n * b;
-		w->known = false;
-		w->after = 0;
+		rasp__window_forget(w);
 	} else {
 		hc->n = wb;
 		w->after = r - bytes;

@@ -344,7 +344,8 @@ struct rasp__window {
 	uintptr_t off; /* gap > 0: the sampled byte's offset in its block */
 	/* Sampling on, gap 0 and `known`: `after` failed trials follow the window's end before
 	 * the next success (the rest of the draw that covered the window). The next window
-	 * continues that draw instead of drawing again (docs/runtime.md, "Sampling"). */
+	 * continues that draw instead of drawing again (docs/runtime.md, "Sampling"). Not
+	 * `known`: `after` is 0 (rasp__window_forget). */
 	uint64_t after;
 	bool known;
 	uint64_t held; /* bytes of the list, as published in held_bytes at the last slow path */
@@ -389,6 +390,16 @@ struct rasp__window {
 	 * bytes took three (lea, sub, shl), and the misses compute it up to four times. */
 	uint32_t spare[3];
 };
+
+/* Drops the window's draw: `known` false and `after` 0 together, always, so that the lean
+ * miss's one test of after < block size (the sample falls in this object) also catches a
+ * window with no draw going on, and tests `known` only then (2 instructions a miss fewer with
+ * sampling on, callgrind). */
+static inline void rasp__window_forget(struct rasp__window *w)
+{
+	w->known = false;
+	w->after = 0;
+}
 
 /* The owner's free cache's bound of window w set to `cache` blocks (0: the cache off). */
 static inline void rasp__window_set_cache(struct rasp__window *w, uint32_t cache)

@@ -465,7 +465,7 @@ static void list_give_back(struct rasp_context *c, unsigned k, bool empty_pages)
 	rasp__window_publish(c, k, 0);
 	hc->n = 0;
 	w->gap = 0;
-	w->known = false;
+	rasp__window_forget(w);
 	w->rest = 0;
 	w->retired = 0;
 	/* By runs of blocks of one page, which the list holds already linked (a refill's list
