@@ -456,11 +456,11 @@ window_set_at(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *
 	      bool sampling, bool known, uint64_t r)
 {
 	uintptr_t b = hc->bsize, bytes;
-	uint32_t blocks = (uint32_t)avail + w->rest, wb = w->wb;
+	uint32_t blocks = (uint32_t)avail + rasp__rest(w), wb = w->wb;
 
 	if (wb > blocks)
 		wb = blocks;
-	w->rest = blocks - wb;
+	rasp__rest_set(w, blocks - wb);
 	bytes = (uintptr_t)wb * b;
 	c->unchecked += bytes;
 	if (!sampling) {
@@ -484,7 +484,7 @@ window_set_at(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *
 			rasp__window_forget(w);
 		}
 	}
-	rasp__window_publish_at(c, w, bytes + (uint64_t)w->rest * b);
+	rasp__window_publish(w, wb);
 }
 
 /* Class k's window, from `avail` blocks left of it and the list's rest (window_set_at). */
@@ -504,7 +504,7 @@ static void windows_redraw(struct rasp_context *c)
 						  * old state */
 		uintptr_t avail = c->hot[k].n + c->win[k].gap;
 
-		if (avail || c->win[k].rest)
+		if (avail || rasp__rest(&c->win[k]))
 			window_set(c, k, avail, c->sampling, false, 0);
 	}
 }
@@ -566,12 +566,12 @@ static int list_refill(struct rasp_context *c, unsigned k)
 	 * much and allocating now and then got one at each allocation, and its bound settled at 512
 	 * blocks of 16 bytes on as many pages (review: 400 of 980 pages left after 4 million frees;
 	 * 17 now). */
-	if (!w->rest && w->cache < w->cache_max) /* (at its most, the common case: a compare) */
+	if (!rasp__rest(w) && w->cache < w->cache_max) /* (at its most, the common case: a compare) */
 		rasp__window_set_cache(w, !w->cache			? w->cache_after
 					  : w->cache_max / 4 < w->cache ? w->cache_max
 									: w->cache * 4);
 	n = rasp__page_take_list(c, pg, &c->hot[k].free);
-	w->rest += n;
+	rasp__rest_set(w, rasp__rest(w) + n);
 	w->page = pg;
 	/* The page left behind may have emptied while it was current, when rasp__page_empty
 	 * let it be: now it is kept under the context's bound or released like any other. */
@@ -647,13 +647,13 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	/* The block: from the window, else from the list's rest, else from a page. */
 	if (avail) {
 		avail--;
-	} else if (!w->rest && list_refill(c, k) != 0) {
+	} else if (!rasp__rest(w) && list_refill(c, k) != 0) {
 		hc->n = w->gap = 0;
 		rasp__window_forget(w);
 		errno = ENOMEM;
 		return NULL;
 	} else {
-		w->rest--;
+		rasp__rest_set(w, rasp__rest(w) - 1);
 	}
 	p = hc->free;
 	hc->free = rasp__hdr_next(p);
@@ -791,7 +791,7 @@ miss_take(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
 	struct rasp__header *p;
 
 	w->flush_in = w->flush_at;
-	left = w->rest - 1; /* the object takes one */
+	left = rasp__rest(w) - 1; /* the object takes one */
 	wb = w->wb < left ? w->wb : left;
 	/* With sampling on, the draw going on first: it may send the object elsewhere. */
 	if (sampling && w->after < b) {
@@ -799,7 +799,7 @@ miss_take(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
 		 * `known`, `after` 0): the generic way draws. */
 		if (!w->known)
 			return miss_generic(c, type, hc);
-		w->rest = left;
+		rasp__rest_set(w, left);
 		return miss_sampled(c, w, hc, type, 0, w->after);
 	}
 	/* Then in an order that keeps few values live (each value held past here took a saved
@@ -807,9 +807,9 @@ miss_take(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
 	 * the window last. */
 	p = take_block(hc, type);
 	bytes = (uintptr_t)wb * b;
-	w->rest = left - wb;
+	rasp__rest_set(w, left - wb);
 	c->unchecked += bytes;
-	rasp__window_publish_at(c, w, (uint64_t)left * b);
+	rasp__window_publish(w, wb);
 	if (!sampling) {
 		hc->n = wb;
 		return p + 1;
@@ -847,7 +847,7 @@ RASP__OUTLINE static void *miss_refill(struct rasp_context *c, struct rasp__hot 
 {
 	unsigned k = (unsigned)(hc - c->hot);
 
-	if (list_refill(c, k) != 0 && !c->win[k].rest)
+	if (list_refill(c, k) != 0 && !rasp__rest(&c->win[k]))
 		return miss_generic(c, type, hc); /* it says ENOMEM */
 	return miss_take_any(c, &c->win[k], hc, type);
 }
@@ -910,7 +910,9 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 	 * allocations and frees then keep `keep` blocks here (free.c), so that is rare. Not
 	 * when no frees come back (a producer whose objects another thread frees): topped up at
 	 * every such miss, `prodcons` ran 1.3x slower. */
-	if ((w->rest < w->keep && w->flush_in != w->flush_at) || !w->rest)
+	uint32_t rest = rasp__rest(w);
+
+	if ((rest < w->keep && w->flush_in != w->flush_at) || !rest)
 		return miss_refill(c, hc, type);
 	return miss_take_any(c, w, hc, type);
 }

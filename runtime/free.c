@@ -249,23 +249,19 @@ free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 		struct rasp__window *w = &c->win[k];
 		struct rasp__hot *hc = &c->hot[k];
 		uint32_t rest;
-		uint64_t b;
 
 		__asm__("" : "+r"(w)); /* (else gcc recomputed w from k below: 4 instructions) */
-		rest = w->rest;
+		rest = rasp__rest(w);
 		if (RASP__UNLIKELY(rest >= w->cache)) {
 			free_past_bound(w, pg, hdr);
 			return;
 		}
 		/* Each field once, through w and hc computed once (gcc recomputed both from k
 		 * for every field: 7 instructions a free more, callgrind). */
-		b = pg->bsize;
 		rasp__hdr_link(hdr, hc->free);
 		hc->free = hdr;
-		w->rest = rest + 1;
+		rasp__rest_set(w, rest + 1); /* (rasp_heap_stats counts it held from here) */
 		w->flush_in--; /* (to 0 or below: the next free past the bound flushes) */
-		w->held += b;
-		rasp__owner_add64(&c->held_bytes, b);
 		return;
 	}
 	free_to_page(pg, hdr);

@@ -256,7 +256,14 @@ int rasp_heap_stats(rasp_heap_t *h, rasp_heap_stats_t *out)
 	for (struct rasp_context *c = h->contexts; c; c = c->next) {
 		samples += atomic_load_explicit(&c->n_samples, memory_order_relaxed);
 		refills += atomic_load_explicit(&c->n_refills, memory_order_relaxed);
-		held += atomic_load_explicit(&c->held_bytes, memory_order_relaxed);
+		/* Each class's list: its window at the owner's last slow path and the blocks past
+		 * it, read while the owner may be changing them (each word is atomic, the pair is
+		 * not: the figure is as of about now, as the pages' counts are). */
+		for (unsigned k = 1; k < RASP__NCLASS; k++)
+			held += ((uint64_t)atomic_load_explicit(&c->win[k].window_held,
+							      memory_order_relaxed) +
+				 rasp__rest(&c->win[k])) *
+				rasp__class_size[k];
 	}
 	used = rasp__segments_used_bytes(h);
 	out->samples = samples;

@@ -459,14 +459,14 @@ static void list_give_back(struct rasp_context *c, unsigned k, bool empty_pages)
 {
 	struct rasp__window *w = &c->win[k];
 	struct rasp__hot *hc = &c->hot[k];
-	uint32_t n = (uint32_t)(hc->n + w->gap) + w->rest + w->retired;
+	uint32_t n = (uint32_t)(hc->n + w->gap) + rasp__rest(w) + w->retired;
 	struct rasp__header *hdr = hc->free;
 
-	rasp__window_publish(c, k, 0);
+	rasp__window_publish(w, 0);
 	hc->n = 0;
 	w->gap = 0;
 	rasp__window_forget(w);
-	w->rest = 0;
+	rasp__rest_set(w, 0);
 	w->retired = 0;
 	/* By runs of blocks of one page, which the list holds already linked (a refill's list
 	 * is a page's, or a few gathered): each run joins its page's list in one step. Block by

@@ -455,6 +455,54 @@ static void test_free_through_another_heap_refused(void **state)
 	rasp_heap_destroy(b);
 }
 
+/* rasp_heap_stats's live bytes follow allocations and frees, the frees the owner's list keeps
+ * included (counted from its per-class words, heap.c): never above the blocks of the objects
+ * alive, and short of them by no more than the fast path took from each class's window since
+ * its last slow path (a window is at most max(8 blocks, the quantum)). */
+static void test_stats_live_bytes_follow_frees(void **state)
+{
+	enum { N = 3000 };
+	static void *objs[N];
+	rasp_heap_t *h = heap_off();
+	const rasp_type_t *t = rasp_type_register(h, "Foo");
+	const size_t sizes[2] = {100, 1000};
+	uint64_t truth = 0, slack = 0;
+	rasp_heap_stats_t st;
+
+	(void)state;
+	assert_non_null(t);
+	for (size_t i = 0; i < N; i++) {
+		objs[i] = rasp_alloc(h, t, sizes[i & 1], 0);
+		assert_non_null(objs[i]);
+		truth += rasp_object_size(objs[i]);
+	}
+	for (size_t j = 0; j < 2; j++) {
+		uint64_t b = rasp_object_size(objs[j]), w = 8 * b > 8192 ? 8 * b : 8192;
+
+		slack += w;
+	}
+	/* Frees in three rounds: every third object, then the rest of the even ones, then all;
+	 * the first stay on the owner's lists, later ones go past the lists' bounds. */
+	for (int round = 0; round < 4; round++) {
+		assert_int_equal(rasp_heap_stats(h, &st), 0);
+		assert_true(st.live_bytes <= truth);
+		assert_true(st.live_bytes + slack >= truth);
+		for (size_t i = 0; i < N; i++) {
+			int go = round == 0 ? i % 3 == 0 : round == 1 ? i % 2 == 0 : round == 2;
+
+			if (go && objs[i]) {
+				truth -= rasp_object_size(objs[i]);
+				rasp_free(h, objs[i]);
+				objs[i] = NULL;
+			}
+		}
+	}
+	assert_int_equal(truth, 0);
+	assert_int_equal(rasp_heap_stats(h, &st), 0);
+	assert_int_equal(st.live_bytes, 0);
+	rasp_heap_destroy(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +512,7 @@ int main(void)
 	    cmocka_unit_test(test_free_refuses_unmapped_and_foreign),
 	    cmocka_unit_test(test_free_through_another_heap_refused),
 	    cmocka_unit_test(test_objects_and_types),
+	    cmocka_unit_test(test_stats_live_bytes_follow_frees),
 	    cmocka_unit_test(test_walk_and_collect),
 	    cmocka_unit_test(test_walk_callback_reads_the_heap),
 	    cmocka_unit_test(test_use_after_free_reported_under_asan),
