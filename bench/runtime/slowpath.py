@@ -56,7 +56,7 @@ def main():
     off, on, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     t_off, t_on = total(off), total(on)
     print(f"program instructions per allocate/free pair: sampling off {t_off / n:.1f}, "
-          f"on {t_on / n:.1f} ({100 * (t_on / t_off - 1):+.1f}%)")
+          f"on {t_on / n:.1f} ({100 * (t_on / t_off - 1):+.2f}%)")
     for label, path in (("off", off), ("on", on)):
         incl, calls, edge, ecalls = parse(path)
         # The slow path: the fast path's miss (rasp__alloc_miss) and the generic one
