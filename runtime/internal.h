@@ -359,7 +359,8 @@ struct rasp__window {
 	uint32_t wb; /* blocks a window may cover (window_blocks, computed at attach) */
 	/* The owner's frees go onto the list while rest < cache, else to their page's (free.c);
 	 * a lean miss finding rest < keep tops the list up (keep_blocks and cache_blocks, set
-	 * at attach; both 0: the cache off, as test-page's page-policy tests run). */
+	 * at attach; keep 1 and cache 0: the cache off and no top-up, as test-page's
+	 * page-policy tests run). keep is at least 1 (the lean miss's test relies on it). */
 	uint32_t keep;
 	uint32_t cache, cache_max; /* the bound now, and the most it grows back to */
 	/* The owner's frees of the class left before one past the bound flushes the list

@@ -442,13 +442,15 @@ static void test_short_lists_are_gathered(void **state)
 }
 
 /* The owner's free cache (free.c) off for obj's class: its frees go to their pages' lists, as
- * frees past the cache's bound do, and the list is refilled only when used up (no top-up),
+ * frees past the cache's bound do, and the list is refilled only when used up (no top-up:
+ * keep 1),
  * so that the page policy below is what a test sees. */
 static void cache_off(rasp_heap_t *h, void *obj)
 {
 	struct rasp__window *w = &rasp__context_peek(h)->win[page_of(obj)->cls];
 
-	w->keep = w->cache_max = 0;
+	w->keep = 1; /* (refilled when empty only: the least keep, rasp__alloc_miss) */
+	w->cache_max = 0;
 	rasp__window_set_cache(w, 0); /* and its flush bound: never */
 	assert_int_equal(w->flush_at, INT32_MAX);
 }
