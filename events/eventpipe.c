@@ -69,6 +69,18 @@
 #define P		  rasp__ep_pool
 
 _Atomic uint64_t rasp__ep_mask;
+_Atomic uint64_t rasp__ep_state;
+
+_Static_assert(RASP_EVENT_NDESCS <= 32, "the mask fits rasp__ep_state's low half");
+
+/* Release: a thread that reads the new state word reads the epoch and mask it was made of. */
+void rasp__ep_state_publish(void)
+{
+	uint64_t epoch = atomic_load_explicit(&rasp__ep_epoch, memory_order_relaxed);
+	uint32_t mask = (uint32_t)atomic_load_explicit(&rasp__ep_mask, memory_order_relaxed);
+
+	atomic_store_explicit(&rasp__ep_state, epoch << 32 | mask, memory_order_release);
+}
 
 struct item {
 	const struct rasp__ep_rec *r;
@@ -138,6 +150,7 @@ static void update_mask(void)
 		if (S.sessions[j])
 			m |= rasp__ep_session_mask(S.sessions[j]);
 	atomic_store_explicit(&rasp__ep_mask, m, memory_order_release);
+	rasp__ep_state_publish();
 }
 
 /* Ends session j: clean (a stop or the exit) with its end tag, else (an error, a client gone)
@@ -300,6 +313,7 @@ static void start_session(struct request *q)
 	 * records until it reads the epoch again, and announces. */
 	update_mask();
 	atomic_store_explicit(&rasp__ep_epoch, epoch, memory_order_release);
+	rasp__ep_state_publish();
 	pthread_mutex_lock(&S.lock);
 	S.nsessions++;
 	pthread_mutex_unlock(&S.lock);
@@ -473,6 +487,7 @@ static void after_fork_child(void)
 {
 	/* The parent's sessions are the parent's; the child's copies of their descriptors go. */
 	atomic_store_explicit(&rasp__ep_mask, 0, memory_order_relaxed);
+	rasp__ep_state_publish();
 	atomic_store_explicit(&P.on, false, memory_order_relaxed);
 	S.started = false;
 	S.nsessions = 0;
@@ -630,6 +645,7 @@ __attribute__((destructor)) static void rasp__ep_fini(void)
 	pthread_mutex_unlock(&S.lock);
 	pthread_join(S.writer, NULL); /* it writes the rest and the ends */
 	atomic_store_explicit(&rasp__ep_mask, 0, memory_order_relaxed);
+	rasp__ep_state_publish();
 	atomic_store_explicit(&P.on, false, memory_order_relaxed);
 	S.started = false;
 }

@@ -18,6 +18,13 @@ extern _Atomic uint64_t rasp__ep_mask;
  * announces its mean again when it changes, so every session has it. */
 extern _Atomic uint32_t rasp__ep_epoch;
 
+/* The epoch and the mask in one word, (epoch << 32) | mask, stored after either changes
+ * (rasp__ep_state_publish): the runtime's state check compares this one word with what its
+ * last update read, where it compared two (3 instructions a slow path). A pair never comes
+ * back: the mask grows only when a session starts, which advances the epoch. */
+extern _Atomic uint64_t rasp__ep_state;
+void rasp__ep_state_publish(void);
+
 static inline bool rasp__ep_enabled(unsigned desc)
 {
 	return (atomic_load_explicit(&rasp__ep_mask, memory_order_relaxed) >> desc) & 1;

@@ -567,7 +567,9 @@ def gen_inline_header(m, rel):
            " * (rasp_events_session_epoch() pins). The epoch only grows, and a thread's reads of it\n"
            " * never go back, so its pin lies between an epoch it read through\n"
            " * rasp_events_session_epoch() and the current one: a peek equal to that epoch means no\n"
-           " * session started since, and the pin is still that epoch. */\n",
+           " * session started since, and the pin is still that epoch. rasp__events_state_peek()\n"
+           " * reads both in one word, (epoch << 32) | mask, which changes when either does (acquire:\n"
+           " * read first, it orders the epoch and mask read after it). */\n",
            "#include <stdatomic.h>\n#include <stdbool.h>\n#include <stdint.h>\n\n"
            "#include \"rasp-event-desc.h\"\n",
            "#ifdef RASP_EVENTS_CALLS\n"
@@ -589,12 +591,15 @@ def gen_inline_header(m, rel):
                + " |\n\t       ".join(mask_terms) + ";\n}\n")
     out.append("static inline uint32_t rasp__events_epoch_peek(void)\n{\n"
                "\treturn rasp_events_session_epoch();\n}\n")
+    out.append("static inline uint64_t rasp__events_state_peek(void)\n{\n"
+               "\treturn (uint64_t)rasp__events_epoch_peek() << 32 | (uint32_t)rasp__events_mask_peek();\n}\n")
     out.append("#else\n")
     # Hidden: librasp defines them, so a check reads each with one load from its address (as
     # a symbol that might be another object's, it took a load of the address first).
     out.append("#define RASP__HIDDEN __attribute__((visibility(\"hidden\")))")
     out.append("extern _Atomic uint64_t rasp__ep_mask RASP__HIDDEN;\n"
-               "extern _Atomic uint32_t rasp__ep_epoch RASP__HIDDEN;\n")
+               "extern _Atomic uint32_t rasp__ep_epoch RASP__HIDDEN;\n"
+               "extern _Atomic uint64_t rasp__ep_state RASP__HIDDEN;\n")
     # Each tracepoint's whole struct under a hidden name of librasp's (an alias, defined in
     # rasp-events.c), opaque here: its state is read at its address plus the offset, one
     # load (through a pointer to the state, two: 2 instructions a slow path).
@@ -621,6 +626,8 @@ def gen_inline_header(m, rel):
                        f"\t       ((rasp__events_mask_peek() >> {desc}) & 1);\n}}\n")
     out.append("static inline uint32_t rasp__events_epoch_peek(void)\n{\n"
                "\treturn atomic_load_explicit(&rasp__ep_epoch, memory_order_relaxed);\n}\n")
+    out.append("static inline uint64_t rasp__events_state_peek(void)\n{\n"
+               "\treturn atomic_load_explicit(&rasp__ep_state, memory_order_acquire);\n}\n")
     out.append("#endif /* RASP_EVENTS_CALLS */\n")
     out.append("#endif /* RASP_EVENTS_INLINE_H */")
     return "\n".join(out) + "\n"

@@ -442,6 +442,9 @@ struct rasp_context {
 	 * records there; an announcement in between is lost (sample.c). */
 	uint64_t lttng_confirm_ns;
 	uint64_t seen_mask;
+	/* The EventPipe epoch and mask in one word (rasp__events_state_peek) as its last update
+	 * read it first: the inline check compares this, not the two. */
+	uint64_t seen_ep_state;
 	uint32_t ep_epoch;	/* EventPipe sessions' epoch it last announced in */
 	uint32_t state_gen;	/* the heap's state_gen at its last state check */
 	uint64_t unchecked;	/* window bytes handed out since its last state check */
@@ -717,10 +720,9 @@ bool rasp__sampling_update_full(struct rasp_context *c);
 static inline bool rasp__sampling_unchanged(const struct rasp_context *c)
 {
 	return atomic_load_explicit(&c->heap->state_gen, memory_order_acquire) == c->state_gen &&
-	       rasp__events_epoch_peek() == c->ep_epoch &&
+	       rasp__events_state_peek() == c->seen_ep_state &&
 	       rasp__event_allocation_sampled_word() == c->seen_sampled &&
-	       rasp__event_sampling_configured_word() == c->seen_configured &&
-	       rasp__events_mask_peek() == c->seen_mask;
+	       rasp__event_sampling_configured_word() == c->seen_configured;
 }
 static inline bool rasp__sampling_update(struct rasp_context *c)
 {

@@ -96,6 +96,10 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 	uint32_t gen = atomic_load_explicit(&h->state_gen, memory_order_acquire);
 	int mode = atomic_load_explicit(&h->sampling_mode, memory_order_relaxed);
 	uint64_t mean = atomic_load_explicit(&h->sampling_mean, memory_order_relaxed);
+	/* The EventPipe state word before the epoch and mask it is made of (acquire): if it is
+	 * unchanged at a later check, neither changed since the words this update reads (a
+	 * change between the two reads changes the word again, and the next check comes here). */
+	uint64_t ep_state = rasp__events_state_peek();
 	/* The epoch first, through the call that pins this thread's records to it (acquire): a
 	 * session's start publishes its events in the mask before its epoch, so a thread that
 	 * sees the new epoch sees the new mask too, and never records into a session it has not
@@ -139,6 +143,7 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 	c->seen_sampled = sampled_word;
 	c->seen_configured = c->lttng_confirm_ns ? ~configured_word : configured_word;
 	c->seen_mask = mask;
+	c->seen_ep_state = ep_state;
 	c->listened = sampled_on;
 	c->ep_epoch = epoch;
 	c->state_gen = gen;

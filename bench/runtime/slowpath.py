@@ -108,8 +108,12 @@ def main():
         # The lean miss's own instructions (rasp__alloc_miss's self cost, over every source
         # file inlined into it): the checks, the state check, the window and the block, at
         # every entry; what it calls (a refill, a sampled block, the generic way) apart.
+        near = calls.get("miss_near", 0)
         print(f"sampling {label}: the lean miss's own instructions per entry: "
-              f"{self_cost(path, 'rasp__alloc_miss') / entries:.1f}")
+              f"{self_cost(path, 'rasp__alloc_miss') / entries:.1f}"
+              + (f"; a window cut before its sample (miss_near, {near} calls): "
+                 f"{self_cost(path, 'miss_near') / near:.0f} own instructions each"
+                 if near else ""))
 
 
 if __name__ == "__main__":
