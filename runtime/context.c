@@ -569,8 +569,8 @@ static int list_refill(struct rasp_context *c, unsigned k)
 	 * that allocates again has it whole after a few refills. Not at a top-up: a thread freeing
 	 * much and allocating now and then got one at each allocation, and its bound settled at 512
 	 * blocks of 16 bytes on as many pages (review: 400 of 980 pages left after 4 million frees;
-	 * 17 now). */
-	if (!rasp__rest(w) && w->cache < w->cache_max) /* (at its most, the common case: a compare) */
+	 * 17 now). At its most, the common case, it is a compare. */
+	if (!rasp__rest(w) && w->cache < w->cache_max)
 		rasp__window_set_cache(w, !w->cache			? w->cache_after
 					  : w->cache_max / 4 < w->cache ? w->cache_max
 									: w->cache * 4);
@@ -830,7 +830,7 @@ miss_take(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
 	  const rasp_type_t *type, const bool sampling)
 {
 	uintptr_t b = hc->bsize;
-	uint64_t r = 0; /* trials, as alloc_small counts them: up to ~37 means, past 32 bits */
+	uint64_t r = 0;	    /* trials, as alloc_small counts them: up to ~37 means, past 32 bits */
 	uintptr_t wb, left; /* (32-bit counts, held as words: no copy to widen one for hc->n) */
 	struct rasp__header *p;
 
@@ -904,8 +904,7 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 	 * c->win plus four times that offset (a subtraction and an lea; the index and then the
 	 * window took six). The misses' other ways find the index from hc. */
 	uintptr_t off = (uintptr_t)hc - (uintptr_t)c;
-	struct rasp__window *w =
-	    (struct rasp__window *)((char *)c->win + off * RASP__WIN_PER_HOT);
+	struct rasp__window *w = (struct rasp__window *)((char *)c->win + off * RASP__WIN_PER_HOT);
 
 	/* w computed once and kept: gcc otherwise recomputed it at each use and, short of
 	 * registers for the values that recomputing kept live, saved three more. The empty asm

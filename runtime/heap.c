@@ -261,7 +261,7 @@ int rasp_heap_stats(rasp_heap_t *h, rasp_heap_stats_t *out)
 		 * not: the figure is as of about now, as the pages' counts are). */
 		for (unsigned k = 1; k < RASP__NCLASS; k++)
 			held += ((uint64_t)atomic_load_explicit(&c->win[k].window_held,
-							      memory_order_relaxed) +
+								memory_order_relaxed) +
 				 rasp__rest(&c->win[k])) *
 				rasp__class_size[k];
 	}

@@ -782,7 +782,8 @@ static inline void rasp__owner_add64(_Atomic uint64_t *p, uint64_t v)
  * through rasp_heap_stats): the count only, in a few loads and no call. */
 static inline bool rasp__sample_counted_listened(struct rasp_context *c)
 {
-	rasp__owner_add64(&c->n_samples, 1); /* (one instruction: a relaxed load and store took 3) */
+	/* One instruction: a relaxed load and store took 3. */
+	rasp__owner_add64(&c->n_samples, 1);
 	return c->listened || c->heap->sample_hook;
 }
 /* Counts a sample and fires AllocationSampled. */
