@@ -150,7 +150,6 @@ static void update_mask(void)
 		if (S.sessions[j])
 			m |= rasp__ep_session_mask(S.sessions[j]);
 	atomic_store_explicit(&rasp__ep_mask, m, memory_order_release);
-	rasp__ep_state_publish();
 }
 
 /* Ends session j: clean (a stop or the exit) with its end tag, else (an error, a client gone)
@@ -175,6 +174,7 @@ static int end_session(size_t j, int err, bool clean)
 			rasp__ep_session_name(x), (unsigned long long)dropped);
 	S.sessions[j] = NULL;
 	update_mask();
+	rasp__ep_state_publish(); /* (a start publishes once, after its epoch) */
 	rc = rasp__ep_session_close(x, clean && !err, rasp__ep_now(), CLOSE_TIMEOUT_MS);
 	pthread_mutex_lock(&S.lock);
 	S.nsessions--;

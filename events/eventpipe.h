@@ -20,8 +20,9 @@ extern _Atomic uint32_t rasp__ep_epoch;
 
 /* The epoch and the mask in one word, (epoch << 32) | mask, stored after either changes
  * (rasp__ep_state_publish): the runtime's state check compares this one word with what its
- * last update read, where it compared two (3 instructions a slow path). A pair never comes
- * back: the mask grows only when a session starts, which advances the epoch. */
+ * last update read, where it compared two (3 instructions a slow path). A published pair
+ * never comes back: the mask grows only when a session starts, which publishes once, after
+ * advancing the epoch (update_mask publishes only at a session's end). */
 extern _Atomic uint64_t rasp__ep_state;
 void rasp__ep_state_publish(void);
 

@@ -654,6 +654,7 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	} else if (!rasp__rest(w) && list_refill(c, k) != 0) {
 		hc->n = w->gap = 0;
 		rasp__window_forget(w);
+		rasp__window_publish(w, 0); /* (no window: rasp_heap_stats counts none held) */
 		errno = ENOMEM;
 		return NULL;
 	} else {
@@ -722,11 +723,16 @@ RASP__NOINLINE static void *miss_generic(struct rasp_context *c, const rasp_type
 }
 
 /* The lean miss found the thread's sampling state changed: the generic way adopts it, told
- * that a check is due (the lean misses do not count `unchecked`). */
+ * that a check is due (the lean misses do not count `unchecked`). Not while a new LTTng
+ * listener's second announcement is pending (sample.c): the inline check then never matches
+ * for RASP__LTTNG_CONFIRM_NS, and a full update with its clock read at every lean miss would
+ * be a miss's cost many times over; the generic way checks once a quantum of its windows, as
+ * it did before the lean miss checked at every entry (found by review). */
 RASP__NOINLINE static void *miss_changed(struct rasp_context *c, const rasp_type_t *type,
 					 struct rasp__hot *hc)
 {
-	c->unchecked = c->heap->cfg.alloc_quantum;
+	if (!c->lttng_confirm_ns)
+		c->unchecked = c->heap->cfg.alloc_quantum;
 	return miss_generic(c, type, hc);
 }
 
@@ -885,8 +891,8 @@ RASP__OUTLINE static void *miss_refill(struct rasp_context *c, struct rasp__hot 
  * is used up; class 0 (a size of 0 or past the small range) goes the generic way. The
  * generic path's checks that the fast path already made are left out. Then the miss most
  * misses are (alloc_small decides the same, in fewer instructions), when no cross-thread
- * frees are queued, no trim is asked, and the thread's sampling state is not due for a check
- * or the check finds nothing changed. If the window ended at its sampled block (gap > 0),
+ * frees are queued, no trim is asked, and the check of the thread's sampling state, at every
+ * lean miss, finds nothing changed. If the window ended at its sampled block (gap > 0),
  * that block is this object: miss_sampled. Else the window ran out at its end: the list is
  * refilled if it is empty (miss_refill), the object takes its next block and the next window
  * covers the blocks after it, as window_set would draw it. With sampling on, the draw that

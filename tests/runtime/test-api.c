@@ -458,7 +458,7 @@ static void test_free_through_another_heap_refused(void **state)
 /* rasp_heap_stats's live bytes follow allocations and frees, the frees the owner's list keeps
  * included (counted from its per-class words, heap.c): never above the blocks of the objects
  * alive, and short of them by no more than the fast path took from each class's window since
- * its last slow path (a window is at most max(8 blocks, the quantum)). */
+ * its last slow path (a window is at most max(8, ceil(quantum / block)) blocks). */
 static void test_stats_live_bytes_follow_frees(void **state)
 {
 	enum { N = 3000 };
@@ -477,11 +477,12 @@ static void test_stats_live_bytes_follow_frees(void **state)
 		truth += rasp_object_size(objs[i]);
 	}
 	for (size_t j = 0; j < 2; j++) {
-		uint64_t b = rasp_object_size(objs[j]), w = 8 * b > 8192 ? 8 * b : 8192;
+		uint64_t b = rasp_object_size(objs[j]), blocks = (8192 + b - 1) / b;
 
-		slack += w;
+		slack += (blocks > 8 ? blocks : 8) * b; /* the default quantum, 8 KiB */
 	}
-	/* Frees in three rounds: every third object, then the rest of the even ones, then all;
+	/* Frees in three rounds: every third object, then the rest of the even ones, then all
+	 * (four checks, the first before any free);
 	 * the first stay on the owner's lists, later ones go past the lists' bounds. */
 	for (int round = 0; round < 4; round++) {
 		assert_int_equal(rasp_heap_stats(h, &st), 0);
