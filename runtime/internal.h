@@ -447,7 +447,8 @@ struct rasp_context {
 	uint64_t seen_ep_state;
 	uint32_t ep_epoch;	/* EventPipe sessions' epoch it last announced in */
 	uint32_t state_gen;	/* the heap's state_gen at its last state check */
-	uint64_t unchecked;	/* window bytes handed out since its last state check */
+	uint64_t unchecked;	/* window bytes the generic path handed out since its last
+				 * state check (the lean miss checks at every entry) */
 	uint64_t mean;		/* sampling mean the budgets were drawn with (announced) */
 	double draw_scale;	/* -1 / ln(1 - 1/mean), +0 at mean 1: the draw multiplies */
 	uint64_t index;		/* attach order in the heap (seeding) */
@@ -832,7 +833,7 @@ static inline bool rasp__owner_dec32(_Atomic uint32_t *p)
 /* The list's blocks past the window, and their count set (the owner's). */
 static inline uint32_t rasp__rest(const struct rasp__window *w)
 {
-	return atomic_load_explicit(&((struct rasp__window *)w)->rest, memory_order_relaxed);
+	return atomic_load_explicit(&w->rest, memory_order_relaxed);
 }
 static inline void rasp__rest_set(struct rasp__window *w, uint32_t n)
 {
