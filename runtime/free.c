@@ -22,7 +22,7 @@ static void bad_free(struct rasp_heap *h, const void *obj, const char *op, const
  * segment lists under the lock: O(segments), acceptable for a debug check. */
 static bool debug_owns(struct rasp_heap *h, const struct rasp__header *hdr)
 {
-	struct rasp__segment *s, *want = rasp__segment_of(hdr);
+	struct rasp__segment *s, *want = rasp__mapping_of(hdr);
 	bool ok = false;
 
 	pthread_mutex_lock(&h->lock);
@@ -80,13 +80,14 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 				    struct rasp__segment **segp)
 {
 	struct rasp__header *hdr = rasp__header_of(obj), *b;
-	struct rasp__segment *s = rasp__segment_of(hdr);
+	struct rasp__segment *s = rasp__mapping_of(hdr);
 	struct rasp__page *pg;
 	uintptr_t n;
 
-	/* Before reading anything at the pointer: its 4 MiB block must start a rasp mapping
-	 * (segment.c's map), so memory rasp never mapped, or gave back to the OS, is reported,
-	 * not read (a fault). Debug builds also look the mapping up in this heap's lists. */
+	/* Before reading anything at the pointer: its 4 MiB block must start a rasp mapping or
+	 * lie inside an arena (segment.c's map), so memory rasp never mapped, or gave back to the
+	 * OS, is reported, not read (a fault). Debug builds also look the mapping up in this
+	 * heap's lists. */
 	if (!rasp__segment_mapped(s)) {
 		bad_free(h, obj, op,
 			 "not in memory rasp has mapped (a foreign pointer, or a double free "

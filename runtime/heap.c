@@ -143,7 +143,7 @@ const char *rasp_type_name(const rasp_type_t *type)
 static const struct rasp__header *block_header(const void *obj, size_t *z)
 {
 	const struct rasp__header *hdr = rasp__header_of(obj);
-	struct rasp__segment *s = rasp__segment_of(hdr);
+	struct rasp__segment *s = rasp__mapping_of(hdr);
 	const struct rasp__page *pg;
 
 	if (s->kind == RASP__SEG_LARGE) {

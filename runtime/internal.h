@@ -121,10 +121,14 @@
  * tick), and grows in place for larger ones (segment.c, large_cache_take). Measured in
  * docs/performance.md, "Large objects": 2, 3, 4, 6 and 8 tried. */
 #define RASP__LARGE_REUSE 4
-/* Large objects of up to this many 4 KiB pages (their 8-byte size word included) are carved
- * from arenas (segment.c); larger ones have a mapping of their own. An arena has 1022 pages
- * past its header: an object of most of them leaves too little for another. */
-#define RASP__ARENA_MAX_PAGES 1000u
+/* Large objects of up to this many 4 KiB pages (their 8-byte size word included: ObjectSize
+ * up to 16,744,440 bytes) are carved from arenas (segment.c); larger ones have a mapping of
+ * their own. An arena has 8183 pages past its header, so two of the largest fit in one, as
+ * mimalloc's segments hold objects of up to half their size. Up to the eighteenth session arenas
+ * were one 4 MiB unit and this was 1000 pages: objects of 4 to 16 MB had mappings of their own, and
+ * 8 live buffers of 85 KB..16 MB took 4.3x mimalloc's time, faulting in 2.5 million pages against
+ * its 41,000 (docs/performance.md, "Arenas of 32 MiB"). */
+#define RASP__ARENA_MAX_PAGES 4088u
 /* How long after announcing to a new LTTng listener a thread announces again (sample.c):
  * past the moment LTTng starts recording the session whose events it enabled. */
 #define RASP__LTTNG_CONFIRM_NS ((uint64_t)100 * 1000 * 1000)
@@ -211,12 +215,16 @@ enum rasp__segment_kind { RASP__SEG_SMALL = 1, RASP__SEG_LARGE = 2, RASP__SEG_AR
  * committed (the purge policy, segment.c). A span's first 8 bytes hold its object's
  * ObjectSize, the object's header follows. All under heap->lock. */
 #define RASP__ARENA_PAGE_SHIFT 12
-#define RASP__ARENA_PAGES      (RASP__SEGMENT_SIZE >> RASP__ARENA_PAGE_SHIFT)
-#define RASP__ARENA_WORDS      (RASP__ARENA_PAGES / 64)
-#define RASP__ARENA_START      1u /* tag flags */
-#define RASP__ARENA_END	       2u
-#define RASP__ARENA_FREE       4u
-#define RASP__ARENA_LEN_SHIFT  8
+/* An arena is this many 4 MiB units (the segment map marks each, so the arena of a pointer is
+ * found from its unit: rasp__mapping_of). */
+#define RASP__ARENA_UNITS     8u
+#define RASP__ARENA_SIZE      ((size_t)RASP__ARENA_UNITS << RASP__SEGMENT_SHIFT)
+#define RASP__ARENA_PAGES     ((uint32_t)(RASP__ARENA_SIZE >> RASP__ARENA_PAGE_SHIFT))
+#define RASP__ARENA_WORDS     (RASP__ARENA_PAGES / 64)
+#define RASP__ARENA_START     1u /* tag flags */
+#define RASP__ARENA_END	      2u
+#define RASP__ARENA_FREE      4u
+#define RASP__ARENA_LEN_SHIFT 8
 /* A span's first 8 bytes hold its object's ObjectSize; the object's header follows, so the
  * object is 16 bytes into its span, 16-aligned. */
 #define RASP__ARENA_HDR_OFFSET ((size_t)16 - RASP_OBJECT_HEADER_SIZE)
@@ -225,10 +233,13 @@ struct rasp__arena {
 	uint32_t free_pages;	 /* pages in free spans */
 	uint32_t max_free;	 /* an upper bound on the longest free span, in pages */
 	uint32_t free_committed; /* pages in free spans and committed */
-	uint64_t free_map[RASP__ARENA_WORDS];	   /* bit i: page i is in a free span */
-	uint64_t committed_map[RASP__ARENA_WORDS]; /* bit i: handed out and not purged since */
-	uint64_t old_map[RASP__ARENA_WORDS];	   /* bit i: free at the last purge tick */
-	uint32_t tag[RASP__ARENA_PAGES];
+	/* In the arena's header pages, past the segment header (arena_new): 35 KiB for 8192
+	 * pages, more than a small segment's header, whose size the union sets. A fresh mapping
+	 * is zero, so only the words a span's tags and bits reach are ever touched. */
+	uint64_t *free_map;	 /* RASP__ARENA_WORDS; bit i: page i is in a free span */
+	uint64_t *committed_map; /* bit i: handed out and not purged since */
+	uint64_t *old_map;	 /* bit i: free at the last purge tick */
+	uint32_t *tag;		 /* RASP__ARENA_PAGES */
 };
 
 /* A page: blocks of one size class in 1..16 slots, owned by one thread's context (or by
@@ -926,16 +937,40 @@ static inline struct rasp__segment *rasp__segment_of(const void *p)
  * reads it before any word at a pointer, so a pointer whose 4 MiB block starts no mapping
  * (memory rasp never mapped, or gave back to the OS: a double free after an unmap) is refused
  * instead of read. 32 MiB of .bss, untouched but for one 4 KiB page per 16 GiB of addresses
- * that hold mappings; costs a free five instructions and a load that stays in cache. */
-#define RASP__MAP_SIZE ((uintptr_t)1 << (47 - RASP__SEGMENT_SHIFT))
+ * that hold mappings; costs a free five instructions and a load that stays in cache.
+ * RASP__MAP_START marks a mapping's first unit; unit k of an arena (k >= 1, RASP__ARENA_UNITS)
+ * holds RASP__MAP_START + k, so its header is found k units back (rasp__mapping_of). A large
+ * object's own mapping marks its first unit only: a pointer past it is no object's start. */
+#define RASP__MAP_SIZE	((uintptr_t)1 << (47 - RASP__SEGMENT_SHIFT))
+#define RASP__MAP_START 1u
 extern _Atomic uint8_t rasp__segment_map[RASP__MAP_SIZE];
 
+static inline unsigned rasp__map_at(uintptr_t p)
+{
+	uintptr_t i = p >> RASP__SEGMENT_SHIFT;
+
+	return i < RASP__MAP_SIZE
+		   ? atomic_load_explicit(&rasp__segment_map[i], memory_order_relaxed)
+		   : 0;
+}
+
+/* Whether s (4 MiB-aligned) starts a mapping, so that its header may be read. */
 static inline bool rasp__segment_mapped(const struct rasp__segment *s)
 {
-	uintptr_t i = (uintptr_t)s >> RASP__SEGMENT_SHIFT;
+	return rasp__map_at((uintptr_t)s) == RASP__MAP_START;
+}
 
-	return i < RASP__MAP_SIZE &&
-	       atomic_load_explicit(&rasp__segment_map[i], memory_order_relaxed);
+/* The mapping holding p, for the slow paths: p's unit, or for a unit inside an arena the
+ * arena's first. Unchecked: rasp__segment_mapped says whether it starts a mapping. */
+static inline struct rasp__segment *rasp__mapping_of(const void *p)
+{
+	struct rasp__segment *s = rasp__segment_of(p);
+	unsigned v = rasp__map_at((uintptr_t)s);
+
+	if (v > RASP__MAP_START)
+		s = (struct rasp__segment *)((uintptr_t)s - ((uintptr_t)(v - RASP__MAP_START)
+							     << RASP__SEGMENT_SHIFT));
+	return s;
 }
 
 /* What an empty slot's entry points to: a page record that holds no block (its bytes are 0,

@@ -42,12 +42,21 @@ _Atomic uint8_t rasp__segment_map[RASP__MAP_SIZE];
 
 struct rasp__page rasp__no_page = {.slot = UINT8_MAX};
 
-/* Written under the owning heap's lock; heaps never share a byte (a mapping's base is its
- * own). Set once the header is written, cleared before the unmap. */
-static void map_mark(const struct rasp__segment *s, uint8_t v)
+/* Written under the owning heap's lock; heaps never share a byte (a mapping's units are its
+ * own). Set once the header is written, cleared before the unmap: the first unit
+ * RASP__MAP_START, an arena's unit k RASP__MAP_START + k (internal.h); `on` false clears
+ * every unit the mapping covers. */
+static void map_mark(const struct rasp__segment *s, bool on)
 {
-	atomic_store_explicit(&rasp__segment_map[(uintptr_t)s >> RASP__SEGMENT_SHIFT], v,
-			      memory_order_relaxed);
+	uintptr_t i = (uintptr_t)s >> RASP__SEGMENT_SHIFT;
+	uintptr_t n = on && s->kind != RASP__SEG_ARENA
+			  ? 1
+			  : (s->map_size + RASP__SEGMENT_SIZE - 1) >> RASP__SEGMENT_SHIFT;
+
+	for (uintptr_t k = n; k-- > 0;) /* the first unit last: mapped once all are */
+		atomic_store_explicit(&rasp__segment_map[i + k],
+				      on ? (uint8_t)(RASP__MAP_START + k) : 0,
+				      memory_order_relaxed);
 }
 
 static size_t round_up(size_t x, size_t a)
@@ -109,7 +118,7 @@ static uintptr_t reserve_aligned(size_t size)
 		rasp__os_unmap((void *)(a + size), trail);
 	/* Past the map (Linux maps above 47 bits only when asked to): its objects' frees would
 	 * be refused. */
-	if ((a >> RASP__SEGMENT_SHIFT) >= RASP__MAP_SIZE) {
+	if (((a + size - 1) >> RASP__SEGMENT_SHIFT) >= RASP__MAP_SIZE) {
 		rasp__os_unmap((void *)a, size);
 		return 0;
 	}
@@ -136,7 +145,7 @@ static struct rasp__segment *map_aligned(struct rasp_heap *h, size_t size, int k
 		s->large_purged = 0;
 		s->large_tail = 0;
 	}
-	map_mark(s, 1);
+	map_mark(s, true);
 	atomic_fetch_add(&h->regions_n, 1);
 	atomic_fetch_add(&h->reserved_bytes, size);
 	return s;
@@ -195,7 +204,7 @@ static void unmap_seg(struct rasp_heap *h, struct rasp__segment *s)
 {
 	atomic_fetch_sub(&h->regions_n, 1);
 	atomic_fetch_sub(&h->reserved_bytes, s->map_size);
-	map_mark(s, 0);
+	map_mark(s, false);
 	s->magic = 0;
 	RASP__UNPOISON((void *)s, s->map_size);
 	rasp__os_unmap(s, s->map_size);
@@ -616,12 +625,16 @@ void rasp__segments_trim(struct rasp_heap *h)
 
 #define ARENA_PAGE ((size_t)1 << RASP__ARENA_PAGE_SHIFT)
 
-/* An arena's header pages and its largest span fit its pages (arena_take splits a span of at
- * least k pages). */
-_Static_assert((offsetof(struct rasp__segment, arena) + sizeof(struct rasp__arena) + 4095) / 4096 +
-		       RASP__ARENA_MAX_PAGES <=
-		   RASP__ARENA_PAGES,
-	       "an arena's largest span does not fit past its header");
+/* An arena's header: the segment header, then its maps and tags (struct rasp__arena). */
+#define ARENA_MAPS_AT                                                                              \
+	((offsetof(struct rasp__segment, arena) + sizeof(struct rasp__arena) + 63) & ~(size_t)63)
+#define ARENA_TAGS_AT	(ARENA_MAPS_AT + 3 * RASP__ARENA_WORDS * sizeof(uint64_t))
+#define ARENA_HDR_PAGES ((ARENA_TAGS_AT + RASP__ARENA_PAGES * sizeof(uint32_t) + 4095) / 4096)
+/* The header pages and two of the largest spans fit an arena's pages (arena_take splits a span
+ * of at least k pages); 255 units at most (the segment map's byte). */
+_Static_assert(ARENA_HDR_PAGES + 2 * RASP__ARENA_MAX_PAGES <= RASP__ARENA_PAGES &&
+		   RASP__ARENA_UNITS + RASP__MAP_START <= 255 && RASP__ARENA_PAGES % 64 == 0,
+	       "an arena's largest spans do not fit past its header");
 
 static uintptr_t arena_page(const struct rasp__segment *s, uint32_t i)
 {
@@ -700,17 +713,19 @@ static uint64_t arena_bound(struct rasp_heap *h)
 
 static struct rasp__segment *arena_new(struct rasp_heap *h)
 {
-	struct rasp__segment *s = map_aligned(h, RASP__SEGMENT_SIZE, RASP__SEG_ARENA);
+	struct rasp__segment *s = map_aligned(h, RASP__ARENA_SIZE, RASP__SEG_ARENA);
 	struct rasp__arena *a;
-	uint32_t first =
-	    (uint32_t)(round_up(offsetof(struct rasp__segment, arena) + sizeof(struct rasp__arena),
-				ARENA_PAGE) >>
-		       RASP__ARENA_PAGE_SHIFT);
+	uint32_t first = (uint32_t)ARENA_HDR_PAGES;
 
 	if (!s)
 		return NULL;
 	a = &s->arena;
 	memset(a, 0, sizeof(*a));
+	/* The maps and tags are the fresh mapping's zeros. */
+	a->free_map = (uint64_t *)((uintptr_t)s + ARENA_MAPS_AT);
+	a->committed_map = a->free_map + RASP__ARENA_WORDS;
+	a->old_map = a->committed_map + RASP__ARENA_WORDS;
+	a->tag = (uint32_t *)((uintptr_t)s + ARENA_TAGS_AT);
 	a->first = first;
 	a->free_pages = a->max_free = RASP__ARENA_PAGES - first;
 	span_set(a, first, a->free_pages, RASP__ARENA_FREE);
@@ -918,7 +933,7 @@ static bool arena_tick(struct rasp_heap *h, bool all)
 			unmap_seg(h, s);
 			continue;
 		}
-		memcpy(a->old_map, a->free_map, sizeof(a->old_map));
+		memcpy(a->old_map, a->free_map, RASP__ARENA_WORDS * sizeof(uint64_t));
 	}
 	return h->arena_free_committed > bound;
 }
@@ -955,9 +970,9 @@ static struct rasp__segment *large_grow(struct rasp_heap *h, struct rasp__segmen
 		 * only the new tail faults in, as growing in place would. 521 of 899 growths
 		 * were refused on 8 live buffers of 85 KB..16 MB (docs/performance.md). */
 		large_cache_unlink(h, list, s);
-		map_mark(s, 0);
+		map_mark(s, false);
 		if (rasp__os_move(s, have, size, (void *)to) != 0) {
-			map_mark(s, 1);
+			map_mark(s, true);
 			link_seg(list, s);
 			h->large_cache_bytes += have;
 			h->large_cache_n++;
@@ -967,7 +982,7 @@ static struct rasp__segment *large_grow(struct rasp_heap *h, struct rasp__segmen
 			return NULL;
 		}
 		s = (struct rasp__segment *)to;
-		map_mark(s, 1);
+		map_mark(s, true);
 	} else {
 		RASP__POISON((void *)(rasp__large_header(s) + 1),
 			     have - LARGE_HEADER_OFFSET - sizeof(struct rasp__header));

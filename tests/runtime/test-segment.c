@@ -845,7 +845,7 @@ static void test_large_tail_accounting(void **state)
 
 static struct rasp__segment *arena_of(const void *obj)
 {
-	struct rasp__segment *s = rasp__segment_of(rasp__header_of(obj));
+	struct rasp__segment *s = rasp__mapping_of(rasp__header_of(obj));
 
 	assert_int_equal(s->kind, RASP__SEG_ARENA);
 	return s;
@@ -1017,16 +1017,22 @@ static void test_arena_prefers_committed_pages(void **state)
 {
 	rasp_heap_t *h = make_heap();
 	const rasp_type_t *t = rasp_type_register(h, "big");
-	void *x, *w, *y, *p;
+	void *x, *w, *v, *y, *p;
 	uint32_t rest;
 
 	(void)state;
 	rasp__os_set_ops(&counting);
 	assert_non_null(x = rasp_alloc(h, t, 300000, 0)); /* 74 pages */
-	/* w fills the arena but for 30 pages, which y commits and collect purges. */
+	/* w and v fill the arena but for 30 pages, which y commits and collect purges. */
 	rest = RASP__ARENA_PAGES - arena_of(x)->arena.first - pages_for(300000);
-	assert_non_null(w = rasp_alloc(h, t, (size_t)(rest - 30) * 4096 - 64, 0));
+	assert_true(rest - 30 <= 2 * RASP__ARENA_MAX_PAGES);
+	assert_non_null(w = rasp_alloc(h, t, (size_t)RASP__ARENA_MAX_PAGES * 4096 - 64, 0));
+	assert_int_equal(pages_for((size_t)RASP__ARENA_MAX_PAGES * 4096 - 64),
+			 RASP__ARENA_MAX_PAGES);
+	assert_non_null(
+	    v = rasp_alloc(h, t, (size_t)(rest - 30 - RASP__ARENA_MAX_PAGES) * 4096 - 64, 0));
 	assert_ptr_equal(arena_of(w), arena_of(x));
+	assert_ptr_equal(arena_of(v), arena_of(x));
 	assert_non_null(y = rasp_alloc(h, t, 30 * 4096 - 64, 0));
 	assert_ptr_equal(arena_of(y), arena_of(x));
 	rasp_free(h, y);
@@ -1041,8 +1047,77 @@ static void test_arena_prefers_committed_pages(void **state)
 	check_arenas(h);
 	rasp_free(h, p);
 	rasp_free(h, w);
+	rasp_free(h, v);
 	check_arenas(h);
 	rasp__os_set_ops(NULL);
+	rasp_heap_destroy(h);
+}
+
+/* An arena spans RASP__ARENA_UNITS units of 4 MiB: the segment map marks each, so objects
+ * whose address is past the first unit are found, sized, resized and freed like any other, a
+ * pointer inside one is refused, and once the arena is gone every unit of it is unmarked (a
+ * stale pointer is refused without being read). Objects of up to RASP__ARENA_MAX_PAGES pages
+ * (16 MB) are spans; one page more has a mapping of its own. */
+static void test_arena_units_past_the_first(void **state)
+{
+	enum { N = 6 };
+	rasp_heap_t *h = make_heap();
+	const rasp_type_t *t = rasp_type_register(h, "big");
+	unsigned char *o[N], *r, *big;
+	struct rasp__segment *s;
+	rasp_heap_stats_t st;
+	uint64_t bad;
+	unsigned past = 0;
+
+	(void)state;
+	for (int i = 0; i < N; i++) { /* 1221 pages each: six of them reach unit 7 */
+		assert_non_null(o[i] = rasp_alloc(h, t, 5000000, 0));
+		memset(o[i] + 4999000, i + 1, 1000);
+	}
+	s = arena_of(o[0]);
+	for (unsigned k = 0; k < RASP__ARENA_UNITS; k++)
+		assert_int_equal(rasp__map_at((uintptr_t)s + ((uintptr_t)k << RASP__SEGMENT_SHIFT)),
+				 RASP__MAP_START + k);
+	for (int i = 0; i < N; i++) {
+		assert_ptr_equal(arena_of(o[i]), s);
+		past += rasp__segment_of(o[i]) != s;
+		assert_int_equal(rasp_object_size(o[i]), 5000008);
+		assert_ptr_equal(rasp_object_type(o[i]), t);
+	}
+	assert_true(past >= 4);
+	rasp_heap_stats(h, &st);
+	bad = st.invalid_frees;
+	rasp_free(h, o[N - 1] + 4096); /* inside an object past the first unit */
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.invalid_frees, bad + 1);
+	assert_int_equal(check_arena(s), N + 1);
+	/* Resized in place (shrunk) and moved (grown past its neighbour), its bytes kept. */
+	assert_ptr_equal(rasp_realloc(h, o[N - 1], 4999999 + 1), o[N - 1]);
+	assert_non_null(r = rasp_realloc(h, o[2], 6000000));
+	for (int j = 4999000; j < 5000000; j++)
+		assert_int_equal(r[j], 3);
+	o[2] = r;
+	check_arenas(h);
+	/* The largest span, and one page more on a mapping of its own. */
+	assert_non_null(big = rasp_alloc(h, t, (size_t)RASP__ARENA_MAX_PAGES * 4096 - 64, 0));
+	assert_int_equal(rasp__mapping_of(rasp__header_of(big))->kind, RASP__SEG_ARENA);
+	rasp_free(h, big);
+	assert_non_null(big = rasp_alloc(h, t, (size_t)RASP__ARENA_MAX_PAGES * 4096, 0));
+	assert_int_equal(rasp__mapping_of(rasp__header_of(big))->kind, RASP__SEG_LARGE);
+	rasp_free(h, big);
+	for (int i = 0; i < N; i++)
+		rasp_free(h, o[i]);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.invalid_frees, bad + 1);
+	assert_int_equal(st.live_bytes, 0);
+	assert_int_equal(rasp_heap_collect(h), 0);
+	assert_null(h->arenas);
+	for (unsigned k = 0; k < RASP__ARENA_UNITS; k++)
+		assert_int_equal(rasp__map_at((uintptr_t)s + ((uintptr_t)k << RASP__SEGMENT_SHIFT)),
+				 0);
+	rasp_free(h, o[N - 1]); /* its unit unmarked: refused, not read */
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.invalid_frees, bad + 2);
 	rasp_heap_destroy(h);
 }
 
@@ -1188,11 +1263,11 @@ static void test_arena_purge_ticks(void **state)
 
 	(void)state;
 	rasp__os_set_ops(&counting);
-	for (int i = 0; i < N; i++)
-		assert_non_null(objs[i] = rasp_alloc(h, t, 1000000, 0));
+	for (int i = 0; i < N; i++) /* 977 pages each: 8 to an arena */
+		assert_non_null(objs[i] = rasp_alloc(h, t, 4000000, 0));
 	for (struct rasp__segment *s = h->arenas; s; s = s->next)
 		arenas++;
-	assert_true(arenas >= 4);
+	assert_true(arenas >= 2);
 	/* A burst freed and taken again at once: no purge, no mapping. */
 	purged0 = atomic_load(&purged);
 	maps0 = atomic_load(&maps);
@@ -1201,7 +1276,7 @@ static void test_arena_purge_ticks(void **state)
 	check_arenas(h);
 	assert_true(h->arena_free_committed > RASP__LARGE_CACHE_MIN >> RASP__ARENA_PAGE_SHIFT);
 	for (int i = 1; i < N; i++)
-		assert_non_null(objs[i] = rasp_alloc(h, t, 1000000, 0));
+		assert_non_null(objs[i] = rasp_alloc(h, t, 4000000, 0));
 	assert_int_equal(atomic_load(&purged), purged0);
 	assert_int_equal(atomic_load(&maps), maps0);
 	/* Freed and left: the first tick marks, the second purges down to the bound. */
@@ -1413,7 +1488,7 @@ static void test_segments_advised_against_huge_pages(void **state)
 					 (uintptr_t)rasp__segment_of(small));
 			assert_int_equal(atomic_load(&no_huge_size), RASP__SEGMENT_SIZE);
 		}
-		assert_non_null(large = rasp_alloc(h, t, 4u << 20, 0));
+		assert_non_null(large = rasp_alloc(h, t, 17u << 20, 0)); /* past the arenas */
 		assert_int_equal(atomic_load(&no_huge_calls), cases[i].advised);
 		rasp_free(h, large);
 		/* The heap keeps the value it was created with: a second segment after the
@@ -1520,6 +1595,7 @@ int main(void)
 	    cmocka_unit_test(test_large_mappings_reused),
 	    cmocka_unit_test(test_arena_spans_split_and_merge),
 	    cmocka_unit_test(test_arena_prefers_committed_pages),
+	    cmocka_unit_test(test_arena_units_past_the_first),
 	    cmocka_unit_test(test_arena_bad_frees_refused),
 	    cmocka_unit_test(test_arena_aligned_and_resized),
 	    cmocka_unit_test(test_arena_purge_ticks),
