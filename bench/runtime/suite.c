@@ -16,6 +16,8 @@
  *             random 50000 times
  *   spread    buffers of 85 KB..4 MB, spread evenly in log size, 4 live, written whole,
  *             replaced at random 20000 times (few live objects of widely varied sizes)
+ *   huge      buffers of 85 KB..16 MB, 8 live, replaced 20000 times (`buffers 8 20000 85000
+ *             16000000`: objects past one 4 MiB unit; eighteenth session)
  *   buffers LIVE ROUNDS LO HI
  *             `spread`'s loop with other shapes (not in suite.sh's list; docs/performance.md,
  *             "Large objects in arenas") */
@@ -426,10 +428,12 @@ int main(int argc, char **argv)
 		run_buffers(16, 50000, 17, large_size);
 	else if (strcmp(w, "spread") == 0)
 		run_buffers(4, 20000, 23, spread_size);
+	else if (strcmp(w, "huge") == 0)
+		run_buffers_args((char *[]){"8", "20000", "85000", "16000000"});
 	else if (!(strcmp(w, "buffers") == 0 && argc == 6 && run_buffers_args(argv + 2))) {
 		fprintf(stderr,
 			"usage: suite mixed|request|prodcons|scale N|fixed|cache|bulk|large|"
-			"spread|buffers LIVE ROUNDS LO HI\n");
+			"spread|huge|buffers LIVE ROUNDS LO HI\n");
 		return 2;
 	}
 	getrusage(RUSAGE_SELF, &ru);

@@ -33,7 +33,7 @@ declare -A PRELOAD=([glibc]="" [jemalloc]=$LIBDIR/libjemalloc.so.2
 	[tcmalloc]=$LIBDIR/libtcmalloc_minimal.so.4 [mimalloc]=$LIBDIR/libmimalloc.so.2)
 ALLOCS="rasp rasp-nolttng rasp-off glibc jemalloc tcmalloc mimalloc"
 PEERS="glibc jemalloc tcmalloc mimalloc"
-WORKLOADS=${WORKLOADS:-"mixed request prodcons scale1 scale2 fixed cache bulk large spread demo"}
+WORKLOADS=${WORKLOADS:-"mixed request prodcons scale1 scale2 fixed cache bulk large spread huge demo"}
 
 run_one() { # alloc workload -> "wall cpu maxrss base" (base: resident KiB before the workload; 0 if unknown)
 	local a=$1 w=$2 bin args=() env=(RASP_SEED=1)

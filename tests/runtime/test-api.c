@@ -392,7 +392,7 @@ static void test_free_refuses_unmapped_and_foreign(void **state)
 	rasp_heap_t *h = heap_off();
 	const rasp_type_t *t = rasp_type_register(h, "Blob");
 	rasp_heap_stats_t st;
-	char *huge = rasp_alloc(h, t, 8 << 20, 0), *small = rasp_alloc(h, t, 256, 0);
+	char *huge = rasp_alloc(h, t, 20 << 20, 0), *small = rasp_alloc(h, t, 256, 0);
 	char *theirs = malloc(4096);
 
 	(void)state;
@@ -425,7 +425,7 @@ static void test_free_through_another_heap_refused(void **state)
 	rasp_heap_t *a = heap_off(), *b = heap_off();
 	const rasp_type_t *t = rasp_type_register(a, "A");
 	/* Small (two classes), in an arena, and on a mapping of its own. */
-	size_t sizes[] = {24, 1000, 200000, 5000000};
+	size_t sizes[] = {24, 1000, 200000, 20000000};
 	rasp_heap_stats_t st;
 
 	(void)state;
