@@ -200,7 +200,7 @@ static inline __attribute__((always_inline)) void free_to_page(struct rasp__page
 RASP__NOINLINE static void flush_then_free(struct rasp__window *w, struct rasp__page *pg,
 					   struct rasp__header *hdr)
 {
-	unsigned k = pg->cls;
+	unsigned k = rasp__page_cls(pg);
 	/* w is &c->win[k]: the context back from it (the common way passes one pointer). */
 	struct rasp_context *c =
 	    (struct rasp_context *)((char *)(w - k) - offsetof(struct rasp_context, win));
@@ -246,9 +246,10 @@ free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 		 * that is not there and owned the page: the block then joins this thread's list,
 		 * which gives it back to its own page when it returns the list.) */
 		struct rasp_context *c = rasp__context_cache_ctx();
-		uintptr_t k = pg->cls;
-		struct rasp__window *w = &c->win[k];
-		struct rasp__hot *hc = &c->hot[k];
+		uintptr_t off = pg->hot_off; /* the class's hot entry's offset; its window's / 4 */
+		struct rasp__window *w =
+		    (struct rasp__window *)((char *)c->win + off * (sizeof(*w) / sizeof(*c->hot)));
+		struct rasp__hot *hc = (struct rasp__hot *)((char *)c->hot + off);
 		uint32_t rest;
 
 		__asm__("" : "+r"(w)); /* (else gcc recomputed w from k below: 4 instructions) */

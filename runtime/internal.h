@@ -257,11 +257,14 @@ struct rasp__page {
 	_Atomic uint32_t used;		 /* owner: blocks out (live, held by the context, or
 					  * freed by another thread and not yet collected) */
 	uint32_t bsize;			 /* block size; 0: not a page (free slot) */
-	uint16_t cls;			 /* size class */
-	bool in_full;			 /* owner: on the full list, not the queue */
-	bool kept_empty;		 /* owner: empty, kept in its queue for reuse */
-	_Atomic uintptr_t owner;	 /* owning thread's token; 0 when abandoned */
-	uintptr_t start; /* first block (a free checks that it is given a block's start) */
+	/* Its size class's byte offset in a context's hot entries (class * 32: rasp__page_cls),
+	 * so that the owner's free finds the class's hot entry with an add and its window with
+	 * one scaled `lea` (3 instructions fewer a free than from the class, callgrind). */
+	uint16_t hot_off;
+	bool in_full;		 /* owner: on the full list, not the queue */
+	bool kept_empty;	 /* owner: empty, kept in its queue for reuse */
+	_Atomic uintptr_t owner; /* owning thread's token; 0 when abandoned */
+	uintptr_t start;	 /* first block (a free checks that it is given a block's start) */
 	/* rasp__class_div[cls], here so that a free's block check reads the page's line only
 	 * (2 instructions and a table's line fewer per free than the table, callgrind). */
 	uint64_t div;
@@ -408,6 +411,15 @@ struct rasp__window {
 	 * bytes took three (lea, sub, shl), and the misses compute it up to four times. */
 	uint32_t spare[4];
 };
+
+/* A page's size class, and its window: a class's window is four times as far into a
+ * context's windows as its hot entry is into the hot entries (the free's scaled `lea`). */
+_Static_assert(sizeof(struct rasp__hot) == 32 && sizeof(struct rasp__window) == 4 * 32,
+	       "a page's hot_off finds its class's hot entry and window");
+static inline unsigned rasp__page_cls(const struct rasp__page *pg)
+{
+	return pg->hot_off / (unsigned)sizeof(struct rasp__hot);
+}
 
 /* Drops the window's draw: `known` false and `after` 0 together, always, so that the lean
  * miss's one test of after < block size (the sample falls in this object) also catches a

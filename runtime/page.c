@@ -346,7 +346,7 @@ found:
 uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
 			      struct rasp__header **list)
 {
-	struct rasp__window *w = &c->win[pg->cls];
+	struct rasp__window *w = &c->win[rasp__page_cls(pg)];
 	struct rasp__header *head = NULL, *tail = NULL;
 	struct rasp__page *p, *pn;
 	uint32_t total = 0;
@@ -403,7 +403,7 @@ uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
 /* heap->lock held. pg leaves c for its segment. */
 static void page_release(struct rasp_context *c, struct rasp__page *pg)
 {
-	struct rasp__window *w = &c->win[pg->cls];
+	struct rasp__window *w = &c->win[rasp__page_cls(pg)];
 
 	if (pg->in_full)
 		queue_unlink(&w->full, NULL, pg);
@@ -427,7 +427,7 @@ static void page_release(struct rasp_context *c, struct rasp__page *pg)
 /* rasp__page_empty's work; `locked`: heap->lock already held. */
 static void page_empty(struct rasp_context *c, struct rasp__page *pg, bool locked)
 {
-	struct rasp__window *w = &c->win[pg->cls];
+	struct rasp__window *w = &c->win[rasp__page_cls(pg)];
 
 	if (pg->in_full)
 		unfull(w, pg);

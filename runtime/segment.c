@@ -295,7 +295,7 @@ static void formatted_unlink(struct rasp_heap *h, struct rasp__segment *s, struc
 	if (pg->prev)
 		pg->prev->next = pg->next;
 	else
-		h->formatted[pg->cls] = pg->next;
+		h->formatted[rasp__page_cls(pg)] = pg->next;
 	if (pg->next)
 		pg->next->prev = pg->prev;
 	pg->next = pg->prev = NULL;
@@ -329,10 +329,10 @@ static bool formatted_keep(struct rasp_heap *h, struct rasp__segment *s, struct 
 	    rasp__relaxed_load32(&pg->used) || (uint64_t)pg->local_n * pg->bsize != pg->formatted)
 		return false; /* cannot be (page.c releases empty pages only): formatted again */
 	pg->prev = NULL;
-	pg->next = h->formatted[pg->cls];
+	pg->next = h->formatted[rasp__page_cls(pg)];
 	if (pg->next)
 		pg->next->prev = pg;
-	h->formatted[pg->cls] = pg;
+	h->formatted[rasp__page_cls(pg)] = pg;
 	s->formatted_slots |= UINT64_C(1) << pg->slot;
 	return true;
 }
@@ -387,7 +387,7 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 	pg = &s->pages[i];
 	memset(pg, 0, sizeof(*pg));
 	pg->bsize = (uint32_t)rasp__class_size[cls];
-	pg->cls = (uint16_t)cls;
+	pg->hot_off = (uint16_t)(cls * sizeof(struct rasp__hot));
 	pg->div = rasp__class_div[cls];
 	pg->span = (uint8_t)span;
 	pg->slot = (uint8_t)i;

@@ -703,8 +703,9 @@ static void count_strays(struct rasp_context *c, void *arg)
 
 			for (struct rasp__page *pg = lists[l]; pg && steps < 100000;
 			     pg = pg->next, steps++) {
-				*bad += pg->bsize != rasp__class_size[k] || pg->cls != k ||
-					atomic_load(&pg->ctx) != c || pg->in_full != (l == 1);
+				*bad += pg->bsize != rasp__class_size[k] ||
+					rasp__page_cls(pg) != k || atomic_load(&pg->ctx) != c ||
+					pg->in_full != (l == 1);
 				kept += pg->kept_empty;
 			}
 			*bad += steps == 100000;

@@ -58,7 +58,7 @@ static void test_page_record_checks_every_class(void **state)
 		assert_non_null(p);
 		pg = page_of(p);
 		hdr = (char *)rasp__header_of(p);
-		assert_int_equal(pg->cls, k);
+		assert_int_equal(rasp__page_cls(pg), k);
 		assert_int_equal(pg->bsize, rasp__class_size[k]);
 		assert_true(pg->div == rasp__class_div[k]);
 		assert_true(rasp__page_has_block(pg, (struct rasp__header *)hdr));
@@ -173,7 +173,7 @@ static void test_owner_frees_cached_up_to_the_bound(void **state)
 	assert_non_null(a);
 	for (int i = 0; i < N; i++)
 		assert_non_null(a[i] = rasp_alloc(h, t, 200, 0));
-	w = &rasp__context_peek(h)->win[page_of(a[0])->cls];
+	w = &rasp__context_peek(h)->win[rasp__page_cls(page_of(a[0]))];
 	assert_true(w->cache == w->cache_max && w->cache > RASP__CACHE_MIN && w->cache < N / 4);
 	rasp_free(h, a[N - 1]);
 	p = rasp_alloc(h, t, 200, 0);
@@ -281,7 +281,7 @@ static void test_flush_never_raises_the_bound(void **state)
 	(void)state;
 	for (int i = 0; i < N; i++)
 		assert_non_null(a[i] = rasp_alloc(h, t, 16000, 0));
-	w = &rasp__context_peek(h)->win[page_of(a[0])->cls];
+	w = &rasp__context_peek(h)->win[rasp__page_cls(page_of(a[0]))];
 	assert_true(w->cache_max < RASP__CACHE_MIN);
 	for (int i = 0; i < N; i++)
 		rasp_free(h, a[i]);
@@ -314,7 +314,7 @@ static void test_alternating_keeps_full_windows(void **state)
 	(void)state;
 	q = rasp_alloc(h, t, 100, 0);
 	c = rasp__context_peek(h);
-	k = page_of(q)->cls;
+	k = rasp__page_cls(page_of(q));
 	hc = &c->hot[k];
 	/* Leave the list 3 blocks long: use it up, then free 3 blocks taken before. */
 	for (int i = 0; i < 3; i++)
@@ -447,7 +447,7 @@ static void test_short_lists_are_gathered(void **state)
  * so that the page policy below is what a test sees. */
 static void cache_off(rasp_heap_t *h, void *obj)
 {
-	struct rasp__window *w = &rasp__context_peek(h)->win[page_of(obj)->cls];
+	struct rasp__window *w = &rasp__context_peek(h)->win[rasp__page_cls(page_of(obj))];
 
 	w->keep = 1; /* (refilled when empty only: the least keep, rasp__alloc_miss) */
 	w->cache_max = 0;
@@ -551,7 +551,7 @@ static void test_empty_current_page_kept_or_released(void **state)
 	struct rasp_context *c = rasp__context_peek(h);
 
 	(void)state;
-	assert_ptr_equal(c->win[pc->cls].page, pc);
+	assert_ptr_equal(c->win[rasp__page_cls(pc)].page, pc);
 	rasp_free(h, a[at[0]]);
 	for (uint32_t i = at[2]; i < at[3]; i++)
 		rasp_free(h, a[i]);
@@ -559,7 +559,7 @@ static void test_empty_current_page_kept_or_released(void **state)
 	assert_false(pc->kept_empty); /* current: not counted yet */
 	p = rasp_alloc(h, t, 1000, 0);
 	assert_ptr_equal(page_of(p), page_of(a[at[0]]));
-	assert_ptr_not_equal(c->win[pc->cls].page, pc);
+	assert_ptr_not_equal(c->win[rasp__page_cls(pc)].page, pc);
 	assert_true(pc->kept_empty);
 	assert_int_equal(c->kept_empty, 1);
 	free(a);

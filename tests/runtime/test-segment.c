@@ -252,7 +252,7 @@ static unsigned check_formatted(struct rasp_heap *h, unsigned k)
 			uint64_t m = (pg->span == 64 ? ~UINT64_C(0) : (UINT64_C(1) << pg->span) - 1)
 				     << pg->slot;
 
-			assert_int_equal(pg->cls, c);
+			assert_int_equal(rasp__page_cls(pg), c);
 			assert_ptr_equal(pg, &s->pages[pg->slot]);
 			assert_true(s->formatted_slots & (UINT64_C(1) << pg->slot));
 			assert_int_equal(s->free_slots & m, m);
@@ -319,7 +319,7 @@ static void test_released_pages_keep_their_format(void **state)
 	for (int i = 0; i < N; i++)
 		assert_non_null(a[i] = rasp_alloc(h, t, Z, 0));
 	pg = rasp__page_of(rasp__segment_of(rasp__header_of(a[0])), rasp__header_of(a[0]));
-	k = pg->cls;
+	k = rasp__page_cls(pg);
 	rasp_heap_stats(h, &st);
 	pages = st.pages;
 	for (int i = 0; i < N; i++)
