@@ -88,7 +88,11 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 	 * lie inside an arena (segment.c's map), so memory rasp never mapped, or gave back to the
 	 * OS, is reported, not read (a fault). Debug builds also look the mapping up in this
 	 * heap's lists. */
-	if (!rasp__segment_mapped(s)) {
+	/* An arena found from a unit past its first: the map is read twice without the lock, so
+	 * a stale pointer's arena may have been replaced meanwhile by a mapping that does not
+	 * reach the pointer (found by review). */
+	if (!rasp__segment_mapped(s) ||
+	    (s != rasp__segment_of(hdr) && s->kind != RASP__SEG_ARENA)) {
 		bad_free(h, obj, op,
 			 "not in memory rasp has mapped (a foreign pointer, or a double free "
 			 "after the object's memory went back to the OS)");

@@ -126,7 +126,7 @@
  * their own. An arena has 8183 pages past its header, so two of the largest fit in one, as
  * mimalloc's segments hold objects of up to half their size. Up to the eighteenth session arenas
  * were one 4 MiB unit and this was 1000 pages: objects of 4 to 16 MB had mappings of their own, and
- * 8 live buffers of 85 KB..16 MB took 4.3x mimalloc's time, faulting in 2.5 million pages against
+ * 8 live buffers of 85 KB..16 MB took 4.2x mimalloc's time, faulting in 2.5 million pages against
  * its 41,000 (docs/performance.md, "Arenas of 32 MiB"). */
 #define RASP__ARENA_MAX_PAGES 4088u
 /* How long after announcing to a new LTTng listener a thread announces again (sample.c):
@@ -233,9 +233,10 @@ struct rasp__arena {
 	uint32_t free_pages;	 /* pages in free spans */
 	uint32_t max_free;	 /* an upper bound on the longest free span, in pages */
 	uint32_t free_committed; /* pages in free spans and committed */
-	/* In the arena's header pages, past the segment header (arena_new): 35 KiB for 8192
-	 * pages, more than a small segment's header, whose size the union sets. A fresh mapping
-	 * is zero, so only the words a span's tags and bits reach are ever touched. */
+	/* In the arena's header pages, from just past this struct (arena_new): 35 KiB for 8192
+	 * pages, over the bytes a small segment's members of the union would hold (no arena
+	 * reads those), and more than a small segment's header, whose size the union sets. A
+	 * fresh mapping is zero, so only the words a span's tags and bits reach are touched. */
 	uint64_t *free_map;	 /* RASP__ARENA_WORDS; bit i: page i is in a free span */
 	uint64_t *committed_map; /* bit i: handed out and not purged since */
 	uint64_t *old_map;	 /* bit i: free at the last purge tick */

@@ -43,15 +43,14 @@ _Atomic uint8_t rasp__segment_map[RASP__MAP_SIZE];
 struct rasp__page rasp__no_page = {.slot = UINT8_MAX};
 
 /* Written under the owning heap's lock; heaps never share a byte (a mapping's units are its
- * own). Set once the header is written, cleared before the unmap: the first unit
- * RASP__MAP_START, an arena's unit k RASP__MAP_START + k (internal.h); `on` false clears
- * every unit the mapping covers. */
+ * own). Set once the header is written (an arena's maps and tags too: arena_new), cleared
+ * before the unmap: the first unit RASP__MAP_START, an arena's unit k RASP__MAP_START + k
+ * (internal.h). A large object's mapping marks its first unit only, whatever its size (a
+ * mapping grown in place was never checked against the map's end: reserve_aligned). */
 static void map_mark(const struct rasp__segment *s, bool on)
 {
 	uintptr_t i = (uintptr_t)s >> RASP__SEGMENT_SHIFT;
-	uintptr_t n = on && s->kind != RASP__SEG_ARENA
-			  ? 1
-			  : (s->map_size + RASP__SEGMENT_SIZE - 1) >> RASP__SEGMENT_SHIFT;
+	uintptr_t n = s->kind == RASP__SEG_ARENA ? RASP__ARENA_UNITS : 1;
 
 	for (uintptr_t k = n; k-- > 0;) /* the first unit last: mapped once all are */
 		atomic_store_explicit(&rasp__segment_map[i + k],
@@ -145,7 +144,8 @@ static struct rasp__segment *map_aligned(struct rasp_heap *h, size_t size, int k
 		s->large_purged = 0;
 		s->large_tail = 0;
 	}
-	map_mark(s, true);
+	if (kind != RASP__SEG_ARENA) /* arena_new marks it once its header is whole */
+		map_mark(s, true);
 	atomic_fetch_add(&h->regions_n, 1);
 	atomic_fetch_add(&h->reserved_bytes, size);
 	return s;
@@ -733,6 +733,7 @@ static struct rasp__segment *arena_new(struct rasp_heap *h)
 	link_seg(&h->arenas, s);
 	atomic_fetch_add(&h->committed_bytes, (uint64_t)first << RASP__ARENA_PAGE_SHIFT);
 	RASP__POISON((void *)arena_page(s, first), (size_t)a->free_pages << RASP__ARENA_PAGE_SHIFT);
+	map_mark(s, true);
 	return s;
 }
 

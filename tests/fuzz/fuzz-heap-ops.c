@@ -37,10 +37,10 @@ static size_t pick_size(uint8_t range, uint16_t arg)
 	switch (range & 3) {
 	case 0: /* small: 1 B..64 KiB */
 		return 1 + (size_t)arg;
-	case 1: /* large, in an arena (up to 16,744,440 bytes): 84 KB..16.8 MB */
-		return 84000 + (size_t)arg * 255;
-	case 2: /* past an arena's most: 16.7 MB..20 MB */
-		return 16700000 + (size_t)arg * 50;
+	case 1: /* large, in an arena (payloads up to 16,744,432 bytes): 84 KB..16.73 MB */
+		return 84000 + (size_t)arg * 254;
+	case 2: /* past an arena's most: 16.75 MB..20 MB */
+		return 16750000 + (size_t)arg * 50;
 	default: /* around the boundaries: the LOH's and an arena's */
 		return (arg & 1 ? 16744300 : 84900) + (arg >> 1) % 200;
 	}
