@@ -86,11 +86,10 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 
 	/* Before reading anything at the pointer: its 4 MiB block must start a rasp mapping or
 	 * lie inside an arena (segment.c's map), so memory rasp never mapped, or gave back to the
-	 * OS, is reported, not read (a fault). Debug builds also look the mapping up in this
-	 * heap's lists. */
-	/* An arena found from a unit past its first: the map is read twice without the lock, so
-	 * a stale pointer's arena may have been replaced meanwhile by a mapping that does not
-	 * reach the pointer (found by review). */
+	 * OS, is reported, not read (a fault). Found from a unit past its first, the mapping must
+	 * be an arena: the map is read twice without the lock, and a stale pointer's arena may
+	 * have been replaced meanwhile by a mapping that does not reach it (found by review).
+	 * Debug builds also look the mapping up in this heap's lists. */
 	if (!rasp__segment_mapped(s) ||
 	    (s != rasp__segment_of(hdr) && s->kind != RASP__SEG_ARENA)) {
 		bad_free(h, obj, op,
