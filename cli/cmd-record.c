@@ -49,7 +49,8 @@ enum {
 
 static const struct rasp_cli_flag flags[NFLAGS] = {
     [F_OUTPUT] = {"output", 'o', "DIR",
-		  "trace directory (default rasp-YYYYMMDD-HHMMSS); must not exist or be empty; "
+		  "trace directory (default rasp-YYYYMMDD-HHMMSS); must not exist or be an empty "
+		  "directory of yours; "
 		  "with -p: the .nettrace file (default rasp-PID-YYYYMMDD-HHMMSS.nettrace), "
 		  "which must not exist"},
     [F_PID] = {"pid", 'p', "PID",
