@@ -49,6 +49,16 @@ static void on_signal(int sig)
 	atomic_fetch_add(&interrupted, 1);
 }
 
+/* The temporary file of --live, removed by on_fatal when a signal ends rasp while it exists
+ * (a hangup at any time; Ctrl-C during the final report). */
+static char temp_path[PATH_MAX];
+
+static void on_fatal(int sig)
+{
+	unlink(temp_path);
+	raise(sig); /* SA_RESETHAND: the default action, once this returns */
+}
+
 /* The start ends at the first signal, the stop at the second or when given up. */
 static bool start_cancelled(void *arg)
 {
@@ -204,7 +214,7 @@ static int open_output(const struct rasp_attach *a, char *path, size_t cap, bool
 int rasp_cli_attach(const struct rasp_attach *a)
 {
 	char socket_path[4200], cmdline[512], path[PATH_MAX];
-	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term, old_hup;
 	struct stopper stop = {.cmd = a->cmd, .pid = a->pid};
 	struct rasp_diag_wait start_wait = {.timeout_s = START_TIMEOUT_S,
 					    .cancelled = start_cancelled};
@@ -221,6 +231,13 @@ int rasp_cli_attach(const struct rasp_attach *a)
 	out = open_output(a, path, sizeof(path), &temporary);
 	if (out < 0)
 		return 2;
+	if (temporary) {
+		struct sigaction fatal = {.sa_handler = on_fatal, .sa_flags = SA_RESETHAND};
+
+		snprintf(temp_path, sizeof(temp_path), "%s", path);
+		sigemptyset(&fatal.sa_mask);
+		sigaction(SIGHUP, &fatal, &old_hup);
+	}
 	command_line(a->pid, cmdline, sizeof(cmdline));
 	/* From here a signal is counted, not fatal: the first one cancels the start (and the
 	 * empty file goes), or stops the session. */
@@ -232,8 +249,11 @@ int rasp_cli_attach(const struct rasp_attach *a)
 	if (rasp_diag_start(a->cmd, socket_path, a->pid, &start_wait, &fd, &stop.session) != 0) {
 		close(out);
 		unlink(path);
+		temp_path[0] = '\0';
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
+		if (temporary)
+			sigaction(SIGHUP, &old_hup, NULL);
 		return 1;
 	}
 	stop.socket = socket_path;
@@ -261,8 +281,8 @@ int rasp_cli_attach(const struct rasp_attach *a)
 			} else if (n > 0 && stop.sent && (tail += (uint64_t)n) > TAIL_LIMIT) {
 				rasp_cli_error(a->cmd,
 					       "process %d sent more than %" PRIu64
-					       " MiB after StopTracing: no session ends so; not "
-					       "writing more",
+					       " MiB after StopTracing, more than a session's end: "
+					       "not writing more",
 					       (int)a->pid, TAIL_LIMIT >> 20);
 				abandoned = true;
 			} else if (n > 0) {
@@ -298,8 +318,17 @@ int rasp_cli_attach(const struct rasp_attach *a)
 	atomic_store(&give_up, true);
 	if (stop.sent)
 		pthread_join(stop.th, NULL); /* within 100 ms: its waits see give_up */
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	if (temporary) {
+		/* The final report may take a while: a signal then ends rasp, file removed. */
+		struct sigaction fatal = {.sa_handler = on_fatal, .sa_flags = SA_RESETHAND};
+
+		sigemptyset(&fatal.sa_mask);
+		sigaction(SIGINT, &fatal, NULL);
+		sigaction(SIGTERM, &fatal, NULL);
+	} else {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
 	fprintf(stderr, "rasp %s: %" PRIu64 " bytes in %s over %.1f s%s\n", a->cmd, bytes,
 		temporary ? "a temporary file" : path, now_s() - start,
 		ended ? "" : "; the stream did not end: the trace is INCOMPLETE");
@@ -307,15 +336,20 @@ int rasp_cli_attach(const struct rasp_attach *a)
 		printf("\033[H\033[2J");
 	/* Interrupted twice: the user wants out now, not after a report of what came. */
 	if (atomic_load(&interrupted) > 1) {
-		if (temporary)
-			unlink(path);
-		else
+		if (!temporary)
 			fprintf(stderr, "rasp %s: interrupted: 'rasp report %s' reports it\n",
 				a->cmd, path);
-		return 1;
+		rc = 1;
+	} else {
+		rc = a->report(path);
+		rc = rc ? rc : ended ? 0 : 1;
 	}
-	rc = a->report(path);
-	if (temporary)
+	if (temporary) {
 		unlink(path);
-	return rc ? rc : ended ? 0 : 1;
+		temp_path[0] = '\0';
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGHUP, &old_hup, NULL);
+	}
+	return rc;
 }

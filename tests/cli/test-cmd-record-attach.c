@@ -398,13 +398,34 @@ static void test_a_flood_ends_at_the_second_signal(void **state)
 		fail_msg("rasp took %.1f s after two signals:\n%s", t, slurp(log));
 }
 
-/* rasp report --live keeps the stream in a temporary file: 0600 while it runs, gone after.
- * (It was $TMPDIR/rasp-live-PID-PID.nettrace, 0644, and stayed.) */
+/* The temporary file of a running rasp report --live: its path, once it exists. */
+static void live_file(char *found, size_t cap)
+{
+	found[0] = '\0';
+	for (int i = 0; i < WATCHDOG_S * 20 && !found[0]; i++) {
+		DIR *d = opendir(work);
+		struct dirent *e;
+
+		while (d && (e = readdir(d)))
+			if (strncmp(e->d_name, "rasp-live-", 10) == 0)
+				snprintf(found, cap, "%s/%.255s", work, e->d_name);
+		if (d)
+			closedir(d);
+		if (!found[0])
+			sleep_ms(50);
+	}
+	if (!found[0])
+		fail_msg("no rasp-live-* file in %s while --live runs", work);
+}
+
+/* rasp report --live keeps the stream in a temporary file: 0600 while it runs, gone after
+ * Ctrl-C (status 0, the report printed) and after a hangup that kills rasp. (It was
+ * $TMPDIR/rasp-live-PID-PID.nettrace, 0644, and stayed.) */
 static void test_live_temporary_file_is_private_and_removed(void **state)
 {
 	const char *prog[] = {rasp_test_build_path("bin/rasp-diag-prog"), "1", "60", NULL};
 	const char *log = in_work("live.out");
-	char pid[32], found[4400] = "";
+	char pid[32], found[4400];
 	const char *argv[] = {rasp_test_build_path("bin/rasp"),
 			      "report",
 			      "--live",
@@ -421,27 +442,24 @@ static void test_live_temporary_file_is_private_and_removed(void **state)
 	wait_socket(target);
 	r = spawn_to(argv, log);
 	wait_text(log, "recording process");
-	for (int i = 0; i < 100 && !found[0]; i++) {
-		DIR *d = opendir(work);
-		struct dirent *e;
-
-		while (d && (e = readdir(d)))
-			if (strncmp(e->d_name, "rasp-live-", 10) == 0)
-				snprintf(found, sizeof(found), "%s/%.255s", work, e->d_name);
-		if (d)
-			closedir(d);
-		if (!found[0])
-			sleep_ms(50);
-	}
-	if (!found[0])
-		fail_msg("no rasp-live-* file in %s while --live runs", work);
+	live_file(found, sizeof(found));
 	assert_int_equal(stat(found, &st), 0);
 	if ((st.st_mode & 0777) != 0600)
 		fail_msg("%s has mode %o, not 0600", found, (unsigned)(st.st_mode & 0777));
 	assert_int_equal(kill(r, SIGINT), 0);
 	assert_int_equal(wait_exit(r, log), 0);
+	if (!strstr(slurp(log), "Diag.Large"))
+		fail_msg("no report after --live:\n%s", slurp(log));
 	if (stat(found, &st) == 0)
 		fail_msg("%s is still there after rasp report --live", found);
+
+	r = spawn_to(argv, log);
+	wait_text(log, "recording process");
+	live_file(found, sizeof(found));
+	assert_int_equal(kill(r, SIGHUP), 0);
+	assert_int_equal(wait_exit(r, log), 128 + SIGHUP);
+	if (stat(found, &st) == 0)
+		fail_msg("%s is still there after a hangup killed rasp report --live", found);
 }
 
 int main(void)
