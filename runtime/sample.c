@@ -69,10 +69,17 @@ static void announce(struct rasp_context *c, uint64_t mean, int mode)
 }
 
 /* The change itself: rare, out of line, so the check keeps few registers (its prologue and
- * epilogue were 17 of its ~55 instructions when this was inline). */
+ * epilogue were 17 of its ~55 instructions when this was inline). Returns true when the thread
+ * samples from here under another state (sampling switched, or another mean), so its pending
+ * draws, drawn under the old one, go (context.c redraws them). An announcement of the same
+ * state to a new listener (or the second one to a new LTTng listener) returns false and keeps
+ * the draws: they were drawn under the mean it announces, the trials are memoryless, and
+ * redrawing there consumed the thread's stream at a point set by the clock, so a seeded run
+ * under rasp record gave other samples each time (test-record-seed.c). */
 RASP__NOINLINE static bool sampling_change(struct rasp_context *c, int mode, uint64_t mean, bool on)
 {
 	struct rasp_heap *h = c->heap;
+	bool changed = on != c->sampling || mean != c->mean;
 
 	if (on) {
 		if (!c->sampling)
@@ -85,7 +92,7 @@ RASP__NOINLINE static bool sampling_change(struct rasp_context *c, int mode, uin
 		rasp_event_sampling_stopped(h->cfg.clr_instance_id);
 	}
 	c->sampling = on;
-	return true;
+	return changed;
 }
 
 bool rasp__sampling_update_full(struct rasp_context *c)
