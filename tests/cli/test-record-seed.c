@@ -26,9 +26,22 @@
 #define OUT	    65536
 #define MAX_THREADS 2
 /* Allocations per thread to begin with (about 0.5 s here, where each thread's second
- * announcement comes after 0.1 s), and how many times the count may double. */
+ * announcement comes after 0.1 s; a sanitized build runs 5-10 times slower, so fewer do), and
+ * how many times the count may double. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SEED_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SEED_SANITIZED 1
+#endif
+#endif
+#ifdef SEED_SANITIZED
+#define FIRST_COUNT 4000000UL
+#define DOUBLINGS   5
+#else
 #define FIRST_COUNT 20000000UL
 #define DOUBLINGS   3
+#endif
 
 static char work[4096];
 
