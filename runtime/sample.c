@@ -53,8 +53,8 @@ void rasp__context_set_mean(struct rasp_context *c, uint64_t mean)
  * (one heap-wide announcement could not order other threads' samples in flight). A thread
  * also re-announces when a SamplingConfigured listener appears (a session that enabled
  * Rasp_Runtime after sampling started). Where nothing changed, the inline part in internal.h
- * answers without coming here; no shared write either way. Returns true when the thread's
- * state changed. */
+ * answers without coming here; no shared write either way. rasp__sampling_update_full returns
+ * true when the thread samples under another state from here (sampling_change). */
 static void announce(struct rasp_context *c, uint64_t mean, int mode)
 {
 	struct rasp_heap *h = c->heap;
@@ -135,9 +135,9 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 	/* LTTng enables a session's events in a process before the session records there (lttng
 	 * start: the events, then the start), so the announcement to a new LTTng listener may be
 	 * lost; it was, for both threads of a test program, in 2 of 5 runs under TSan. The thread
-	 * announces once more RASP__LTTNG_CONFIRM_NS later. Meanwhile its inline check never
-	 * matches (it keeps a word the state cannot have), so each due check comes here: a clock
-	 * read per quantum of allocation, for that long. */
+	 * announces once more RASP__LTTNG_CONFIRM_NS later, keeping its draws (sampling_change).
+	 * Meanwhile its inline check never matches (it keeps a word the state cannot have), so
+	 * each due check comes here: a clock read per quantum of allocation, for that long. */
 	if (!lttng_listens) {
 		c->lttng_confirm_ns = 0;
 	} else if (lttng_new) {
