@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "diag-client.h"
 #include "diag-protocol.h"
+#include "sanitize.h"
 
 /* Connecting and the answer to CollectTracing (the target answers at once; a busy one may
  * take a while to be scheduled). */
@@ -117,6 +118,7 @@ static void command_line(pid_t pid, char *out, size_t cap)
 		if (out[i] == '\0')
 			out[i] = ' ';
 	out[n] = '\0';
+	rasp_safe_in_place(out, cap); /* the program's own text: no escape reaches the terminal */
 }
 
 /* The stop: sent once, on its own connection, from its own thread, so the stream keeps being

@@ -1,6 +1,6 @@
 /* rasp ps: the processes rasp record -p can attach to, those with a diagnostic socket (.NET
- * programs, and rasp programs started with RASP_DIAGNOSTICS=1), with their command lines, as
- * dotnet-trace ps lists them. */
+ * programs, and rasp programs started with RASP_DIAGNOSTICS=1), with their names and command
+ * lines, as dotnet-trace ps lists them. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -11,30 +11,52 @@
 #include <unistd.h>
 
 #include "diag-client.h"
+#include "sanitize.h"
 
+/* /proc/PID/<what>, read whole (up to cap - 1 bytes), NULs between arguments made spaces,
+ * trailing NULs (and comm's line end) dropped; "" when unreadable. */
+static void proc_text(pid_t pid, const char *what, char *out, size_t cap)
+{
+	char path[64];
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, out, cap - 1);
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	while (n > 0 && out[n - 1] == '\0')
+		n--;
+	if (n > 0 && out[n - 1] == '\n' && strcmp(what, "comm") == 0)
+		n--; /* the kernel's line end */
+	for (ssize_t i = 0; i < n; i++)
+		if (out[i] == '\0')
+			out[i] = ' ';
+	out[n] = '\0';
+}
+
+/* One line, as dotnet-trace ps prints them: pid, name (comm, the thread name prctl sets),
+ * command line. Both are the program's to choose: printed as their safe text (sanitize.h), so
+ * no escape sequence in them reaches the terminal. */
 static void print_one(void *arg, pid_t pid, const char *socket)
 {
-	char path[64], line[4096] = "";
-	ssize_t n;
-	int fd;
+	char name[64], line[4096];
 
 	(void)arg;
 	(void)socket;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, line, sizeof(line) - 1);
-		close(fd);
-		if (n < 0)
-			n = 0;
-		while (n > 0 && line[n - 1] == '\0')
-			n--;
-		for (ssize_t i = 0; i < n; i++)
-			if (line[i] == '\0')
-				line[i] = ' ';
-		line[n] = '\0';
-	}
-	printf("%8d  %s\n", (int)pid, line[0] ? line : "[command line not readable]");
+	proc_text(pid, "comm", name, sizeof(name));
+	proc_text(pid, "cmdline", line, sizeof(line));
+	printf("%8d  ", (int)pid);
+	rasp_safe_put(stdout, name[0] ? name : "?");
+	for (size_t w = rasp_safe_width(name[0] ? name : "?"); w < 15; w++)
+		putchar(' ');
+	fputs("  ", stdout);
+	rasp_safe_put(stdout, line[0] ? line : "[command line not readable]");
+	putchar('\n');
 }
 
 int rasp_cli_ps(int argc, char **argv)
@@ -44,7 +66,7 @@ int rasp_cli_ps(int argc, char **argv)
 	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		fputs("usage: rasp ps\nLists the processes with a diagnostic socket in $TMPDIR "
 		      "(or /tmp), which\nrasp record -p PID and rasp report --live -p PID can "
-		      "attach to.\n",
+		      "attach to: PID, name, command line.\n",
 		      stdout);
 		return 0;
 	}
