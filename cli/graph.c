@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sanitize.h"
 #include "sink-nettrace.h"
 #include "sink-report.h"
 #include "source-nettrace.h"
@@ -36,7 +37,10 @@ static void print_bt_error(const char *who)
 			int lib = module && strcmp(module, "libbabeltrace2") == 0;
 
 			if (pass == 1 || !lib) {
-				fprintf(stderr, "%s: %s\n", who, bt_error_cause_get_message(c));
+				/* Causes quote the input: its names, its paths. */
+				fprintf(stderr, "%s: ", who);
+				rasp_safe_put(stderr, bt_error_cause_get_message(c));
+				fputc('\n', stderr);
 				shown++;
 			}
 		}
@@ -169,7 +173,9 @@ static int add_source(const char *who, bt_graph *graph, const struct plugins *pl
 	bt_value_put_ref(params);
 	if (!ok) {
 		print_bt_error(who);
-		fprintf(stderr, "%s: '%s' is not a readable %s\n", who, in->path,
+		fprintf(stderr, "%s: '", who);
+		rasp_safe_put(stderr, in->path);
+		fprintf(stderr, "' is not a readable %s\n",
 			in->kind == RASP_INPUT_LIVE	  ? "lttng-live URL"
 			: in->kind == RASP_INPUT_NETTRACE ? "NetTrace file"
 							  : "CTF trace");
@@ -177,7 +183,9 @@ static int add_source(const char *who, bt_graph *graph, const struct plugins *pl
 	}
 	if (connect_source(graph, src, mux)) {
 		print_bt_error(who);
-		fprintf(stderr, "%s: cannot connect the input '%s'\n", who, in->path);
+		fprintf(stderr, "%s: cannot connect the input '", who);
+		rasp_safe_put(stderr, in->path);
+		fputs("'\n", stderr);
 		return -EIO;
 	}
 	return 0;
