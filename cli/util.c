@@ -17,6 +17,7 @@ void rasp_cli_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg;
+	int saved = errno; /* callers return -errno after the message */
 
 	va_start(ap, fmt);
 	msg = rasp_vstrdupf(fmt, ap);
@@ -25,6 +26,7 @@ void rasp_cli_error(const char *cmd, const char *fmt, ...)
 	rasp_safe_put(stderr, msg ? msg : fmt);
 	fputc('\n', stderr);
 	free(msg);
+	errno = saved;
 }
 
 int rasp_cli_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t min,
