@@ -7,11 +7,33 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "diag-client.h"
+#include "diag-protocol.h"
 #include "sanitize.h"
+
+/* Whether anyone listens on the socket: after an exec its file stays, under the same pid and
+ * start key, but the listening descriptor is gone (close-on-exec) and the program that runs
+ * now may be no rasp or .NET program at all (docs/diagnostics.md). Unknown (no /proc/net/unix):
+ * true. */
+static bool listening(const char *socket)
+{
+	FILE *f = fopen("/proc/net/unix", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+
+	if (!f)
+		return true;
+	while (!found && getline(&line, &cap, f) > 0)
+		found = rasp_diag_unix_listens(line, socket);
+	free(line);
+	fclose(f);
+	return found;
+}
 
 /* /proc/PID/<what>, read whole (up to cap - 1 bytes), NULs between arguments made spaces,
  * trailing NULs (and comm's line end) dropped; "" when unreadable. */
@@ -46,8 +68,9 @@ static void print_one(void *arg, pid_t pid, const char *socket)
 {
 	char name[64], line[4096];
 
-	(void)arg;
-	(void)socket;
+	if (!listening(socket))
+		return;
+	++*(int *)arg;
 	proc_text(pid, "comm", name, sizeof(name));
 	proc_text(pid, "cmdline", line, sizeof(line));
 	printf("%8d  ", (int)pid);
@@ -61,7 +84,7 @@ static void print_one(void *arg, pid_t pid, const char *socket)
 
 int rasp_cli_ps(int argc, char **argv)
 {
-	int n;
+	int n, shown = 0;
 
 	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		fputs("usage: rasp ps\nLists the processes with a diagnostic socket in $TMPDIR "
@@ -74,12 +97,12 @@ int rasp_cli_ps(int argc, char **argv)
 		rasp_cli_error("ps", "unexpected argument '%s' (rasp ps takes none)", argv[1]);
 		return 2;
 	}
-	n = rasp_diag_list(NULL, print_one, NULL);
+	n = rasp_diag_list(NULL, print_one, &shown);
 	if (n < 0) {
 		rasp_cli_error("ps", "cannot list the diagnostic sockets: %s", strerror(-n));
 		return 1;
 	}
-	if (n == 0)
+	if (shown == 0)
 		fprintf(stderr, "rasp ps: no process with a diagnostic socket\n");
 	return 0;
 }

@@ -117,6 +117,25 @@ static int pin_mode(void)
 	return 0;
 }
 
+static int exec_mode(const char *what)
+{
+	static char copy[4096];
+	char *argv[16], *save = NULL;
+	int n = 0;
+
+	snprintf(copy, sizeof(copy), "%s", what);
+	for (char *t = strtok_r(copy, " ", &save); t && n < 15; t = strtok_r(NULL, " ", &save))
+		argv[n++] = t;
+	argv[n] = NULL;
+	unsetenv("DIAG_EXEC");
+	printf("exec\n");
+	fflush(stdout);
+	if (n)
+		execv(argv[0], argv);
+	perror("diag-prog: exec");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	rasp_config_t cfg;
@@ -150,6 +169,8 @@ int main(int argc, char **argv)
 	}
 	if (getenv("DIAG_PIN"))
 		return pin_mode();
+	if (getenv("DIAG_EXEC"))
+		return exec_mode(getenv("DIAG_EXEC"));
 	if (argc > 3) {
 		printf("waiting for %s\n", argv[3]);
 		fflush(stdout);
