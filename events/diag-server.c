@@ -9,12 +9,19 @@
  * load: no socket, no thread, nothing on any allocation path.
  *
  * Enabled: $TMPDIR/dotnet-diagnostic-{pid}-{key}-socket (/tmp without TMPDIR; key: the
- * process's start time in clock ticks, as .NET's), mode 0600, removed at exit. One thread
- * accepts connections one at a time, each carrying one command: CollectTracing 1 to 5 (IPC
- * stream sessions: the reply, then the session's NetTrace stream on the same connection,
- * eventpipe.c), StopTracing, ProcessInfo 1 to 3 and ResumeRuntime (nothing to resume: OK).
- * Anything else gets the protocol's error and the connection is closed. A client has 2 s to
- * send its command and to read the reply; the thread never waits longer on one. */
+ * process's start time in clock ticks, as .NET's), mode 0600, removed at exit; a file already
+ * there that is not a socket of this user is left alone, and the server does not run (said on
+ * stderr). Each connection carries one command: CollectTracing 1 to 5 (IPC stream sessions:
+ * the reply, then the session's NetTrace stream on the same connection, eventpipe.c),
+ * StopTracing, ProcessInfo 1 to 3 and ResumeRuntime (nothing to resume: OK). Anything else gets
+ * the protocol's error and the connection is closed.
+ *
+ * Two threads. The connection thread polls up to MAX_CONNS connections at once without
+ * blocking on any: a client has 2 s from its connect to send its whole command (however it
+ * spreads its bytes), then 2 s to read the reply, so a slow or stuck client costs a slot for
+ * 2 s and never another client's turn. CollectTracing and StopTracing wait for the sessions'
+ * writer (a stop until its client has read the stream's end, up to 5 s): the command thread
+ * runs them one after another, while the connection thread goes on answering. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

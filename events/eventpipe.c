@@ -415,7 +415,7 @@ static void *writer_main(void *arg)
 	}
 	/* The end: what is left, then every session's end, their last bytes sent to all clients
 	 * at once: CLOSE_TIMEOUT_MS in all however many do not read (one after another, 16 such
-	 * clients held the exit 80 s). Requests still queued fail. */
+	 * clients would hold it 80 s). Requests still queued fail. */
 	{
 		int64_t ts;
 		int rc;

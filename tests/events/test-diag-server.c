@@ -859,7 +859,8 @@ static bool closed_by_server(int fd)
 /* A client that sends its command a byte every 1.5 s, and eight that stall halfway through
  * their header, do not hold the server: another client's ProcessInfo is answered while they
  * all still hold their connections, and each is closed once its 2 s for the whole command
- * are over (the limit was per recv, and such a client held the only thread indefinitely). */
+ * are over (with a limit per recv instead, the slow one would hold a lone thread
+ * indefinitely). */
 static void test_slow_clients_do_not_hold_the_server(void **state)
 {
 	uint8_t m[RASP_DIAG_HEADER_SIZE];
@@ -924,7 +925,7 @@ static void *stop_main(void *arg)
 
 /* A StopTracing whose session's client does not read waits (up to 5 s) for that client to
  * take the stream's end; meanwhile another client's ProcessInfo is answered (the server's only
- * thread waited with it). */
+ * thread would wait with it). */
 static void test_a_waiting_stop_does_not_hold_the_server(void **state)
 {
 	struct stopper st = {0};
@@ -973,7 +974,7 @@ static void test_exit_with_clients_that_do_not_read(void **state)
 	sleep_ms(500); /* the unread sockets fill */
 	t0 = now_s();
 	kill(p.pid, SIGTERM);
-	/* Hang guard: 60 s (the exit took 80 s with the drains one after another). */
+	/* Hang guard: 60 s (with the drains one after another, the exit would take 80 s). */
 	while (now_s() - t0 < 60) {
 		pid_t w = waitpid(p.pid, &status, WNOHANG);
 
