@@ -304,12 +304,19 @@ struct job {
 	size_t n;
 };
 
+/* The lock guards the queue and, against a fork, every descriptor of a client: a forked
+ * child gets copies of them, and closes them (fork_child), so it must see none half made or
+ * half closed. */
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	struct job *head, **tail;
-	size_t n; /* queued, at most MAX_CONNS */
-} Q = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .tail = &Q.head};
+	size_t n;    /* queued, at most MAX_CONNS */
+	int current; /* the connection of the command being run, or -1 */
+} Q = {.lock = PTHREAD_MUTEX_INITIALIZER,
+       .wake = PTHREAD_COND_INITIALIZER,
+       .tail = &Q.head,
+       .current = -1};
 
 static void *command_main(void *arg)
 {
@@ -326,13 +333,17 @@ static void *command_main(void *arg)
 		if (!Q.head)
 			Q.tail = &Q.head;
 		Q.n--;
+		Q.current = j->fd;
 		pthread_mutex_unlock(&Q.lock);
 		if (j->id == RASP_DIAG_EP_STOP)
 			stop(j->fd, j->payload, j->n);
 		else
-			kept = collect(j->fd, j->id, j->payload, j->n);
+			kept = collect(j->fd, j->id, j->payload, j->n); /* kept: the session's */
+		pthread_mutex_lock(&Q.lock);
 		if (!kept)
 			close(j->fd);
+		Q.current = -1;
+		pthread_mutex_unlock(&Q.lock);
 		free(j->payload);
 		free(j);
 	}
@@ -363,9 +374,11 @@ static struct conn C[MAX_CONNS];
 
 static void conn_close(struct conn *c)
 {
-	close(c->fd);
 	free(c->buf);
+	pthread_mutex_lock(&Q.lock);
+	close(c->fd);
 	*c = (struct conn){.fd = -1, .state = FREE};
+	pthread_mutex_unlock(&Q.lock);
 }
 
 /* The reply in b (copied), to be sent as the client reads it, within IO_TIMEOUT_MS. */
@@ -438,13 +451,11 @@ static void hand_over(struct conn *c)
 		Q.tail = &j->next;
 		Q.n++;
 		pthread_cond_signal(&Q.wake);
+		*c = (struct conn){.fd = -1, .state = FREE}; /* the command thread's now */
 	}
 	pthread_mutex_unlock(&Q.lock);
-	if (!j) {
+	if (!j)
 		conn_error(c, RASP_DIAG_E_FAIL); /* that many commands already wait */
-		return;
-	}
-	*c = (struct conn){.fd = -1, .state = FREE}; /* the command thread's now */
 }
 
 /* The whole message is in: its command. */
@@ -562,11 +573,18 @@ static void conn_expire(struct conn *c)
 static bool accept_some(int64_t *pause_until)
 {
 	for (size_t i = 0; i < MAX_CONNS; i++) {
-		int fd;
+		int fd, err;
 
 		if (C[i].state != FREE)
 			continue;
+		pthread_mutex_lock(&Q.lock);
 		fd = accept4(D.fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		err = errno;
+		if (fd >= 0)
+			C[i] = (struct conn){
+			    .fd = fd, .state = READING, .deadline = now_ms() + IO_TIMEOUT_MS};
+		pthread_mutex_unlock(&Q.lock);
+		errno = err;
 		if (fd < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return true;
@@ -580,8 +598,6 @@ static bool accept_some(int64_t *pause_until)
 			}
 			return false;
 		}
-		C[i] =
-		    (struct conn){.fd = fd, .state = READING, .deadline = now_ms() + IO_TIMEOUT_MS};
 	}
 	return true;
 }
@@ -593,8 +609,6 @@ static void *server_main(void *arg)
 	int64_t pause_until = 0;
 
 	(void)arg;
-	for (size_t i = 0; i < MAX_CONNS; i++)
-		C[i] = (struct conn){.fd = -1, .state = FREE};
 	for (;;) {
 		int64_t now = now_ms(), wait = -1;
 		bool room = false;
@@ -722,9 +736,35 @@ static int spawn(pthread_t *t, void *(*fn)(void *), const char *name)
 	return -rc;
 }
 
-static void after_fork_child(void)
+/* A fork waits for the lock: the child's copy of the connections is whole. */
+static void fork_prepare(void)
 {
-	D.running = false; /* the socket and its file are the parent's */
+	pthread_mutex_lock(&Q.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&Q.lock);
+}
+
+/* The socket, its file and the clients are the parent's: the child, which serves nothing,
+ * closes its copies, so that a client sees its connection end when the parent ends it, and
+ * the listening socket has no holder but the parent (after the parent's exec, none, as
+ * rasp ps expects). */
+static void fork_child(void)
+{
+	close(D.fd);
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		if (C[i].state != FREE) {
+			close(C[i].fd);
+			C[i].state = FREE;
+		}
+	for (struct job *j = Q.head; j; j = j->next)
+		close(j->fd);
+	if (Q.current >= 0)
+		close(Q.current);
+	D.running = false;
+	pthread_mutex_unlock(&Q.lock);
 }
 
 static int start(char *why, size_t cap)
@@ -765,7 +805,7 @@ static int start(char *why, size_t cap)
 	}
 	D.owner = getpid();
 	D.running = true;
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	return 0;
 }
 

@@ -13,7 +13,10 @@
  * to the sessions running then), prints "pinned", waits until a session starts, fires one
  * AllocationSampled of type "Pin.Before", reads the epoch again, fires one of "Pin.After",
  * prints "done" and waits for SIGTERM: the first must reach no session started after the
- * read, the second the new one.
+ * read, the second the new one. DIAG_EXEC="PROGRAM ARG...": once the heap is made, prints
+ * "exec" and execs PROGRAM (a path) with those arguments and DIAG_EXEC unset. DIAG_FORK=1:
+ * once the GO-FILE is there, forks a child that sleeps (and dies with the program) and prints
+ * "forked PID".
  *   diag-prog THREADS SECONDS [GO-FILE | session] */
 #include <inttypes.h>
 #include <pthread.h>
@@ -23,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "rasp/events.h"
@@ -178,6 +182,16 @@ int main(int argc, char **argv)
 		       (strcmp(argv[3], "session") == 0 ? rasp_heap_sampling_active(heap) != 1
 							: access(argv[3], F_OK) != 0))
 			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	if (getenv("DIAG_FORK")) {
+		pid_t child = fork();
+
+		if (child == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				pause();
+		}
+		printf("forked %d\n", (int)child);
 	}
 	printf("allocating\n");
 	fflush(stdout);
