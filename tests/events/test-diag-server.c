@@ -8,8 +8,13 @@
  * 100 connect/disconnect cycles; two sessions at once, each a complete trace with every sample
  * after its thread's SamplingConfigured and nothing lost; a client that vanishes; a client
  * that does not read (its session drops events and the trace counts them, the program goes
- * on); the program exiting mid-session (the stream ends cleanly, the socket file goes). After
- * each, the program still answers and ends with every allocation made. */
+ * on); the program exiting mid-session (the stream ends cleanly, the socket file goes). Then
+ * the server's bounds against slow clients (a byte every 1.5 s, stalled headers, a stop
+ * waiting for its client: others are answered meanwhile, each ends on time), the exit with
+ * 15 clients that do not read (5 s in all, not 5 s each), what is at the socket's path before
+ * the program starts (left alone and said, or the user's own stale socket replaced), exec (the
+ * socket has no listener, `rasp ps`, the second argument, skips it) and fork (the child holds
+ * no socket). After each, the program still answers and ends with every allocation made. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
