@@ -495,14 +495,14 @@ static void conn_read(struct conn *c)
 		bool head = c->done < RASP_DIAG_HEADER_SIZE;
 		size_t want = head ? RASP_DIAG_HEADER_SIZE - c->done : c->h.size - c->done;
 		uint8_t *at = head ? c->head + c->done : c->buf + (c->done - RASP_DIAG_HEADER_SIZE);
-		ssize_t r = want ? recv(c->fd, at, want, 0) : 0;
+		ssize_t r = recv(c->fd, at, want, 0);
 		int rc;
 
-		if (want && r < 0 && errno == EINTR)
+		if (r < 0 && errno == EINTR)
 			continue;
-		if (want && r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
-		if (want && r <= 0) {
+		if (r <= 0) {
 			/* The client ended (or failed) before its message did: a short header has
 			 * nothing to answer; a short payload is malformed. */
 			if (head || r < 0)
@@ -527,12 +527,8 @@ static void conn_read(struct conn *c)
 				}
 			}
 		}
-		if (!head && c->done == c->h.size) {
-			dispatch(c);
-			return;
-		}
-		if (head && c->done == RASP_DIAG_HEADER_SIZE &&
-		    c->h.size == RASP_DIAG_HEADER_SIZE) {
+		/* (h.size is read, and at least 20, once the header is in) */
+		if (c->done >= RASP_DIAG_HEADER_SIZE && c->done == c->h.size) {
 			dispatch(c);
 			return;
 		}
