@@ -659,10 +659,11 @@ static void test_a_new_session_waits_for_the_threads_read(void **state)
  * program has counted hardly more samples than the session received. Counted and not sent
  * are only the samples fired while the stop is under way (its last flush; 0 in a plain build,
  * up to 390 of 28000 under TSan, which slows the stop) and between the session's end and each
- * thread's next state check (every large object here, every third allocation): under 5%.
- * Had sampling gone on, the second would have added as many as the session's half second
- * times two (77000 more, seen with the threads blind to the session's event mask: the epoch
- * changes only when a session starts). */
+ * thread's next state check (every large object here, every third allocation): 2-5% plain,
+ * up to 14% seen under TSan on a loaded machine. Had sampling gone on, the second would have
+ * added as many as the session's half second times two (77000 more, 275%, seen with the
+ * threads blind to the session's event mask: the epoch changes only when a session starts),
+ * so a bound of 25% tells the two apart with room for a slow machine. */
 static void test_sampling_stops_with_the_session(void **state)
 {
 	struct copier c;
@@ -686,7 +687,7 @@ static void test_sampling_stops_with_the_session(void **state)
 	assert_int_equal(s.lost, 0);
 	assert_true(s.sampled > 100);
 	assert_true(p.samples >= s.sampled);
-	assert_true(p.samples - s.sampled <= s.sampled / 20);
+	assert_true(p.samples - s.sampled <= s.sampled / 4);
 }
 
 /* Per thread of one process, in an LTTng trace: samples, SamplingConfigured, and samples
