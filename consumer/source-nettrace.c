@@ -117,9 +117,9 @@ rasp__nettrace_iter_initialize(bt_self_message_iterator *self,
 	if (!it->r || rasp__nt_source_make_stream(it)) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
 		    self, "%s", it->r ? "cannot create the trace's classes" : err);
+		/* Whatever was made, freed the one way. */
+		bt_self_message_iterator_set_data(self, it);
 		rasp__nettrace_iter_finalize(self);
-		if (!it->r)
-			free(it);
 		return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
 	}
 	it->last_ts = INT64_MIN;
@@ -133,9 +133,7 @@ void rasp__nettrace_iter_finalize(bt_self_message_iterator *self)
 
 	if (!it)
 		return;
-	for (size_t i = 0; i < it->nclasses; i++)
-		bt_event_class_put_ref(it->classes[i]);
-	free(it->classes);
+	rasp__nt_source_classes_free(it);
 	bt_packet_put_ref(it->packet);
 	bt_stream_put_ref(it->stream);
 	bt_trace_put_ref(it->trace);
@@ -176,7 +174,7 @@ static bt_message *new_event(struct iter *it, bt_event_class *ec, const struct r
 static bt_message *event_message(struct iter *it, const struct rasp_nt_event *e)
 {
 	const struct rasp_nt_meta *m = e->meta;
-	bt_event_class *ec = rasp__nt_source_event_class(it, m);
+	bt_event_class *ec = rasp__nt_source_event_class(it, m, e->offset);
 	union rasp_nt_value vals[32];
 	bt_message *msg;
 	bt_field *payload;
@@ -374,7 +372,9 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 					   : BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_AGAIN;
 	return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_OK;
 error:
-	for (uint64_t i = 0; i < n + 1 && i < capacity; i++)
+	/* Only the n messages made by this call are ours: the slots past them still hold
+	 * messages of earlier batches, which their consumers own now. */
+	for (uint64_t i = 0; i < n; i++)
 		bt_message_put_ref(out[i]);
 	return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
 }

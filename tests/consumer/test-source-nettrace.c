@@ -438,6 +438,133 @@ static void test_source_nettrace_babeltrace2_corrupt(void **state)
 	}
 }
 
+/* `rasp ARGS...` (NULL-terminated, at most 8) under a 60 s guard: its exit status, output in
+ * out. A signal is a failure whatever the caller expects. */
+static int rasp(const char *first, ...)
+{
+	const char *argv[16] = {RASP_TEST_TIMEOUT, "-k", "5", "60",
+				rasp_test_build_path("bin/rasp")};
+	size_t n = 5;
+	va_list ap;
+	int rc;
+
+	va_start(ap, first);
+	for (const char *a = first; a && n < 14; a = va_arg(ap, const char *))
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	rc = rasp_test_run(out, sizeof(out), argv, NULL);
+	if (rc > 128)
+		fail_msg("rasp %s: killed by signal %d (or timed out):\n%s", first, rc - 128, out);
+	return rc;
+}
+
+/* Valid for 17 events and corrupt after them, the error in a later batch of messages than
+ * the first: each command and babeltrace2 fail with exit status 1 and the file and offset
+ * named, never a signal (the source's error path put messages of an earlier batch that it
+ * no longer owned: SIGSEGV). */
+static void test_source_nettrace_late_corrupt(void **state)
+{
+	static const char *const names[] = {"v4-late-corrupt", "v5-late-corrupt",
+					    "v6-late-corrupt"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *path = nt(names[i], ".nettrace");
+		char where[4200], conv[4200];
+		int rc;
+
+		snprintf(where, sizeof(where), "%s: at offset %ld: ", path, error_offset(names[i]));
+		snprintf(conv, sizeof(conv), "%s/%s.converted.nettrace", dir, names[i]);
+		rc = rasp("report", "-o", nt(names[i], ".txt"), path, NULL);
+		if (rc != 1)
+			fail_msg("rasp report %s: exit %d, want 1:\n%s", names[i], rc, out);
+		squeeze(out);
+		expect_in(out, where, names[i]);
+		rc = rasp("diff", nt("v4", ".nettrace"), path, NULL);
+		if (rc != 1)
+			fail_msg("rasp diff %s: exit %d, want 1:\n%s", names[i], rc, out);
+		rc = rasp("convert", "-o", conv, path, NULL);
+		if (rc != 1)
+			fail_msg("rasp convert %s: exit %d, want 1:\n%s", names[i], rc, out);
+		if (access(conv, F_OK) == 0)
+			fail_msg("rasp convert %s left %s", names[i], conv);
+		rc = bt2(names[i], "sink.text.details");
+		if (rc != 1)
+			fail_msg("babeltrace2 on %s: exit %d, want 1:\n%s", names[i], rc, out);
+		squeeze(out);
+		expect_in(out, where, names[i]);
+	}
+}
+
+/* V6 may redefine a metadata id: each event gets the class of the definition in force when it
+ * was written, never the id's first one (the old class held the wrong fields: SIGSEGV). The
+ * class a definition names is made once: a redefinition back to an earlier event reuses its
+ * class. */
+static void test_source_nettrace_redefined_metadata(void **state)
+{
+	static const char after[] = "Event `DotNETRuntime:AllocationSampled` (Class ID 2):\n"
+				    "  Common context:\n"
+				    "    vpid: 4242\n"
+				    "    vtid: 4242\n"
+				    "  Payload:\n"
+				    "    AllocationKind: 0\n"
+				    "    ClrInstanceID: 0\n"
+				    "    TypeID: 139,637,976,731,650\n"
+				    "    TypeName: Redefined.T2\n";
+	char *json;
+	int rc;
+
+	(void)state;
+	json = report_ok("v6-redefined-short");
+	expect_in(json, "\"total\": {\"samples\": 1,", "v6-redefined-short");
+	expect_in(json, "\"sampling_configured_events\": 1,", "v6-redefined-short");
+	expect_in(json, "{\"type\": \"Redefined.T1\", \"samples\": 1,", "v6-redefined-short");
+	json = report_ok("v6-redefined-metadata");
+	expect_in(json, "\"total\": {\"samples\": 3,", "v6-redefined-metadata");
+	expect_in(json, "\"sampling_configured_events\": 2,", "v6-redefined-metadata");
+	expect_in(json, "\"other_events\": 1,", "v6-redefined-metadata");
+	for (int k = 1; k <= 3; k++) {
+		char row[64];
+
+		snprintf(row, sizeof(row), "{\"type\": \"Redefined.T%d\", \"samples\": 1,", k);
+		expect_in(json, row, "v6-redefined-metadata");
+	}
+	rc = bt2("v6-redefined-metadata", "sink.text.details");
+	if (rc != 0)
+		fail_msg("babeltrace2 on v6-redefined-metadata: exit %d:\n%s", rc, out);
+	/* Three classes: id 1's SamplingConfigured, id 2's AllocationSampled (id 1's second
+	 * definition too) and id 1's last definition, under an id no metadata id takes. */
+	assert_int_equal(count(out, "    Event class `"), 3);
+	expect_in(out, "Event class `Rasp_Runtime:SamplingConfigured` (ID 1):", "classes");
+	expect_in(out, "Event class `DotNETRuntime:AllocationSampled` (ID 2):", "classes");
+	expect_in(out, "Event class `Contoso_Widgets:7_V2` (ID 4,294,967,296):", "classes");
+	expect_in(out, after, "the event after id 1's redefinition");
+	assert_int_equal(count(out, "\nEvent `Rasp_Runtime:SamplingConfigured`"), 2);
+	assert_int_equal(count(out, "\nEvent `DotNETRuntime:AllocationSampled`"), 3);
+	assert_int_equal(count(out, "\nEvent `Contoso_Widgets:7_V2`"), 1);
+}
+
+/* A file may make 16384 distinct event classes; one more is refused with the file, the
+ * offset and the reason (each class costs memory, and libbabeltrace2 time quadratic in
+ * their number). */
+static void test_source_nettrace_class_limit(void **state)
+{
+	char *json;
+	int rc;
+
+	(void)state;
+	json = report_ok("v6-classes-at-limit");
+	expect_in(json, "\"other_events\": 16384,", "v6-classes-at-limit");
+	rc = report("v6-classes-past-limit", &json);
+	if (rc != 1)
+		fail_msg("rasp report v6-classes-past-limit: exit %d, want 1:\n%s", rc, out);
+	squeeze(out);
+	expect_in(out, nt("v6-classes-past-limit", ".nettrace"), "the file named");
+	expect_in(out, "(Contoso_Many:16385_V0): more than 16384 distinct event classes",
+		  "the reason");
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,10 +575,16 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_source_nettrace_babeltrace2),
 	    cmocka_unit_test(test_source_nettrace_babeltrace2_corrupt),
 	    cmocka_unit_test(test_source_nettrace_odd_clocks),
+	    cmocka_unit_test(test_source_nettrace_late_corrupt),
+	    cmocka_unit_test(test_source_nettrace_redefined_metadata),
+	    cmocka_unit_test(test_source_nettrace_class_limit),
 	};
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s DIR (the files of make-nettrace.py --suite)\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s DIR (the files of make-nettrace.py --suite and "
+			"make-source-cases.py)\n",
+			argv[0]);
 		return 2;
 	}
 	dir = argv[1];
