@@ -300,7 +300,8 @@ int rasp__nt_source_make_stream(struct iter *it)
 		return -1;
 	bt_stream_class_set_assigns_automatic_event_class_id(it->sc, BT_FALSE);
 	bt_stream_class_set_default_clock_class(it->sc, it->cc);
-	bt_stream_class_set_supports_packets(it->sc, BT_TRUE, BT_FALSE, BT_FALSE);
+	/* Packets with times, as CTF wants them to place losses (source-nettrace.c). */
+	bt_stream_class_set_supports_packets(it->sc, BT_TRUE, BT_TRUE, BT_TRUE);
 	bt_stream_class_set_supports_discarded_events(it->sc, BT_TRUE, BT_TRUE);
 	for (int i = 0; i < 2; i++) {
 		bt_field_class *id = bt_field_class_integer_signed_create(it->tc);
