@@ -59,7 +59,9 @@ struct iter {
 	size_t nby_id;
 	bt_event_class *stack_class;
 	uint64_t next_class_id; /* for classes whose metadata id is already a class's id */
-	enum { S_BEGIN, S_EVENTS, S_END, S_DONE } state;
+	/* S_FAILED: the stream was ended early, error goes out with the next call. */
+	enum { S_BEGIN, S_EVENTS, S_END, S_FAILED, S_DONE } state;
+	const bt_error *error;
 	int64_t last_ts;
 	__int128 off_ns; /* the clock's offset from the Unix epoch, in ns */
 	char strbuf[STR_CAP];

@@ -133,6 +133,8 @@ void rasp__nettrace_iter_finalize(bt_self_message_iterator *self)
 
 	if (!it)
 		return;
+	if (it->error)
+		bt_error_release(it->error);
 	rasp__nt_source_classes_free(it);
 	bt_packet_put_ref(it->packet);
 	bt_stream_put_ref(it->stream);
@@ -360,6 +362,44 @@ static bool time_ok(struct iter *it, int64_t ts, uint64_t offset, const char *wh
 	return true;
 }
 
+/* An event's messages: a packet's beginning when none is open, its stack (a known event's, as
+ * the ClrStackWalk before it) and the event. On failure (a corrupt event, or out of memory)
+ * the messages it made are taken back: 0, or -1 with an error cause. */
+static int event_messages(struct iter *it, bt_message **out, uint64_t *n,
+			  const struct rasp_nt_event *e)
+{
+	uint64_t first = *n;
+	bool opened = false;
+
+	if (!time_ok(it, e->timestamp, e->offset, "event"))
+		return -1;
+	if (!it->packet) {
+		opened = true;
+		if (packet_open(it, out, n, (uint64_t)e->timestamp))
+			goto undo;
+	}
+	if (e->stack_len && e->meta->desc) {
+		out[*n] = stack_message(it, e);
+		if (!out[*n])
+			goto undo;
+		(*n)++;
+	}
+	out[*n] = event_message(it, e);
+	if (!out[*n])
+		goto undo;
+	(*n)++;
+	it->last_ts = e->timestamp;
+	return 0;
+undo:
+	while (*n > first)
+		bt_message_put_ref(out[--*n]);
+	if (opened) {
+		bt_packet_put_ref(it->packet);
+		it->packet = NULL;
+	}
+	return -1;
+}
+
 bt_message_iterator_class_next_method_status
 rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const msgs,
 			 uint64_t capacity, uint64_t *count)
@@ -368,6 +408,12 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 	bt_message **out = (bt_message **)msgs;
 	uint64_t n = 0;
 
+	if (it->state == S_FAILED) {
+		bt_current_thread_move_error(it->error);
+		it->error = NULL;
+		it->state = S_DONE;
+		return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
+	}
 	if (it->state == S_DONE)
 		return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_END;
 	if (it->state == S_BEGIN) {
@@ -376,7 +422,8 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 			goto error;
 		it->state = S_EVENTS;
 	}
-	/* Room for the four messages of a loss, or the three of an event. */
+	/* Room for the four messages of a loss, or the three of an event, and then the two of a
+	 * failure's end. */
 	while (it->state == S_EVENTS && n + 4 <= capacity) {
 		struct rasp_nt_item item;
 		int rc = rasp_nt_next(it->r, &item);
@@ -384,7 +431,7 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 		if (rc < 0) {
 			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
 			    self, "%s", rasp_nt_error(it->r));
-			goto error;
+			goto failed;
 		}
 		if (rc == 0) {
 			it->state = S_END;
@@ -399,22 +446,8 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 				goto error;
 			continue;
 		}
-		if (!time_ok(it, item.event.timestamp, item.event.offset, "event"))
-			goto error;
-		if (!it->packet && packet_open(it, out, &n, (uint64_t)item.event.timestamp))
-			goto error;
-		/* A known event's stack goes before it, as ClrStackWalk. */
-		if (item.event.stack_len && item.event.meta->desc) {
-			out[n] = stack_message(it, &item.event);
-			if (!out[n])
-				goto error;
-			n++;
-		}
-		out[n] = event_message(it, &item.event);
-		if (!out[n])
-			goto error;
-		n++;
-		it->last_ts = item.event.timestamp;
+		if (event_messages(it, out, &n, &item.event))
+			goto failed;
 	}
 	if (it->state == S_END && n + 5 <= capacity) {
 		uint64_t end = it->last_ts == INT64_MIN ? 0 : (uint64_t)it->last_ts;
@@ -438,11 +471,37 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 		return it->state == S_DONE ? BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_END
 					   : BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_AGAIN;
 	return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_OK;
+failed:
+	/* A corrupt file: the events before the bad one go out in a stream ended as usual, and
+	 * the error with the next call. Sinks see whole packets and streams (sink.ctf.fs 2.0
+	 * crashes when a graph is torn down while it holds a packet open), and fail the graph
+	 * when the error comes. */
+	it->error = bt_current_thread_take_error();
+	if (packet_close(it, out, &n, it->last_ts == INT64_MIN ? 0 : (uint64_t)it->last_ts))
+		goto error;
+	out[n++] = bt_message_stream_end_create(self, it->stream);
+	if (!out[n - 1])
+		goto error;
+	it->state = S_FAILED;
+	*count = n;
+	return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_OK;
 error:
 	/* Only the n messages made by this call are ours: the slots past them still hold
 	 * messages of earlier batches, which their consumers own now. */
 	for (uint64_t i = 0; i < n; i++)
 		bt_message_put_ref(out[i]);
+	if (it->error) {
+		/* The file's error first, then why its stream could not be ended. */
+		const bt_error *now = bt_current_thread_take_error();
+
+		bt_current_thread_move_error(it->error);
+		it->error = NULL;
+		if (now)
+			bt_error_release(now);
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
+		    self, "%s: out of memory ending the stream", it->path);
+	}
+	it->state = S_DONE;
 	return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
 }
 
