@@ -90,9 +90,22 @@ error:
 /* A flag of by_id[]: the metadata id is already some class's id. */
 #define ID_TAKEN (UINT32_C(1) << 31)
 
-/* Class ids past every metadata id (those are 32-bit), for a class whose metadata id names
- * another class already. */
-#define FIRST_EXTRA_CLASS_ID (UINT64_C(1) << 32)
+/* A class whose metadata id is some class's id already gets one from the top of the 32-bit
+ * range down (metadata ids are small), skipping metadata ids in use: CTF readers keep event
+ * class ids in 32 bits (babeltrace2 2.0's source.ctf.fs took 2^32 + 1 for 1). */
+static uint64_t extra_class_id(struct iter *it)
+{
+	while (it->next_extra_id < it->nby_id && (it->by_id[it->next_extra_id] & ID_TAKEN))
+		it->next_extra_id--;
+	return it->next_extra_id--;
+}
+
+/* Whether class id `id` (a metadata id) is taken: by the first class of that metadata id, or
+ * as an extra id. */
+static bool class_id_taken(const struct iter *it, uint32_t id)
+{
+	return id > it->next_extra_id || (id < it->nby_id && (it->by_id[id] & ID_TAKEN));
+}
 
 /* FNV-1a of a class's key: its name and layout. */
 static size_t class_hash(const char *name, const struct rasp_event_desc *d)
@@ -228,7 +241,7 @@ bt_event_class *rasp__nt_source_event_class(struct iter *it, const struct rasp_n
 		return NULL;
 	}
 	/* The metadata id as class id the first time, so ids read as the file's. */
-	id = *by & ID_TAKEN ? it->next_class_id++ : m->id;
+	id = class_id_taken(it, m->id) ? extra_class_id(it) : m->id;
 	c = &it->classes[it->nclasses];
 	*c = (struct nt_class){.desc = m->desc, .event_id = m->event_id, .version = m->version};
 	c->name = strdup(name);
@@ -242,7 +255,7 @@ bt_event_class *rasp__nt_source_event_class(struct iter *it, const struct rasp_n
 	}
 	it->nclasses++;
 	*slot = (uint32_t)it->nclasses;
-	*by = ID_TAKEN | (uint32_t)it->nclasses;
+	*by = (id == m->id ? ID_TAKEN : *by & ID_TAKEN) | (uint32_t)it->nclasses;
 	return c->ec;
 oom:
 	BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
@@ -275,7 +288,7 @@ int rasp__nt_source_make_stream(struct iter *it)
 	int64_t secs;
 	uint64_t cycles;
 
-	it->next_class_id = FIRST_EXTRA_CLASS_ID;
+	it->next_extra_id = UINT32_MAX;
 	it->tc = bt_trace_class_create(comp);
 	it->cc = bt_clock_class_create(comp);
 	if (!it->tc || !it->cc)

@@ -58,7 +58,7 @@ struct iter {
 	uint32_t *by_id;       /* per metadata id: class index + 1, 0 none; ID_TAKEN flag */
 	size_t nby_id;
 	bt_event_class *stack_class;
-	uint64_t next_class_id; /* for classes whose metadata id is already a class's id */
+	uint64_t next_extra_id; /* ids above it are classes' whose metadata id was taken */
 	/* S_FAILED: the stream was ended early, error goes out with the next call. */
 	enum { S_BEGIN, S_EVENTS, S_END, S_FAILED, S_DONE } state;
 	const bt_error *error;

@@ -570,7 +570,7 @@ static void test_source_nettrace_redefined_metadata(void **state)
 	assert_int_equal(count(out, "    Event class `"), 3);
 	expect_in(out, "Event class `Rasp_Runtime:SamplingConfigured` (ID 1):", "classes");
 	expect_in(out, "Event class `DotNETRuntime:AllocationSampled` (ID 2):", "classes");
-	expect_in(out, "Event class `Contoso_Widgets:7_V2` (ID 4,294,967,296):", "classes");
+	expect_in(out, "Event class `Contoso_Widgets:7_V2` (ID 4,294,967,295):", "classes");
 	expect_in(out, after, "the event after id 1's redefinition");
 	assert_int_equal(count(out, "\nEvent `Rasp_Runtime:SamplingConfigured`"), 2);
 	assert_int_equal(count(out, "\nEvent `DotNETRuntime:AllocationSampled`"), 3);
@@ -659,6 +659,7 @@ static void test_source_nettrace_ctf(void **state)
 	    {"v6-gap", 14, "Discarded events (5 events)"},
 	    {"v4-drop-tail", 14, "Discarded events (3 events)"},
 	    {"v6-redefined-metadata", 3, NULL},
+	    {"v6-redefined-many", 4, NULL},
 	    {"v4-truncated", 14, "Discarded events (1 events)"},
 	};
 

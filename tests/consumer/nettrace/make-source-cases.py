@@ -121,6 +121,19 @@ def redefined_short():
     return f.end()
 
 
+def redefined_many():
+    """Metadata id 1 is SamplingConfigured, then three events rasp does not know in turn; id 2
+    is AllocationSampled. Each definition used once: five classes, three of them under ids no
+    metadata id has (CTF readers keep class ids in 32 bits: the three must not alias 1 or 2)."""
+    f = V6()
+    f.metadata([config_meta(1), alloc_meta(2)])
+    f.events([(1, CONFIG), (2, alloc(1))])
+    for k in range(3):
+        f.metadata([mn.Meta(1, "Contoso-Redefined", 10 + k, "", 0, 0, 4)])
+        f.events([(1, b""), (2, alloc(2 + k))])
+    return f.end()
+
+
 def many_classes(n):
     """n distinct events (provider Contoso-Many, event ids 1..n), each defined under metadata
     id 1 in turn and used once: n event classes."""
@@ -137,6 +150,7 @@ def suite():
         s[form + "-late-corrupt"] = lambda form=form: late_corrupt(form)
     s["v6-redefined-metadata"] = redefined
     s["v6-redefined-short"] = redefined_short
+    s["v6-redefined-many"] = redefined_many
     s["v6-classes-at-limit"] = lambda: many_classes(MAX_CLASSES)
     s["v6-classes-past-limit"] = lambda: many_classes(MAX_CLASSES + 1)
     return s
