@@ -7,8 +7,10 @@
  * comes just before it as a DotNETRuntime:ClrStackWalk event, as rasp emits it in LTTng.
  * Other events keep their provider and id
  * in the name and carry no payload fields: counted, not decoded. Losses the sequence numbers
- * show become discarded-events messages; a file without its end marker ends with one of an
- * unknown count, so the report says events are missing. */
+ * show become discarded-events messages between timed packets, as CTF has them; a file
+ * without its end marker ends with one of an unknown count, so the report says events are
+ * missing. A corrupt file ends its stream cleanly, then fails with the offset. The source
+ * answers babeltrace.support-info for files with the NetTrace magic. */
 #include "source-nettrace.h"
 
 #include <inttypes.h>
