@@ -288,6 +288,43 @@ int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char
 	return rc;
 }
 
+int rasp_graph_convert_ctf(const char *cmd, const struct rasp_inputs *in, const char *dir,
+			   struct rasp_tally *warnings)
+{
+	const bt_plugin *ctf = NULL;
+	const bt_component_class_sink *cls = NULL;
+	bt_value *params = bt_value_map_create();
+	char who[64];
+	int rc = -ENOMEM;
+
+	snprintf(who, sizeof(who), "rasp %s", cmd);
+	if (bt_plugin_find("ctf", BT_FALSE, BT_FALSE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) ==
+	    BT_PLUGIN_FIND_STATUS_OK)
+		cls = bt_plugin_borrow_sink_component_class_by_name_const(ctf, "fs");
+	bt_current_thread_clear_error();
+	if (!cls) {
+		fprintf(stderr,
+			"%s: babeltrace2's sink.ctf.fs was not found; is babeltrace2 "
+			"installed (Debian: babeltrace2)?\n",
+			who);
+		rc = -ENOENT;
+	} else if (params &&
+		   bt_value_map_insert_string_entry(params, "path", dir) ==
+		       BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK &&
+		   /* dir is the trace itself, not a directory of traces. */
+		   bt_value_map_insert_bool_entry(params, "assume-single-trace", BT_TRUE) ==
+		       BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK &&
+		   bt_value_map_insert_bool_entry(params, "quiet", BT_TRUE) ==
+		       BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
+		rc = run_inputs(who, in, cls, params, NULL, NULL, NULL, warnings);
+	} else {
+		fprintf(stderr, "%s: out of memory\n", who);
+	}
+	bt_value_put_ref(params);
+	bt_plugin_put_ref(ctf);
+	return rc;
+}
+
 int rasp_cli_tally_operands(const char *cmd, char *const *operands, size_t n, bool strict,
 			    struct rasp_tally *t)
 {
