@@ -320,8 +320,15 @@ static void test_all_is_limited_to_the_user(void **state)
 	(void)state;
 	snprintf(session, sizeof(session), "rasp-record-%ld", (long)pid);
 	wait_listed(session, 1);
+	/* The session is listed from its creation, before its tracker is set and it starts:
+	 * read it once it is active (10 s at most). */
 	const char *ls[] = {"list", session, NULL};
-	rasp_test_lttng(list, sizeof(list), ls);
+	for (int i = 0; i < 200; i++) {
+		rasp_test_lttng(list, sizeof(list), ls);
+		if (strstr(list, "[active]"))
+			break;
+		sleep_ms(50);
+	}
 	snprintf(uid, sizeof(uid), "Virtual user IDs:     %ld", (long)getuid());
 	if (!strstr(list, uid))
 		fail_msg("no '%s' tracker in:\n%s", uid, list);
