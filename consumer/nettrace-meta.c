@@ -1,7 +1,9 @@
 /* NetTrace metadata and headers (nettrace-internal.h): the Trace object or block, metadata
  * records of both formats, and their strings (UTF-16Z in V4/V5, length-prefixed UTF-8 in V6).
- * Layouts are matched to the generated descriptors by (provider, event id, version). */
+ * Layouts are matched to the generated descriptors by (provider, event id, version). A
+ * definition lives while its id names it or a held event uses it (metadata_bytes bounds them). */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,58 +13,125 @@
 
 #define fail rasp__nt_fail
 
-/* ---- Metadata and stacks --------------------------------------------------------------------- */
+/* ---- Metadata ----------------------------------------------------------------------- */
 
-void rasp__nt_meta_free(struct rasp_nt_meta *m)
+static struct meta_rec *rec_of(const struct rasp_nt_meta *m)
 {
-	if (m) {
-		free(m->provider);
-		free(m->name);
+	return (struct meta_rec *)((char *)m - offsetof(struct meta_rec, m));
+}
+
+static struct meta_rec *rec_new(void)
+{
+	struct meta_rec *rec = calloc(1, sizeof(*rec));
+
+	if (rec)
+		rec->refs = 1;
+	return rec;
+}
+
+/* A definition that never went into the table (its parse failed). */
+static void rec_drop(struct meta_rec *rec)
+{
+	if (rec) {
+		free(rec->m.provider);
+		free(rec->m.name);
 	}
-	free(m);
+	free(rec);
 }
 
-const struct rasp_nt_meta *rasp__nt_meta_get(const struct rasp_nt_reader *r, uint32_t id)
+struct rasp_nt_meta *rasp__nt_meta_get(const struct rasp_nt_reader *r, uint32_t id)
 {
-	return id < r->nmeta ? r->meta[id] : NULL;
+	return id < r->nmeta && r->meta[id] ? &r->meta[id]->m : NULL;
 }
 
-static int meta_put(struct rasp_nt_reader *r, uint64_t at, struct rasp_nt_meta *m)
+void rasp__nt_meta_ref(struct rasp_nt_meta *m)
 {
+	rec_of(m)->refs++;
+}
+
+void rasp__nt_meta_unref(struct rasp_nt_reader *r, const struct rasp_nt_meta *m)
+{
+	struct meta_rec *rec = rec_of(m);
+
+	if (--rec->refs)
+		return;
+	r->st.metadata_bytes -= rec->bytes;
+	r->st.metadata_freed++;
+	rec_drop(rec);
+}
+
+void rasp__nt_meta_flush(struct rasp_nt_reader *r)
+{
+	for (size_t i = 0; i < r->nmeta; i++)
+		if (r->meta[i]) {
+			rasp__nt_meta_unref(r, &r->meta[i]->m);
+			r->meta[i] = NULL;
+		}
+	free(r->meta);
+	r->meta = NULL;
+	r->nmeta = 0;
+}
+
+/* Puts a parsed definition under its id; the table holds rec's reference from then on (also
+ * when it fails). A V6 redefinition replaces the definition: the old one goes once the
+ * events still held of it have. */
+static int meta_put(struct rasp_nt_reader *r, uint64_t at, struct meta_rec *rec)
+{
+	struct rasp_nt_meta *m = &rec->m;
 	uint32_t id = m->id;
 
-	if (id == 0 || id >= MAX_METADATA) {
-		rasp__nt_meta_free(m);
-		return fail(r, at, "metadata id %" PRIu32 " out of range 1..%u", id,
-			    MAX_METADATA - 1);
+	if (id == 0 || id >= r->lim.metadata_ids) {
+		rec_drop(rec);
+		return fail(r, at,
+			    "metadata id %" PRIu32 " out of range 1..%" PRIu32
+			    " (limit metadata_ids = %" PRIu32 ")",
+			    id, r->lim.metadata_ids - 1, r->lim.metadata_ids);
 	}
-	if (m->id >= r->nmeta) {
-		size_t n = (size_t)m->id + 64;
-		struct rasp_nt_meta **v = realloc(r->meta, n * sizeof(*v));
+	if (id < r->nmeta && r->meta[id] && r->info.format == 4) {
+		rec_drop(rec);
+		return fail(r, at, "metadata id %" PRIu32 " defined twice", id);
+	}
+	rec->bytes = sizeof(*rec) + strlen(m->provider) + strlen(m->name) + 2;
+	if (r->st.metadata_bytes + rec->bytes > r->lim.metadata_bytes) {
+		uint64_t want = r->st.metadata_bytes + rec->bytes;
+
+		rec_drop(rec);
+		return fail(r, at,
+			    "metadata id %" PRIu32 ": the definitions held would take %" PRIu64
+			    " bytes (limit metadata_bytes = %" PRIu64 ")",
+			    id, want, r->lim.metadata_bytes);
+	}
+	if (id >= r->nmeta) {
+		size_t n =
+		    (size_t)id + 64 < r->lim.metadata_ids ? (size_t)id + 64 : r->lim.metadata_ids;
+		struct meta_rec **v = realloc(r->meta, n * sizeof(*v));
 
 		if (!v) {
-			rasp__nt_meta_free(m);
+			rec_drop(rec);
 			return fail(r, at, "out of memory");
 		}
 		memset(v + r->nmeta, 0, (n - r->nmeta) * sizeof(*v));
 		r->meta = v;
 		r->nmeta = n;
 	}
-	if (r->meta[id] && r->info.format == 4) {
-		rasp__nt_meta_free(m);
-		return fail(r, at, "metadata id %" PRIu32 " defined twice", id);
-	}
-	if (r->meta[m->id]) {
-		if (rasp_array_grow((void **)&r->retired, &r->capretired, r->nretired,
-				    sizeof(*r->retired))) {
-			rasp__nt_meta_free(m);
-			return fail(r, at, "out of memory");
-		}
-		r->retired[r->nretired++] = r->meta[m->id];
-	}
 	m->desc = rasp_nt_find_desc(m->provider, m->event_id, m->version);
-	r->meta[m->id] = m;
+	r->st.metadata_defined++;
+	r->st.metadata_bytes += rec->bytes;
+	if (r->st.metadata_bytes > r->st.metadata_bytes_peak)
+		r->st.metadata_bytes_peak = r->st.metadata_bytes;
+	if (r->meta[id])
+		rasp__nt_meta_unref(r, &r->meta[id]->m);
+	r->meta[id] = rec;
 	return 0;
+}
+
+/* A converted string in as much memory as it takes (the conversion reserves 3 bytes per unit
+ * or byte in); NULL stays NULL. */
+static char *fit(char *s)
+{
+	char *t = s ? realloc(s, strlen(s) + 1) : NULL;
+
+	return t ? t : s;
 }
 
 /* A UTF-16Z string at the cursor as fresh UTF-8. */
@@ -82,7 +151,7 @@ static char *utf16z(struct rasp_cursor *c)
 	if (out)
 		rasp_utf16le_to_utf8(s, k / 2, out, 3 * (k / 2) + 1);
 	rasp_cursor_skip(c, k + 2);
-	return out;
+	return fit(out);
 }
 
 /* A V6 string (varuint32 byte length + UTF-8) as fresh, valid UTF-8. */
@@ -97,7 +166,7 @@ char *rasp__nt_utf8v(struct rasp_cursor *c)
 	out = malloc(3 * (size_t)n + 1);
 	if (out)
 		rasp_bytes_to_utf8(s, n, out, 3 * (size_t)n + 1);
-	return out;
+	return fit(out);
 }
 
 /* The V4/V5 metadata record that a MetadataBlock blob carries. Field lists and V5 tags are
@@ -105,7 +174,8 @@ char *rasp__nt_utf8v(struct rasp_cursor *c)
 int rasp__nt_v4_metadata(struct rasp_nt_reader *r, const uint8_t *p, size_t len, uint64_t at)
 {
 	struct rasp_cursor c = rasp_cursor_make(p, len, at);
-	struct rasp_nt_meta *m = calloc(1, sizeof(*m));
+	struct meta_rec *rec = rec_new();
+	struct rasp_nt_meta *m = rec ? &rec->m : NULL;
 	uint32_t id = 0, eid = 0, version = 0, level = 0;
 	uint64_t kw = 0;
 
@@ -119,16 +189,17 @@ int rasp__nt_v4_metadata(struct rasp_nt_reader *r, const uint8_t *p, size_t len,
 	rasp_cursor_u32le(&c, &version);
 	rasp_cursor_u32le(&c, &level);
 	if (c.failed || !m->provider || !m->name) {
-		rasp__nt_meta_free(m);
+		rec_drop(rec);
 		return fail(r, rasp_cursor_offset(&c), "metadata record cut short");
 	}
 	*m = (struct rasp_nt_meta){id, m->provider, m->name, eid, version, level, kw, NULL};
-	return meta_put(r, at, m);
+	return meta_put(r, at, rec);
 }
 
 int rasp__nt_v6_metadata_row(struct rasp_nt_reader *r, struct rasp_cursor *c)
 {
-	struct rasp_nt_meta *m = calloc(1, sizeof(*m));
+	struct meta_rec *rec = rec_new();
+	struct rasp_nt_meta *m = rec ? &rec->m : NULL;
 	uint16_t nfields = 0, optsize = 0;
 	uint64_t at = rasp_cursor_offset(c);
 
@@ -187,7 +258,7 @@ int rasp__nt_v6_metadata_row(struct rasp_nt_reader *r, struct rasp_cursor *c)
 				m->version = b;
 				break;
 			default:
-				rasp__nt_meta_free(m);
+				rec_drop(rec);
 				return fail(r, rasp_cursor_offset(&o) - 1,
 					    "unknown optional metadata kind %u", kind);
 			}
@@ -195,9 +266,9 @@ int rasp__nt_v6_metadata_row(struct rasp_nt_reader *r, struct rasp_cursor *c)
 				goto cut;
 		}
 	}
-	return meta_put(r, at, m);
+	return meta_put(r, at, rec);
 cut:
-	rasp__nt_meta_free(m);
+	rec_drop(rec);
 	return fail(r, at, "metadata row cut short");
 }
 

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "nettrace-read.h"
@@ -747,6 +749,200 @@ static void test_nettrace_read_not_nettrace(void **state)
 	assert_true(rasp_nt_is_nettrace(nt_path("v6")));
 }
 
+/* ---- Files that cost a careless reader far more than their size --------------------------- */
+
+/* ASan reserves terabytes of shadow: no address-space limit under it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+/* Address space a bounded read may map past what the process maps before it, and the CPU
+ * seconds it may take: each bomb costs a careless reader several times the first (or is
+ * refused for lack of it) and ten or more times the second; the reader needs a few MiB and
+ * well under a second. */
+#define BOUND_MEMORY (UINT64_C(256) << 20)
+#define BOUND_CPU    10
+
+/* The address space this process maps (VmSize), in bytes; 0 if unknown. */
+static uint64_t mapped_now(void)
+{
+	char line[256];
+	uint64_t kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %" SCNu64, &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb * 1024;
+}
+
+/* What a bounded read must have given: 0, or -1 with the reason in why. */
+typedef int (*bounded_check)(struct rasp_nt_reader *r, char *why, size_t cap);
+
+/* Reads the generated file `name` in a child limited to BOUND_MEMORY more address space and
+ * BOUND_CPU seconds of CPU; check says whether what it read is right. A reader whose memory
+ * follows what it saw rather than what it keeps fails an allocation (an error, or a stack
+ * silently dropped); one that is quadratic is killed by SIGXCPU. */
+static void read_bounded(const char *name, bounded_check check)
+{
+	const char *path = nt_path(name);
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char why[512] = "", err[512];
+		struct rasp_nt_reader *r;
+		uint64_t now = mapped_now();
+
+		setrlimit(RLIMIT_CORE, &(struct rlimit){0, 0});
+		if (setrlimit(RLIMIT_CPU, &(struct rlimit){BOUND_CPU, BOUND_CPU + 1}) != 0)
+			_exit(3);
+#ifndef UNDER_ASAN
+		if (now && setrlimit(RLIMIT_AS,
+				     &(struct rlimit){now + BOUND_MEMORY, now + BOUND_MEMORY}) != 0)
+			_exit(3);
+#endif
+		r = rasp_nt_open(path, err, sizeof(err));
+		if (!r) {
+			fprintf(stderr, "%s: %s\n", name, err);
+			_exit(1);
+		}
+		if (check(r, why, sizeof(why))) {
+			fprintf(stderr, "%s: %s\n", name, why);
+			_exit(1);
+		}
+		rasp_nt_close(r);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (WIFSIGNALED(st))
+		fail_msg("%s: the reader was killed by signal %d (%s; SIGXCPU: over %d s of CPU)",
+			 name, WTERMSIG(st), strsignal(WTERMSIG(st)), BOUND_CPU);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("%s: wrong within %" PRIu64 " MiB more address space and %d s of CPU "
+			 "(status %d; the reason above)",
+			 name, BOUND_MEMORY >> 20, BOUND_CPU, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+#define WHY(...) (snprintf(why, cap, __VA_ARGS__), -1)
+
+/* make-nettrace.py bomb_stacks: 40,000 unsorted events held until the sequence point, each
+ * with the same 4096-frame stack (1.3 GB when every held event copied it). Each comes out
+ * with its stack's innermost frames, in order. */
+static int bomb_stacks_read(struct rasp_nt_reader *r, char *why, size_t cap)
+{
+	struct rasp_nt_item it;
+	uint64_t n = 0;
+	int rc;
+
+	while ((rc = rasp_nt_next(r, &it)) == 1) {
+		const struct rasp_nt_event *e = &it.event;
+
+		if (it.kind != RASP_NT_ITEM_EVENT)
+			return WHY("a loss item (%" PRIu64 ")", it.lost);
+		if (e->stack_len == 0)
+			return WHY("event %" PRIu64 " (offset %" PRIu64 ") without its stack", n,
+				   e->offset);
+		for (size_t k = 0; k < e->stack_len; k++)
+			if (e->stack[k] != UINT64_C(0x7F0000000000) + 16 * k)
+				return WHY("event %" PRIu64 ": frame %zu is 0x%" PRIx64, n, k,
+					   e->stack[k]);
+		n++;
+	}
+	if (rc != 0)
+		return WHY("%s", rasp_nt_error(r));
+	return n == 40000 ? 0 : WHY("%" PRIu64 " events, want 40000", n);
+}
+
+static void test_nettrace_read_bomb_stacks(void **state)
+{
+	(void)state;
+	read_bounded("bomb-stacks", bomb_stacks_read);
+}
+
+/* bomb_metadata: 3.2 million rows redefining metadata id 1 (430 MB when every retired
+ * definition was kept to the end), then the definition the one event uses. */
+static int bomb_metadata_read(struct rasp_nt_reader *r, char *why, size_t cap)
+{
+	struct rasp_nt_item it;
+	const struct rasp_nt_meta *m;
+	int rc = rasp_nt_next(r, &it);
+
+	if (rc != 1)
+		return WHY("no event: %s", rc ? rasp_nt_error(r) : "the end");
+	m = it.event.meta;
+	if (strcmp(m->provider, "Contoso-Final") || strcmp(m->name, "Last") || m->event_id != 9 ||
+	    m->version != 1 || m->keywords != 0x20)
+		return WHY("the event's metadata is %s/%s %" PRIu32 " v%" PRIu32, m->provider,
+			   m->name, m->event_id, m->version);
+	rc = rasp_nt_next(r, &it);
+	if (rc != 0)
+		return WHY("after the event: %d %s", rc, rasp_nt_error(r));
+	return rasp_nt_complete(r) ? 0 : WHY("not complete");
+}
+
+static void test_nettrace_read_bomb_metadata(void **state)
+{
+	(void)state;
+	read_bounded("bomb-metadata", bomb_metadata_read);
+}
+
+/* bomb_threads: 100,000 V6 threads, 600,000 sorted events of the last one (182 s when each
+ * event looked its thread up one by one). */
+static int bomb_threads_read(struct rasp_nt_reader *r, char *why, size_t cap)
+{
+	struct rasp_nt_item it;
+	uint64_t n = 0;
+	int rc;
+
+	while ((rc = rasp_nt_next(r, &it)) == 1) {
+		if (it.kind != RASP_NT_ITEM_EVENT)
+			return WHY("a loss item (%" PRIu64 ")", it.lost);
+		if (it.event.thread_id != 200000 || it.event.pid != 4242 ||
+		    it.event.sequence != n + 1)
+			return WHY("event %" PRIu64 ": thread %" PRIu64 ", pid %" PRId64
+				   ", sequence %" PRIu32,
+				   n, it.event.thread_id, it.event.pid, it.event.sequence);
+		n++;
+	}
+	if (rc != 0)
+		return WHY("%s", rasp_nt_error(r));
+	return n == 600000 ? 0 : WHY("%" PRIu64 " events, want 600000", n);
+}
+
+static void test_nettrace_read_bomb_threads(void **state)
+{
+	(void)state;
+	read_bounded("bomb-threads", bomb_threads_read);
+}
+
+/* bomb_sequence_point: one V4 sequence point of 300,000 threads, ids descending (57 s when
+ * each was inserted into a sorted array). Nothing lost: no thread had an event. */
+static int bomb_sequence_point_read(struct rasp_nt_reader *r, char *why, size_t cap)
+{
+	struct rasp_nt_item it;
+	int rc = rasp_nt_next(r, &it);
+
+	if (rc != 0)
+		return WHY("%s", rc < 0 ? rasp_nt_error(r) : "an item");
+	return rasp_nt_complete(r) ? 0 : WHY("not complete");
+}
+
+static void test_nettrace_read_bomb_sequence_point(void **state)
+{
+	(void)state;
+	read_bounded("bomb-sequence-point", bomb_sequence_point_read);
+}
+
 /* ---- The real .NET Core 3.0 file ------------------------------------------------------------ */
 
 static const char *dotnet_file, *dotnet_baseline;
@@ -954,6 +1150,10 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_nettrace_read_corrupt),
 	    cmocka_unit_test(test_nettrace_read_sync_time),
 	    cmocka_unit_test(test_nettrace_read_not_nettrace),
+	    cmocka_unit_test(test_nettrace_read_bomb_stacks),
+	    cmocka_unit_test(test_nettrace_read_bomb_metadata),
+	    cmocka_unit_test(test_nettrace_read_bomb_threads),
+	    cmocka_unit_test(test_nettrace_read_bomb_sequence_point),
 	};
 	const struct CMUnitTest dotnet[] = {
 	    cmocka_unit_test(test_nettrace_read_dotnet_baseline),

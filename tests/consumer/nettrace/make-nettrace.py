@@ -19,7 +19,9 @@ reader works. Lines (tab-separated):
 
   make-nettrace.py --form v4|v5|v6|vector [--truncate] [--gap K] [--drop-tail K]
                    [--corrupt KIND] [--bad-utf16] -o FILE.nettrace
-  make-nettrace.py --suite DIR     every variant the tests use
+  make-nettrace.py --bomb KIND -o FILE.nettrace
+                   a file that costs a careless reader far more than its size (no .expect)
+  make-nettrace.py --suite DIR     every variant the tests use, the bombs included
   make-nettrace.py --check-vector  the generator's V4 writer against the guide's listing
 """
 import argparse
@@ -570,6 +572,123 @@ def check_vector():
     return listed
 
 
+# ---- Files that cost a reader more than their size (the reader's limits) -------------------
+
+def v4_file(objects):
+    """A V4 file of (type name, content) objects after its Trace object."""
+    out = bytearray(b"Nettrace" + struct.pack("<i", 20) + b"!FastSerialization.1")
+    out += b"\x05\x05\x01" + struct.pack("<iii", 4, 4, 5) + b"Trace\x06"
+    out += struct.pack("<8h", *SYNC_UTC) + struct.pack("<qqiiii", SYNC_QPC, FREQ, POINTER, PID,
+                                                        CPUS, RATE) + b"\x06"
+    for name, content in objects:
+        out += b"\x05\x05\x01" + struct.pack("<iii", 2, 2, len(name)) + name.encode() + b"\x06"
+        out += struct.pack("<i", len(content))
+        out += bytes((4 - len(out) % 4) % 4)
+        out += content + b"\x06"
+    return bytes(out + b"\x01")
+
+
+def v6_file(blocks):
+    """A V6 file of (kind, content) blocks after its Trace block, with its end block."""
+    kv = [("ProcessId", str(PID))]
+    trace = (struct.pack("<8h", *SYNC_UTC) + struct.pack("<qqii", SYNC_QPC, FREQ, POINTER,
+                                                          len(kv)) +
+             b"".join(s8(k) + s8(v) for k, v in kv))
+    out = bytearray(b"Nettrace" + struct.pack("<III", 0, 6, 0))
+    for kind, content in [(1, trace)] + blocks + [(0, b"")]:
+        assert len(content) < 1 << 24
+        out += struct.pack("<I", len(content) | kind << 24) + content
+    return bytes(out)
+
+
+def run_block(first, count, rest, v6, ts=SYNC_QPC):
+    """An event block of one full compressed header (Hdr first) and its payload-less event,
+    then count - 1 events of the two bytes `rest` (flags and a timestamp delta): the same
+    thread, metadata and stack."""
+    content = struct.pack("<hhqq", 20, 1, ts, ts + count)
+    content += compressed_blob(Hdr(activity=0 if v6 else bytes(32)), first, b"", v6)
+    return content + rest * (count - 1)
+
+
+BOMB_STACK_FRAMES = 4096
+BOMB_STACK_EVENTS = 40000
+BOMB_META_ROWS = 3_200_000
+BOMB_THREADS = 100_000
+BOMB_THREAD_EVENTS = 600_000
+BOMB_SP_THREADS = 300_000
+
+
+def bomb_stacks():
+    """V4: one 4096-frame stack and 40,000 unsorted events that use it, all held for time
+    order until the sequence point (a reader copying the stack per event needs 1.3 GB)."""
+    meta = Meta(1, "Contoso-Bombs", 1, "", 0, 0, 4)
+    rec = v4_metadata_record(meta, False)
+    mblock = event_block([(Hdr(tid=A, ts=SYNC_QPC, sorted=True, size=len(rec)), rec)], True,
+                         False)[0]
+    frames = tuple(0x7F0000000000 + 16 * k for k in range(BOMB_STACK_FRAMES))
+    first = Hdr(meta=1, seq=1, capture=A, tid=A, stack=1, ts=SYNC_QPC + 1)
+    n = BOMB_STACK_EVENTS
+    events = run_block(first, n, b"\x00\x01", False)  # unchanged header, 1 tick later
+    sp = struct.pack("<qi", SYNC_QPC + n + 2, 1) + struct.pack("<qI", A, n)
+    return v4_file([("MetadataBlock", mblock), ("StackBlock", stack_block([frames])),
+                    ("EventBlock", events), ("SPBlock", sp)])
+
+
+def bomb_metadata():
+    """V6: 3.2 million 10-byte metadata rows that all define id 1 (32 MB), then a last
+    definition and one event of it (a reader keeping every retired definition needs
+    some 440 MB)."""
+    row = varuint(1) + s8("") + varuint(1) + s8("") + struct.pack("<HH", 0, 0)
+    row = struct.pack("<H", len(row)) + row
+    per_block = (4 << 20) // len(row)
+    thread = varuint(1) + bytes([2]) + varuint(PID) + bytes([3]) + varuint(A)
+    blocks = [(6, struct.pack("<H", len(thread)) + thread)]
+    left = BOMB_META_ROWS
+    while left:
+        k = min(left, per_block)
+        blocks.append((3, struct.pack("<H", 0) + row * k))
+        left -= k
+    final = Meta(1, "Contoso-Final", 9, "Last", 0x20, 1, 4)
+    blocks.append((3, struct.pack("<H", 0) + v6_metadata_row(final)))
+    first = Hdr(meta=1, seq=1, capture=1, tid=1, ts=SYNC_QPC + 1, activity=0, sorted=True)
+    blocks.append((2, run_block(first, 1, b"", True)))
+    blocks.append((4, struct.pack("<QII", SYNC_QPC + 2, 0, 1) + varuint(1) + varuint(1)))
+    return v6_file(blocks)
+
+
+def bomb_threads():
+    """V6: 100,000 threads, then 600,000 sorted events of the last one defined (a reader
+    looking threads up one by one compares 10^11 times)."""
+    rows = bytearray()
+    for i in range(1, BOMB_THREADS + 1):
+        r = varuint(i) + bytes([2]) + varuint(PID) + bytes([3]) + varuint(100000 + i)
+        rows += struct.pack("<H", len(r)) + r
+    meta = Meta(1, "Contoso-Bombs", 1, "", 0, 0, 4)
+    blocks = [(6, bytes(rows)), (3, struct.pack("<H", 0) + v6_metadata_row(meta))]
+    t = BOMB_THREADS
+    per_block = 100_000
+    for k in range(0, BOMB_THREAD_EVENTS, per_block):
+        first = Hdr(meta=1, seq=k + 1, capture=t, tid=t, ts=SYNC_QPC + 1 + k, activity=0,
+                    sorted=True)
+        blocks.append((2, run_block(first, per_block, b"\x40\x01", True, SYNC_QPC + k)))
+    blocks.append((4, struct.pack("<QII", SYNC_QPC + BOMB_THREAD_EVENTS + 2, 0, 1) +
+                   varuint(t) + varuint(BOMB_THREAD_EVENTS)))
+    return v6_file(blocks)
+
+
+def bomb_sequence_point():
+    """V4: a 3.6 MB sequence point listing 300,000 capture threads, thread ids descending
+    (a reader inserting each into a sorted array moves 10^12 bytes)."""
+    n = BOMB_SP_THREADS
+    sp = struct.pack("<qi", SYNC_QPC + 1, n) + b"".join(
+        struct.pack("<qI", 10_000_000 - i, 1) for i in range(n))
+    return v4_file([("SPBlock", sp)])
+
+
+BOMBS = {"bomb-stacks": bomb_stacks, "bomb-metadata": bomb_metadata,
+         "bomb-threads": bomb_threads, "bomb-sequence-point": bomb_sequence_point}
+
+
 # ---- Variants and expectations -------------------------------------------------------------
 
 CORRUPT = {  # kind: the forms it applies to
@@ -678,6 +797,8 @@ def main():
                     help="K events lost after a thread's last event before an SP")
     ap.add_argument("--corrupt", choices=sorted(CORRUPT))
     ap.add_argument("--bad-utf16", action="store_true", help="a type name with a lone surrogate")
+    ap.add_argument("--bomb", choices=sorted(BOMBS),
+                    help="a file that costs a careless reader far more than its size")
     ap.add_argument("-o", "--output", help="FILE.nettrace (FILE.expect beside it)")
     ap.add_argument("--suite", metavar="DIR", help="write every variant the tests use into DIR")
     ap.add_argument("--check-vector", action="store_true")
@@ -690,6 +811,13 @@ def main():
         os.makedirs(a.suite, exist_ok=True)
         for name, kw in suite().items():
             save(os.path.join(a.suite, name + ".nettrace"), *make(**kw))
+        for name, made in BOMBS.items():
+            with open(os.path.join(a.suite, name + ".nettrace"), "wb") as f:
+                f.write(made())
+        return 0
+    if a.bomb and a.output:
+        with open(a.output, "wb") as f:
+            f.write(BOMBS[a.bomb]())
         return 0
     if not a.form or not a.output:
         ap.error("--form and -o are required (or --suite DIR, or --check-vector)")
