@@ -271,19 +271,10 @@ static struct stack_rec *stack_get(const struct rasp_nt_reader *r, uint32_t id)
 /* ---- Events ------------------------------------------------------------------------------------
  */
 
-/* The header state compressed headers are relative to; reset at every block. */
-struct hdr {
-	uint32_t meta, seq, proc, stack;
-	uint64_t tid, capture;
-	int64_t ts;
-	uint32_t payload;
-	bool sorted;
-};
-
 /* One event of an event block: queued for ordering, or (metadata blocks) a metadata record.
  * A queued event holds a reference to its metadata and its stack, and a copy of its payload
  * only. */
-static int take_event(struct rasp_nt_reader *r, const struct hdr *h, const uint8_t *payload,
+static int take_event(struct rasp_nt_reader *r, const struct blob_hdr *h, const uint8_t *payload,
 		      uint64_t at, bool metadata_block)
 {
 	struct rasp_nt_meta *m;
@@ -344,12 +335,13 @@ static int take_event(struct rasp_nt_reader *r, const struct hdr *h, const uint8
 
 /* The blobs of an event or metadata block (the same encoding). V6 uses thread indexes and
  * a label list id where V4 has thread ids and activity GUIDs. */
-static int blobs(struct rasp_nt_reader *r, struct rasp_cursor *c, bool compressed, bool metadata)
+static int blob(struct rasp_nt_reader *r, struct rasp_cursor *c, struct blob_hdr *hp,
+		bool compressed, bool metadata)
 {
-	struct hdr h = {0};
+	struct blob_hdr h = *hp;
 	bool v6 = r->info.format == 6;
 
-	while (rasp_cursor_left(c)) {
+	{
 		uint64_t at = rasp_cursor_offset(c);
 		const uint8_t *payload;
 
@@ -421,6 +413,7 @@ static int blobs(struct rasp_nt_reader *r, struct rasp_cursor *c, bool compresse
 		if (c->failed || !payload)
 			return fail(r, at, "event cut short (payload %" PRIu32 " bytes)",
 				    h.payload);
+		*hp = h;
 		if (take_event(r, &h, payload, at, metadata))
 			return -1;
 		if (!metadata && h.sorted) {
@@ -430,6 +423,15 @@ static int blobs(struct rasp_nt_reader *r, struct rasp_cursor *c, bool compresse
 		}
 	}
 	return 0;
+}
+
+int rasp__nt_next_event(struct rasp_nt_reader *r)
+{
+	if (!rasp_cursor_left(&r->blk)) {
+		r->blk_active = false;
+		return 0;
+	}
+	return blob(r, &r->blk, &r->hdr, r->blk_compressed, false);
 }
 
 /* Event and metadata blocks of both formats start with HeaderSize (including itself, >= 20)
@@ -458,7 +460,20 @@ int rasp__nt_event_block(struct rasp_nt_reader *r, struct rasp_cursor *c, bool m
 	    !rasp_cursor_skip(c, hsize - 4u))
 		return fail(r, rasp_cursor_offset(c), "block header size %u below 20 or cut short",
 			    hsize);
-	return blobs(r, c, flags & 1, metadata);
+	if (metadata) { /* definitions come whole: the events after them need them */
+		struct blob_hdr h = {0};
+
+		while (rasp_cursor_left(c))
+			if (blob(r, c, &h, flags & 1, true))
+				return -1;
+		return 0;
+	}
+	/* Events are read one at a time, between which the reader hands out what is ready. */
+	r->blk = *c;
+	r->hdr = (struct blob_hdr){0};
+	r->blk_compressed = flags & 1;
+	r->blk_active = true;
+	return 0;
 }
 
 /* A sequence point: everything queued may go out; the listed sequence numbers show losses. */
@@ -555,17 +570,17 @@ int rasp__nt_v6_threads(struct rasp_nt_reader *r, struct rasp_cursor *c)
 				return fail(r, t.origin, "thread row cut short");
 		}
 		old = thread_find(r, th.index);
+		if ((!old || !old->live) && r->nthreads - r->deadthreads >= r->lim.threads)
+			return fail(r, t.origin,
+				    "thread index %" PRIu64 ": more than %" PRIu32 " threads "
+				    "defined at once (limit threads = %" PRIu32 ")",
+				    th.index, r->lim.threads, r->lim.threads);
 		if (old) {
 			r->deadthreads -= !old->live;
 			*old = th;
 			threads_note(r);
 			continue;
 		}
-		if (r->nthreads - r->deadthreads >= r->lim.threads)
-			return fail(r, t.origin,
-				    "thread index %" PRIu64 ": more than %" PRIu32 " threads "
-				    "defined at once (limit threads = %" PRIu32 ")",
-				    th.index, r->lim.threads, r->lim.threads);
 		if (rasp_index_reserve(&r->thread_ix, r->nthreads, thread_hash, r) ||
 		    rasp_array_grow((void **)&r->threads, &r->capthreads, r->nthreads,
 				    sizeof(*r->threads)))

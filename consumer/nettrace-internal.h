@@ -53,6 +53,15 @@ struct v6_thread {
 	bool live; /* false: removed (a RemoveThread block), its slot reused if defined again */
 };
 
+/* The header state compressed event headers are relative to; reset at every block. */
+struct blob_hdr {
+	uint32_t meta, seq, proc, stack;
+	uint64_t tid, capture;
+	int64_t ts;
+	uint32_t payload;
+	bool sorted;
+};
+
 struct rasp_nt_reader {
 	FILE *f;
 	char *path;
@@ -96,6 +105,12 @@ struct rasp_nt_reader {
 
 	uint8_t *block; /* the block being read */
 	size_t capblock;
+	/* The event block being read, one event at a time (rasp__nt_next_event), so that events
+	 * go out as soon as nothing older can follow: what is held follows the file's order, not
+	 * the size of its blocks. */
+	struct rasp_cursor blk;
+	struct blob_hdr hdr;
+	bool blk_active, blk_compressed;
 };
 
 /* nettrace-state.c */
@@ -126,8 +141,12 @@ void rasp__nt_meta_flush(struct rasp_nt_reader *r);
 /* A V6 string (varuint32 length + UTF-8) as fresh valid UTF-8; NULL when cut short. */
 char *rasp__nt_utf8v(struct rasp_cursor *c);
 
-/* nettrace-blocks.c: each parses one block's content at the cursor; 0 or -1 (failed). */
+/* nettrace-blocks.c: each parses one block's content at the cursor; 0 or -1 (failed). An
+ * event block's events are left for rasp__nt_next_event. */
 int rasp__nt_event_block(struct rasp_nt_reader *r, struct rasp_cursor *c, bool metadata);
+/* The next event of the event block being read (blk_active): 0 (one read, or the block's end
+ * reached: blk_active false) or -1 (failed). */
+int rasp__nt_next_event(struct rasp_nt_reader *r);
 int rasp__nt_stack_block(struct rasp_nt_reader *r, struct rasp_cursor *c);
 int rasp__nt_sequence_point(struct rasp_nt_reader *r, struct rasp_cursor *c);
 int rasp__nt_v6_threads(struct rasp_nt_reader *r, struct rasp_cursor *c);

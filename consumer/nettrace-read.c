@@ -106,8 +106,8 @@ static int v4_object(struct rasp_nt_reader *r)
 		       (uint32_t)sz[3] << 24;
 		if (size > r->lim.block_bytes)
 			return rasp__nt_fail(r, r->off - 4,
-					     "%s of %" PRIu32 " bytes (at most %" PRIu32
-					     ": limit block_bytes)",
+					     "%s of %" PRIu32 " bytes (limit block_bytes = %" PRIu32
+					     ")",
 					     name, size, r->lim.block_bytes);
 		/* Content is 4-byte aligned from the start of the stream. */
 		if (read_exact(r, pad, (4 - r->off % 4) % 4))
@@ -146,7 +146,7 @@ static int v6_block(struct rasp_nt_reader *r)
 	if (size > r->lim.block_bytes)
 		return rasp__nt_fail(r, at,
 				     "block of kind %" PRIu32 " of %" PRIu32
-				     " bytes (at most %" PRIu32 ": limit block_bytes)",
+				     " bytes (limit block_bytes = %" PRIu32 ")",
 				     kind, size, r->lim.block_bytes);
 	buf = block_buffer(r, size ? size : 1);
 	if (!buf)
@@ -200,6 +200,7 @@ static struct rasp_nt_reader *trace_first(struct rasp_nt_reader *r, char *err, s
 	uint64_t at = r->off;
 	int rc = r->info.format == 6 ? v6_block(r) : v4_object(r);
 
+	r->region_at = r->off;
 	if (rc != 0 || r->info.frequency == 0) {
 		if (r->failed)
 			snprintf(err, errlen, "%s", r->err);
@@ -393,6 +394,12 @@ int rasp_nt_next(struct rasp_nt_reader *r, struct rasp_nt_item *item)
 			    .kind = RASP_NT_ITEM_LOST, .lost = r->lost, .lost_at = r->last_ts};
 			r->lost = 0;
 			return 1;
+		}
+		/* The block being read first, also after the end of a file cut short. */
+		if (r->blk_active) {
+			if (rasp__nt_next_event(r))
+				return -1;
+			continue;
 		}
 		if (r->done)
 			return 0;

@@ -574,8 +574,9 @@ def check_vector():
 
 # ---- Files that cost a reader more than their size (the reader's limits) -------------------
 
-def v4_file(objects):
-    """A V4 file of (type name, content) objects after its Trace object."""
+def v4_file(objects, starts=None):
+    """A V4 file of (type name, content) objects after its Trace object; starts (a list)
+    receives the offset of each one's content."""
     out = bytearray(b"Nettrace" + struct.pack("<i", 20) + b"!FastSerialization.1")
     out += b"\x05\x05\x01" + struct.pack("<iii", 4, 4, 5) + b"Trace\x06"
     out += struct.pack("<8h", *SYNC_UTC) + struct.pack("<qqiiii", SYNC_QPC, FREQ, POINTER, PID,
@@ -584,12 +585,15 @@ def v4_file(objects):
         out += b"\x05\x05\x01" + struct.pack("<iii", 2, 2, len(name)) + name.encode() + b"\x06"
         out += struct.pack("<i", len(content))
         out += bytes((4 - len(out) % 4) % 4)
+        if starts is not None:
+            starts.append(len(out))
         out += content + b"\x06"
     return bytes(out + b"\x01")
 
 
-def v6_file(blocks):
-    """A V6 file of (kind, content) blocks after its Trace block, with its end block."""
+def v6_file(blocks, starts=None):
+    """A V6 file of (kind, content) blocks after its Trace block, with its end block; starts
+    (a list) receives the offset of each given block's content."""
     kv = [("ProcessId", str(PID))]
     trace = (struct.pack("<8h", *SYNC_UTC) + struct.pack("<qqii", SYNC_QPC, FREQ, POINTER,
                                                           len(kv)) +
@@ -597,7 +601,10 @@ def v6_file(blocks):
     out = bytearray(b"Nettrace" + struct.pack("<III", 0, 6, 0))
     for kind, content in [(1, trace)] + blocks + [(0, b"")]:
         assert len(content) < 1 << 24
-        out += struct.pack("<I", len(content) | kind << 24) + content
+        out += struct.pack("<I", len(content) | kind << 24)
+        if starts is not None and kind != 1 and (kind, content) != (0, b""):
+            starts.append(len(out))
+        out += content
     return bytes(out)
 
 
@@ -685,8 +692,82 @@ def bomb_sequence_point():
     return v4_file([("SPBlock", sp)])
 
 
+def v6_thread_row(index, tid):
+    row = varuint(index) + bytes([2]) + varuint(PID) + bytes([3]) + varuint(tid)
+    return struct.pack("<H", len(row)) + row
+
+
+def v6_events(*events):
+    """An event block of (metadata id, thread index, sequence number, ms, sorted) events
+    with no payload."""
+    return event_block([(Hdr(meta=m, seq=q, capture=t, tid=t, ts=SYNC_QPC + round(ms * 1e6),
+                             activity=0, sorted=srt), b"") for m, t, q, ms, srt in events],
+                       True, True)[0]
+
+
+def v6_meta_block(*metas):
+    return struct.pack("<H", 0) + b"".join(v6_metadata_row(m) for m in metas)
+
+
+def redefine_held():
+    """V6: metadata id 1 defined four times. Unsorted events of the first two definitions
+    interleave in time, so both are held together; a third definition has no event and a
+    sequence point (flag 2) flushes the metadata; events use the fourth. Read: 10 First,
+    15 Second, 20 First, 25 Second, 30 First, 35 Second, 40 Fourth."""
+    defs = [Meta(1, "Contoso-" + n, k + 1, n, 0x10, 0, 4)
+            for k, n in enumerate(("First", "Second", "Third", "Fourth"))]
+    return v6_file([
+        (6, v6_thread_row(1, A)),
+        (3, v6_meta_block(defs[0])),
+        (2, v6_events((1, 1, 1, 10, False), (1, 1, 2, 20, False), (1, 1, 3, 30, False))),
+        (3, v6_meta_block(defs[1])),
+        (2, v6_events((1, 1, 4, 15, False), (1, 1, 5, 25, False), (1, 1, 6, 35, False))),
+        (3, v6_meta_block(defs[2])),
+        (4, struct.pack("<QII", SYNC_QPC + 36_000_000, 2, 1) + varuint(1) + varuint(6)),
+        (3, v6_meta_block(defs[3])),
+        (2, v6_events((1, 1, 7, 40, True))),
+        (4, struct.pack("<QII", SYNC_QPC + 41_000_000, 0, 1) + varuint(1) + varuint(7)),
+    ])
+
+
+CHURN = 1000
+
+
+def thread_churn(after_removal=False):
+    """V6: thread index 1 defined, used by one event and removed, 1000 times, each time for
+    OS thread 1000 + k. after_removal: one more event of index 1 after the last removal, an
+    error at its offset (returned with the bytes)."""
+    meta = Meta(1, "Contoso-Bombs", 1, "", 0, 0, 4)
+    blocks = [(3, v6_meta_block(meta))]
+    for k in range(CHURN):
+        blocks += [(6, v6_thread_row(1, 1000 + k)), (2, v6_events((1, 1, 1, k, True))),
+                   (7, varuint(1) + varuint(1))]
+    if after_removal:
+        blocks.append((2, v6_events((1, 1, 2, CHURN, True))))
+    blocks.append((4, struct.pack("<QII", SYNC_QPC + 2 * CHURN * 1_000_000, 0, 0)))
+    starts = []
+    data = v6_file(blocks, starts)
+    return (data, starts[-2] + 20) if after_removal else data
+
+
+def stack_twice():
+    """V4: stack id 1 defined by two stack blocks of one region: an error at the second
+    one's first stack."""
+    meta = Meta(1, "Contoso-Bombs", 1, "", 0, 0, 4)
+    rec = v4_metadata_record(meta, False)
+    mblock = event_block([(Hdr(tid=A, ts=SYNC_QPC, sorted=True, size=len(rec)), rec)], True,
+                         False)[0]
+    starts = []
+    data = v4_file([("MetadataBlock", mblock), ("StackBlock", stack_block([(1, 2)])),
+                    ("StackBlock", stack_block([(3, 4, 5)]))], starts)
+    return data, starts[2] + 8
+
+
 BOMBS = {"bomb-stacks": bomb_stacks, "bomb-metadata": bomb_metadata,
-         "bomb-threads": bomb_threads, "bomb-sequence-point": bomb_sequence_point}
+         "bomb-threads": bomb_threads, "bomb-sequence-point": bomb_sequence_point,
+         # small files of the same section for the tests of reference counts and tables
+         "v6-redefine-held": redefine_held, "v6-thread-churn": thread_churn,
+         "v6-thread-removed": lambda: thread_churn(True), "v4-stack-twice": stack_twice}
 
 
 # ---- Variants and expectations -------------------------------------------------------------
@@ -787,6 +868,17 @@ def save(path, data, lines):
         f.write("\n".join(lines) + "\n")
 
 
+def save_made(path, made):
+    """A file of BOMBS: its bytes, and for a broken one, the offset of its error (NAME.expect
+    with the size and that offset)."""
+    data, error = made if isinstance(made, tuple) else (made, None)
+    with open(path, "wb") as f:
+        f.write(data)
+    if error is not None:
+        with open(os.path.splitext(path)[0] + ".expect", "w", encoding="utf-8") as f:
+            f.write("size\t%d\ncomplete\t0\nerror\t%d\n" % (len(data), error))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--form", choices=("v4", "v5", "v6", "vector"))
@@ -812,12 +904,10 @@ def main():
         for name, kw in suite().items():
             save(os.path.join(a.suite, name + ".nettrace"), *make(**kw))
         for name, made in BOMBS.items():
-            with open(os.path.join(a.suite, name + ".nettrace"), "wb") as f:
-                f.write(made())
+            save_made(os.path.join(a.suite, name + ".nettrace"), made())
         return 0
     if a.bomb and a.output:
-        with open(a.output, "wb") as f:
-            f.write(BOMBS[a.bomb]())
+        save_made(a.output, BOMBS[a.bomb]())
         return 0
     if not a.form or not a.output:
         ap.error("--form and -o are required (or --suite DIR, or --check-vector)")
