@@ -14,13 +14,19 @@
 
 /* ---- Threads and sequence numbers ----------------------------------------------------------- */
 
-/* Both tables are arrays with a hash index (index.h): a lookup costs one hash and a probe or
- * two whatever the number of threads, so a file naming a million of them reads in linear
- * time. */
+/* Both tables, and the stacks', are arrays with a hash index (index.h): a lookup costs one
+ * hash and a probe or two whatever the number of threads, so a file naming a million of them
+ * reads in linear time. The keys come from the file: hashed with the reader's random seed, so
+ * that no file can be made of ids that collide. */
+
+static uint64_t key_hash(const struct rasp_nt_reader *r, uint64_t key)
+{
+	return rasp_hash_mix64(key ^ r->seed);
+}
 
 static uint64_t seq_hash(const void *ctx, size_t i)
 {
-	return rasp_hash_mix64(((const struct rasp_nt_reader *)ctx)->seqs[i].tid);
+	return key_hash(ctx, ((const struct rasp_nt_reader *)ctx)->seqs[i].tid);
 }
 
 static int seq_eq(const void *ctx, size_t i, const void *key)
@@ -38,7 +44,7 @@ static struct thread_seq *seq_of(struct rasp_nt_reader *r, uint64_t tid, uint64_
 		fail(r, at, "out of memory (%zu capture threads)", r->nseqs);
 		return NULL;
 	}
-	i = rasp_index_find(&r->seq_ix, rasp_hash_mix64(tid), seq_eq, r, &tid, &slot);
+	i = rasp_index_find(&r->seq_ix, key_hash(r, tid), seq_eq, r, &tid, &slot);
 	if (i != SIZE_MAX)
 		return &r->seqs[i];
 	if (r->nseqs >= r->lim.threads) {
@@ -75,7 +81,7 @@ static int note_seq(struct rasp_nt_reader *r, uint64_t tid, uint32_t seq, uint64
 
 static uint64_t thread_hash(const void *ctx, size_t i)
 {
-	return rasp_hash_mix64(((const struct rasp_nt_reader *)ctx)->threads[i].index);
+	return key_hash(ctx, ((const struct rasp_nt_reader *)ctx)->threads[i].index);
 }
 
 static int thread_eq(const void *ctx, size_t i, const void *key)
@@ -90,7 +96,7 @@ static struct v6_thread *thread_find(const struct rasp_nt_reader *r, uint64_t in
 
 	if (!r->thread_ix.size)
 		return NULL;
-	i = rasp_index_find(&r->thread_ix, rasp_hash_mix64(index), thread_eq, r, &index, &slot);
+	i = rasp_index_find(&r->thread_ix, key_hash(r, index), thread_eq, r, &index, &slot);
 	return i == SIZE_MAX ? NULL : &r->threads[i];
 }
 
@@ -185,7 +191,7 @@ void rasp__nt_stacks_clear(struct rasp_nt_reader *r)
 
 static uint64_t stack_hash(const void *ctx, size_t i)
 {
-	return rasp_hash_mix64(((const struct rasp_nt_reader *)ctx)->stacks[i].id);
+	return key_hash(ctx, ((const struct rasp_nt_reader *)ctx)->stacks[i].id);
 }
 
 static int stack_eq(const void *ctx, size_t i, const void *key)
@@ -220,7 +226,7 @@ int rasp__nt_stack_block(struct rasp_nt_reader *r, struct rasp_cursor *c)
 		    rasp_array_grow((void **)&r->stacks, &r->capstacks, r->nstacks,
 				    sizeof(*r->stacks)))
 			return fail(r, at, "out of memory (%zu stacks)", r->nstacks);
-		if (rasp_index_find(&r->stack_ix, rasp_hash_mix64(id), stack_eq, r, &id, &slot) !=
+		if (rasp_index_find(&r->stack_ix, key_hash(r, id), stack_eq, r, &id, &slot) !=
 		    SIZE_MAX)
 			return fail(r, at,
 				    "stack id %" PRIu32 " defined twice before a sequence point",
@@ -264,7 +270,7 @@ static struct stack_rec *stack_get(const struct rasp_nt_reader *r, uint32_t id)
 
 	if (!r->stack_ix.size)
 		return NULL;
-	i = rasp_index_find(&r->stack_ix, rasp_hash_mix64(id), stack_eq, r, &id, &slot);
+	i = rasp_index_find(&r->stack_ix, key_hash(r, id), stack_eq, r, &id, &slot);
 	return i == SIZE_MAX ? NULL : r->stacks[i].s;
 }
 
@@ -585,7 +591,7 @@ int rasp__nt_v6_threads(struct rasp_nt_reader *r, struct rasp_cursor *c)
 		    rasp_array_grow((void **)&r->threads, &r->capthreads, r->nthreads,
 				    sizeof(*r->threads)))
 			return fail(r, t.origin, "out of memory (%zu threads)", r->nthreads);
-		rasp_index_find(&r->thread_ix, rasp_hash_mix64(th.index), thread_eq, r, &th.index,
+		rasp_index_find(&r->thread_ix, key_hash(r, th.index), thread_eq, r, &th.index,
 				&slot);
 		r->threads[r->nthreads] = th;
 		rasp_index_put(&r->thread_ix, slot, r->nthreads);

@@ -69,6 +69,7 @@ struct rasp_nt_reader {
 	struct rasp_nt_info info;
 	struct rasp_nt_limits lim;
 	struct rasp_nt_stats st;
+	uint64_t seed; /* of the hash tables' keys (nettrace-blocks.c) */
 	char err[512];
 	bool failed, done, complete;
 	uint64_t events, arrival;

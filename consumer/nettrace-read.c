@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "index.h"
 #include "nettrace-format.h"
@@ -271,6 +273,10 @@ struct rasp_nt_reader *rasp_nt_open_limited(const char *path, const struct rasp_
 		return NULL;
 	}
 	r->lim = limits_of(l);
+	/* Ids from the file go through the hash tables: with a seed it cannot know, it cannot
+	 * choose ids that collide. The clock and an address when getrandom fails. */
+	if (getrandom(&r->seed, sizeof(r->seed), GRND_NONBLOCK) != (ssize_t)sizeof(r->seed))
+		r->seed = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)r ^ (uint64_t)clock();
 	r->f = fopen(path, "rbe");
 	if (!r->f) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));

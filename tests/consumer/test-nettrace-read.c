@@ -775,6 +775,7 @@ static void test_nettrace_read_not_nettrace(void **state)
 #define BOUND_CPU 10
 #endif
 
+#ifndef UNDER_SANITIZER
 /* The address space this process maps (VmSize), in bytes; 0 if unknown. */
 static uint64_t mapped_now(void)
 {
@@ -789,6 +790,7 @@ static uint64_t mapped_now(void)
 		fclose(f);
 	return kb * 1024;
 }
+#endif
 
 /* What a bounded read must have given: 0, or -1 with the reason in why. */
 typedef int (*bounded_check)(struct rasp_nt_reader *r, char *why, size_t cap);
@@ -809,15 +811,17 @@ static void read_bounded(const char *name, bounded_check check)
 	if (pid == 0) {
 		char why[512] = "", err[512];
 		struct rasp_nt_reader *r;
-		uint64_t now = mapped_now();
 
 		setrlimit(RLIMIT_CORE, &(struct rlimit){0, 0});
 		if (setrlimit(RLIMIT_CPU, &(struct rlimit){BOUND_CPU, BOUND_CPU + 1}) != 0)
 			_exit(3);
 #ifndef UNDER_SANITIZER
-		if (now && setrlimit(RLIMIT_AS,
-				     &(struct rlimit){now + BOUND_MEMORY, now + BOUND_MEMORY}) != 0)
-			_exit(3);
+		{
+			uint64_t now = mapped_now(), cap = now + BOUND_MEMORY;
+
+			if (now && setrlimit(RLIMIT_AS, &(struct rlimit){cap, cap}) != 0)
+				_exit(3);
+		}
 #endif
 		r = rasp_nt_open(path, err, sizeof(err));
 		if (!r) {
@@ -949,6 +953,14 @@ static void test_nettrace_read_bomb_sequence_point(void **state)
 {
 	(void)state;
 	read_bounded("bomb-sequence-point", bomb_sequence_point_read);
+}
+
+/* bomb_hash_flood: a sequence point of 200,000 thread ids whose hashes, were they not seeded
+ * by the reader, would share their low 32 bits (one probe sequence of them all). */
+static void test_nettrace_read_bomb_hash_flood(void **state)
+{
+	(void)state;
+	read_bounded("bomb-hash-flood", bomb_sequence_point_read);
 }
 
 /* The same bombs read in process: what the reader's own accounting says it held. The stack is
@@ -1477,6 +1489,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_nettrace_read_bomb_metadata),
 	    cmocka_unit_test(test_nettrace_read_bomb_threads),
 	    cmocka_unit_test(test_nettrace_read_bomb_sequence_point),
+	    cmocka_unit_test(test_nettrace_read_bomb_hash_flood),
 	    cmocka_unit_test(test_nettrace_read_bomb_counters),
 	    cmocka_unit_test(test_nettrace_read_redefine_held),
 	    cmocka_unit_test(test_nettrace_read_thread_churn),

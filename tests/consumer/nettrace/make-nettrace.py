@@ -763,8 +763,36 @@ def stack_twice():
     return data, starts[2] + 8
 
 
+def unmix64(z):
+    """The key whose splitmix64 finaliser (consumer/index.c rasp_hash_mix64) is z."""
+    def unshift(y, k):
+        x = y
+        for _ in range(64 // k):
+            x = y ^ (x >> k)
+        return x & M64
+    z = unshift(z, 31)
+    z = (z * pow(0x94D049BB133111EB, -1, 1 << 64)) & M64
+    z = unshift(z, 27)
+    z = (z * pow(0xBF58476D1CE4E5B9, -1, 1 << 64)) & M64
+    return unshift(z, 30)
+
+
+BOMB_FLOOD_THREADS = 200_000
+
+
+def bomb_hash_flood():
+    """V4: a sequence point of 200,000 thread ids whose unseeded hashes share their low 32
+    bits: one cluster in any table, 2 * 10^10 probes for a reader that hashes ids without a
+    seed of its own."""
+    ids = [unmix64(k << 32) for k in range(1, BOMB_FLOOD_THREADS + 1)]
+    sp = struct.pack("<qi", SYNC_QPC + 1, len(ids)) + b"".join(
+        struct.pack("<QI", t, 1) for t in ids)
+    return v4_file([("SPBlock", sp)])
+
+
 BOMBS = {"bomb-stacks": bomb_stacks, "bomb-metadata": bomb_metadata,
          "bomb-threads": bomb_threads, "bomb-sequence-point": bomb_sequence_point,
+         "bomb-hash-flood": bomb_hash_flood,
          # small files of the same section for the tests of reference counts and tables
          "v6-redefine-held": redefine_held, "v6-thread-churn": thread_churn,
          "v6-thread-removed": lambda: thread_churn(True), "v4-stack-twice": stack_twice}
