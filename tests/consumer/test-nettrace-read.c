@@ -1029,7 +1029,8 @@ static void test_nettrace_read_bomb_counters(void **state)
 
 /* V6 metadata id 1 defined four times (make-nettrace.py redefine_held): held events keep the
  * definition they were read with, and each definition is freed once its id names another one
- * and its last event has gone out; a sequence point's flag 2 forgets the current one. */
+ * and its last event has gone out; a sequence point's flag 2 forgets the current one, its
+ * flag 1 the threads. */
 static void test_nettrace_read_redefine_held(void **state)
 {
 	static const struct {
@@ -1062,6 +1063,8 @@ static void test_nettrace_read_redefine_held(void **state)
 		assert_string_equal(m->name, want[n].name);
 		assert_int_equal(m->event_id, want[n].event_id);
 		assert_int_equal(m->id, 1);
+		/* Thread index 1 is defined again after the flush, for another thread. */
+		assert_int_equal(it.event.thread_id, n < 6 ? 4242 : 4243);
 		if (n == 0) /* all six held together: both definitions alive, Third freed */
 			assert_int_equal(st->metadata_freed, 1);
 		n++;

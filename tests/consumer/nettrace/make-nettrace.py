@@ -712,8 +712,9 @@ def v6_meta_block(*metas):
 def redefine_held():
     """V6: metadata id 1 defined four times. Unsorted events of the first two definitions
     interleave in time, so both are held together; a third definition has no event and a
-    sequence point (flag 2) flushes the metadata; events use the fourth. Read: 10 First,
-    15 Second, 20 First, 25 Second, 30 First, 35 Second, 40 Fourth."""
+    sequence point flushes the metadata and the threads (flags 2 and 1); thread index 1 is
+    then OS thread B, and the last event uses the fourth definition. Read (ms, definition):
+    10 First, 15 Second, 20 First, 25 Second, 30 First, 35 Second, then 40 Fourth on B."""
     defs = [Meta(1, "Contoso-" + n, k + 1, n, 0x10, 0, 4)
             for k, n in enumerate(("First", "Second", "Third", "Fourth"))]
     return v6_file([
@@ -723,7 +724,8 @@ def redefine_held():
         (3, v6_meta_block(defs[1])),
         (2, v6_events((1, 1, 4, 15, False), (1, 1, 5, 25, False), (1, 1, 6, 35, False))),
         (3, v6_meta_block(defs[2])),
-        (4, struct.pack("<QII", SYNC_QPC + 36_000_000, 2, 1) + varuint(1) + varuint(6)),
+        (4, struct.pack("<QII", SYNC_QPC + 36_000_000, 3, 1) + varuint(1) + varuint(6)),
+        (6, v6_thread_row(1, B)),
         (3, v6_meta_block(defs[3])),
         (2, v6_events((1, 1, 7, 40, True))),
         (4, struct.pack("<QII", SYNC_QPC + 41_000_000, 0, 1) + varuint(1) + varuint(7)),
