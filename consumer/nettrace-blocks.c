@@ -1,6 +1,8 @@
 /* The contents of NetTrace blocks (nettrace-internal.h): stacks, V6 threads, event headers
- * (compressed and not) and sequence points with the losses their sequence numbers show. Everything
- * reads through the cursor; the first malformed byte fails the reader with its offset. */
+ * (compressed and not, one event at a time) and sequence points with the losses their
+ * sequence numbers show; the tables of stacks, threads and sequence numbers, hashed and within
+ * their limits. Everything reads through the cursor; the first malformed byte fails the reader
+ * with its offset. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /* The NetTrace reader (nettrace-read.h): the V4/V5 container (FastSerialization objects) and
- * V6 blocks, read one block at a time into memory and parsed through the cursor; event
- * headers (compressed and not), metadata, stacks, sequence points, V6 threads. Events are
+ * V6 blocks, read one block at a time into memory and parsed through the cursor (an event
+ * block's events one per step); event headers, metadata, stacks, sequence points, V6 threads;
+ * the limits. Events are
  * queued and handed out in timestamp order: within a capture thread they already are, and an
  * IsSorted event, a sequence point or the end says when nothing older can follow (TraceEvent's
  * rule). Memory: the events between two such points (each its record and payload: metadata
