@@ -1,12 +1,9 @@
-/* The NetTrace reader (nettrace-read.h): the V4/V5 container (FastSerialization objects) and
- * V6 blocks, read one block at a time into memory and parsed through the cursor (an event
- * block's events one per step); event headers, metadata, stacks, sequence points, V6 threads;
- * the limits. Events are
- * queued and handed out in timestamp order: within a capture thread they already are, and an
- * IsSorted event, a sequence point or the end says when nothing older can follow (TraceEvent's
- * rule). Memory: the events between two such points (each its record and payload: metadata
- * and stacks are shared), one region's stacks, the current metadata and threads, and one block,
- * each within a limit (rasp_nt_limits) a file past which is refused. */
+/* The NetTrace reader (nettrace-read.h): the V4/V5 container and V6 blocks, read a block at a
+ * time and parsed through the cursor, an event block one event per step. Events go out in
+ * timestamp order: within a capture thread they already are, and an IsSorted event, a sequence
+ * point or the end says when nothing older can follow (TraceEvent's rule). Memory: what waits
+ * until then, the region's stacks, the metadata and threads in use and one block, each within
+ * a limit (rasp_nt_limits) past which a file is refused. */
 #include "nettrace-read.h"
 
 #include <errno.h>
