@@ -18,7 +18,8 @@
 struct meta_rec {
 	struct rasp_nt_meta m; /* first: events point to it */
 	uint32_t refs;
-	size_t bytes; /* counted against the metadata_bytes limit */
+	size_t bytes;	/* counted against the metadata_bytes limit */
+	char strings[]; /* the provider's and the name's, UTF-8 */
 };
 
 /* A stack as kept: the first kept_frames frames of the file's (innermost first), shared by

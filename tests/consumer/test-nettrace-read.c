@@ -1005,6 +1005,7 @@ static void test_nettrace_read_bomb_counters(void **state)
 	st = rasp_nt_stats(r);
 	assert_int_equal(st->metadata_defined, 3200001);
 	assert_int_equal(st->metadata_freed, 3200000);
+	/* One definition at a time: the limit metadata_bytes could be 512. */
 	assert_true(st->metadata_bytes_peak < 512);
 	rasp_nt_close(r);
 
@@ -1239,17 +1240,6 @@ static void test_nettrace_read_limits(void **state)
 	memset(&l, 0, sizeof(l));
 	l.held_events = 2;
 	r = rasp_nt_open_limited(nt_path("bomb-threads"), &l, err, sizeof(err));
-	assert_non_null(r);
-	while ((rc = rasp_nt_next(r, &it)) == 1)
-		;
-	if (rc != 0)
-		fail_msg("%s", rasp_nt_error(r));
-	rasp_nt_close(r);
-
-	/* 3.2 million definitions of one id, within 1 KiB of definitions held. */
-	memset(&l, 0, sizeof(l));
-	l.metadata_bytes = 1024;
-	r = rasp_nt_open_limited(nt_path("bomb-metadata"), &l, err, sizeof(err));
 	assert_non_null(r);
 	while ((rc = rasp_nt_next(r, &it)) == 1)
 		;
