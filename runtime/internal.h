@@ -1,10 +1,11 @@
 /* Declarations of the runtime, shared by its sources and the white-box tests: the build's
  * flavours (sanitizers, debug checks), the inline helpers on the data model (types.h), then
- * each file's functions, grouped by the file that defines them. Nothing here is installed or
- * exported. */
+ * each file's functions with the inline helpers that go with them, grouped by the file that
+ * defines them. Nothing here is installed or exported. */
 #ifndef RASP_RUNTIME_INTERNAL_H
 #define RASP_RUNTIME_INTERNAL_H
 
+#include "os.h"
 #include "rasp-events-inline.h"
 #include "types.h"
 
@@ -53,7 +54,70 @@
 #define RASP__DEBUG 0
 #endif
 
-/* The object header (types.h). */
+/* ---- Words one thread writes ----------------------------------------------------------------- */
+
+/* Words one thread writes and others read (relaxed): a page's count of blocks out, a
+ * context's sample count. The writer's read-modify-write is one instruction on
+ * memory on x86-64, which a relaxed load and store cannot be compiled to (gcc keeps them
+ * apart: 2 instructions more each, on the owner's free). An aligned word's store is atomic
+ * there and the writer is alone, so a reader sees the old value or the new, as with the
+ * atomics. Elsewhere, and under TSan (which must see the accesses), the atomics. */
+#if defined(__x86_64__) && !defined(RASP__TSAN)
+#define RASP__OWNER_ASM 1
+#endif
+
+static inline void rasp__owner_add64(_Atomic uint64_t *p, uint64_t v)
+{
+#ifdef RASP__OWNER_ASM
+	__asm__("addq %1, %0" : "+m"(*(uint64_t *)p) : "er"(v));
+#else
+	atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v,
+			      memory_order_relaxed);
+#endif
+}
+
+/* One less in the owner's count *p (a word no other thread reads); true when it is 0 or
+ * below after. On x86-64 a subtraction on memory and the flags' `le` (the old value at most
+ * 1), two instructions where gcc compiled `--*p <= 0` to five; `== 0` would take two as
+ * well, but a count can pass 0 without a test (the free cache's pushes, after a collect or
+ * a redraw lowered the list: a review found the flush then never came, 99 pages of 99
+ * kept). */
+static inline bool rasp__owner_dec_le0(int32_t *p)
+{
+#if defined(__x86_64__)
+	bool le;
+
+	__asm__("subl $1, %0" : "+m"(*p), "=@ccle"(le));
+	return le;
+#else
+	return --*p <= 0;
+#endif
+}
+
+/* One less in the owner's word *p; true when it is 0 after. */
+static inline bool rasp__owner_dec32(_Atomic uint32_t *p)
+{
+#ifdef RASP__OWNER_ASM
+	bool zero;
+
+	__asm__("subl $1, %0" : "+m"(*(uint32_t *)p), "=@ccz"(zero));
+	return zero;
+#else
+	uint32_t v = atomic_load_explicit(p, memory_order_relaxed) - 1;
+
+	atomic_store_explicit(p, v, memory_order_relaxed);
+	return v == 0;
+#endif
+}
+
+static inline uint64_t rasp__relaxed_load32(_Atomic uint32_t *p)
+{
+	return atomic_load_explicit(p, memory_order_relaxed);
+}
+
+/* ---- The data model's helpers (types.h) ------------------------------------------------------ */
+
+/* The object header. */
 static inline struct rasp__header *rasp__hdr_next(const struct rasp__header *h)
 {
 	return (struct rasp__header *)(h->word & ~RASP__HDR_FREE);
@@ -94,6 +158,16 @@ static inline size_t rasp__hdr_aligned_alignment(const struct rasp__header *b)
 	return (size_t)1 << (b->word >> RASP__ALIGN_SHIFT);
 }
 
+static inline struct rasp__header *rasp__header_of(const void *obj)
+{
+	return (struct rasp__header *)((uintptr_t)obj - RASP_OBJECT_HEADER_SIZE);
+}
+
+static inline struct rasp__segment *rasp__segment_of(const void *p)
+{
+	return (struct rasp__segment *)((uintptr_t)p & ~(RASP__SEGMENT_SIZE - 1));
+}
+
 /* A page's size class (its hot_off is the class's offset in a context's hot entries). */
 static inline unsigned rasp__page_cls(const struct rasp__page *pg)
 {
@@ -118,44 +192,22 @@ static inline void rasp__window_set_cache(struct rasp__window *w, uint32_t cache
 	w->flush_in = w->flush_at;
 }
 
-/* stack.c: the caller's call stack, innermost first, the runtime's own frames left out; up to
- * max (<= RASP_MAX_STACK_DEPTH) frames. Slow path only. */
-size_t rasp__stack_capture(uintptr_t *frames, size_t max);
+/* The list's blocks past the window, and their count set (the owner's). */
+static inline uint32_t rasp__rest(const struct rasp__window *w)
+{
+	return atomic_load_explicit(&w->rest, memory_order_relaxed);
+}
+static inline void rasp__rest_set(struct rasp__window *w, uint32_t n)
+{
+	atomic_store_explicit(&w->rest, n, memory_order_relaxed);
+}
+/* The owner publishes the window's blocks for rasp_heap_stats. */
+static inline void rasp__window_publish(struct rasp__window *w, uint32_t blocks)
+{
+	atomic_store_explicit(&w->window_held, blocks, memory_order_relaxed);
+}
 
-/* os.c: the only file that talks to the OS for memory and entropy. */
-void *rasp__os_map(size_t size);
-void rasp__os_unmap(void *addr, size_t size);
-/* Gives the pages' memory back (the range reads as zeros afterwards); keeps the mapping. */
-void rasp__os_purge(void *addr, size_t size);
-/* The mapping at addr, old_size bytes, made new_size bytes at the same address (mremap without
- * moving): 0, or -1 where it cannot be (the addresses past it are taken), the mapping as it
- * was. A shrink gives the tail back. */
-int rasp__os_resize(void *addr, size_t old_size, size_t new_size);
-/* The mapping at addr, old_size bytes, moved to `to` (which must be mapped, new_size bytes: it
- * is replaced) and made new_size bytes there (mremap with MREMAP_FIXED): its pages go along,
- * resident ones without a fault, and addr is unmapped. 0, or -1 with nothing changed. */
-int rasp__os_move(void *addr, size_t old_size, size_t new_size, void *to);
-/* Asks the kernel not to back the range with transparent huge pages (MADV_NOHUGEPAGE). */
-void rasp__os_no_huge(void *addr, size_t size);
-void rasp__os_random(void *buf, size_t len);
-/* A monotonic clock, in nanoseconds. */
-uint64_t rasp__os_now_ns(void);
-/* The purge ticks' clock (segment.c): monotonic, in nanoseconds, to the kernel's tick (a few
- * ms; a vDSO read, no system call). Through the seam, so tests can move time. */
-uint64_t rasp__os_coarse_ns(void);
-/* Test seam: replaces mmap/munmap/madvise (NULL restores them). map returns NULL on failure;
- * purge and no_huge may be NULL (then they are no-ops), resize and move NULL (then they always
- * fail). */
-struct rasp__os_ops {
-	void *(*map)(size_t size);
-	void (*unmap)(void *addr, size_t size);
-	void (*purge)(void *addr, size_t size);
-	void (*no_huge)(void *addr, size_t size);		     /* NULL: no advice given */
-	uint64_t (*coarse_ns)(void);				     /* NULL: the real clock */
-	int (*resize)(void *addr, size_t old_size, size_t new_size); /* NULL: always fails */
-	int (*move)(void *addr, size_t old_size, size_t new_size, void *to); /* NULL: fails */
-};
-void rasp__os_set_ops(const struct rasp__os_ops *ops);
+/* ---- sizeclass.c ----------------------------------------------------------------------------- */
 
 /* sizeclass.c: the class tables the fast path reads (filled once, before any heap exists). */
 extern uintptr_t rasp__class_size[RASP__NCLASS];
@@ -170,6 +222,25 @@ extern uint64_t rasp__class_div[RASP__NCLASS];
 void rasp__classes_init(void);
 /* Class of object size z (multiple of 8, <= RASP__SMALL_MAX_Z); 0 if z < 16. */
 unsigned rasp__class_of(size_t z);
+
+/* Object size (header included) rounded to 8 after checking overflow; 0 if too large. */
+static inline size_t rasp__object_size_raw(size_t payload)
+{
+	if (payload > RASP__MAX_PAYLOAD)
+		return 0;
+	return (payload + RASP_OBJECT_HEADER_SIZE + 7) & ~(size_t)7;
+}
+
+/* The ObjectSize an object of this payload gets: its size class when small, its size rounded
+ * to 8 when large. 0 if too large. */
+static inline size_t rasp__object_size_for(size_t payload)
+{
+	size_t z = rasp__object_size_raw(payload);
+
+	return z && z <= RASP__SMALL_MAX_Z ? rasp__class_size[rasp__class_of(z)] : z;
+}
+
+/* ---- segment.c ------------------------------------------------------------------------------- */
 
 /* segment.c: segments, their slots and the purge policy, large objects. heap->lock held
  * unless said. */
@@ -201,306 +272,6 @@ int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
 void rasp__segments_unmap_all(struct rasp_heap *h);
 /* Bytes of blocks out in pages (used x block size) of every page, relaxed reads. */
 uint64_t rasp__segments_used_bytes(struct rasp_heap *h);
-
-/* page.c: pages of a context. Owner thread (or quiescent owner) unless said. */
-/* Bytes of never-used blocks formatted at a time (at least one block): one OS page, so that
- * the resident set follows what each class has used. Formatting writes every block's link,
- * so what is formatted is resident: at 16 KiB, `mixed`'s 55 classes each held up to 16 KiB
- * touched and unused, and its peak RSS was 0.38 MiB higher (13.28 against 12.90 MiB; the
- * `request` loop, which formats the most, 1.6% faster; docs/performance.md). */
-#define RASP__EXTEND_BYTES ((size_t)4096)
-/* Formats up to RASP__EXTEND_BYTES of never-used blocks into local_free. */
-void rasp__page_extend(struct rasp__page *pg);
-/* Moves the blocks other threads freed into local_free. Returns how many. */
-uint32_t rasp__page_collect(struct rasp__page *pg);
-/* A page of class cls with free blocks for context c, its free blocks in local_free: the
- * class queue, pages freed into while full, abandoned pages, a new page. NULL: no memory. */
-struct rasp__page *rasp__page_find(struct rasp_context *c, unsigned cls);
-/* Takes pg's local list (pg from rasp__page_find), and short ones of the next pages, in front
- * of the list at *list (a top-up keeps the blocks it had); returns the blocks taken. */
-uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
-			      struct rasp__header **list);
-/* The owner freed the last block out: release the page unless it is current. */
-void rasp__page_empty(struct rasp_context *c, struct rasp__page *pg);
-/* The owner's free found class k's list at its bound (free.c): the whole list goes back to
- * its pages, pages that empty go as rasp__page_empty lets them, the window ends, and the
- * cache is off until the class's next refill, which turns it on at half its bound (down to
- * RASP__CACHE_MIN). Takes heap->lock. */
-void rasp__list_flush(struct rasp_context *c, unsigned k);
-/* The least bound of the owner's free cache, in blocks (context.c, cache_blocks). */
-#define RASP__CACHE_MIN 8u
-/* Every page of c to the heap's abandoned lists (or freed, if empty); heap->lock NOT held. */
-void rasp__pages_abandon(struct rasp_context *c);
-/* heap->lock held: empty pages of c that are not current go back to their segments. */
-void rasp__pages_release_empty(struct rasp_context *c);
-/* heap->lock held: collects abandoned pages' cross-thread frees, frees the empty ones. */
-void rasp__abandoned_trim(struct rasp_heap *h);
-/* Pushes a chain of blocks of pg (first..last) freed by a thread that does not own pg; c is
- * that thread's context of pg's heap (NULL if it could not have one): rasp__page_push_begin
- * (the segment pinned, the blocks published), then rasp__page_push_end (the owner told if
- * the page is on its full list, the pin dropped). Two steps so that tests can stop between
- * them. */
-void rasp__page_push_remote(struct rasp_context *c, struct rasp__page *pg,
-			    struct rasp__header *first, struct rasp__header *last);
-void rasp__page_push_begin(struct rasp_context *c, struct rasp__page *pg,
-			   struct rasp__header *first, struct rasp__header *last);
-void rasp__page_push_end(struct rasp_context *c, struct rasp__page *pg);
-/* heap->lock held: is a cross-thread free still reading a page record of s? */
-bool rasp__segment_pinned(struct rasp_heap *h, struct rasp__segment *s);
-
-/* Pushes the calling thread's queued cross-thread frees (c is its context). */
-void rasp__batch_flush(struct rasp_context *c);
-
-/* free.c */
-/* The object's block header and its page (NULL for a large object), after the checks every
- * build makes; NULL header (errno EINVAL, reported) when obj is not one of h's objects. */
-struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *op,
-				    struct rasp__segment **seg);
-
-/* stack.c: the caller's call stack, innermost first, the runtime's own frames left out; up to
- * max (<= RASP_MAX_STACK_DEPTH) frames. Slow path only. */
-size_t rasp__stack_capture(uintptr_t *frames, size_t max);
-
-/* sample.c */
-void rasp__rng_seed(struct rasp_context *c, const rasp_config_t *cfg);
-/* xoshiro256++ (Blackman and Vigna): inline, as every draw takes one or more. */
-static inline uint64_t rasp__rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static inline uint64_t rasp__rng_next(uint64_t s[4])
-{
-	uint64_t result = rasp__rotl(s[0] + s[3], 23) + s[0], t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rasp__rotl(s[3], 45);
-	return result;
-}
-/* logarithm.c: log within 1.3 ulp and log1p within 1.6 ulp (measured), without libm. */
-double rasp__log(double x);
-/* log x for a positive, finite, normal x only (the draw's V), without rasp__log's checks. */
-double rasp__log_normal(double x);
-double rasp__log1p(double x);
-
-/* Sets the mean a context draws with (and the constant its draws need). */
-void rasp__context_set_mean(struct rasp_context *c, uint64_t mean);
-/* Adopts the heap's sampling state (mode, mean, listener) for the calling thread's next
- * trials, announcing a change for this thread. Returns true if sampling or the mean changed:
- * the caller redraws then, and only then (an announcement of an unchanged state to a new
- * listener keeps the draws, so a seeded thread's samples never depend on the clock). */
-bool rasp__sampling_update_full(struct rasp_context *c);
-/* The same, inline where nothing it follows changed since the thread's last update: the
- * heap's generation, the EventPipe session epoch and events (one word), and the LTTng states
- * of AllocationSampled and SamplingConfigured, compared as words. The lean miss runs it at
- * every entry (four compares, 12 instructions), the generic path when due: no call, against
- * three calls and 62 instructions when it always ran the full update. */
-static inline bool rasp__sampling_unchanged(const struct rasp_context *c)
-{
-	return atomic_load_explicit(&c->heap->state_gen, memory_order_acquire) == c->state_gen &&
-	       rasp__events_state_peek() == c->seen_ep_state &&
-	       rasp__event_allocation_sampled_word() == c->seen_sampled &&
-	       rasp__event_sampling_configured_word() == c->seen_configured;
-}
-static inline bool rasp__sampling_update(struct rasp_context *c)
-{
-	if (rasp__sampling_unchanged(c)) {
-		c->unchecked = 0;
-		return false;
-	}
-	return rasp__sampling_update_full(c);
-}
-/* Whether the generic path's check of the thread's sampling state is due: a quantum of the
- * window bytes the generic path handed out since the last one (the lean miss checks at every
- * entry and counts none; it sets a quantum here when its check found a change), or a
- * rasp_heap_set_sampling since (seen at once). Two loads. */
-static inline bool rasp__state_check_due(const struct rasp_context *c)
-{
-	return c->unchecked >= c->heap->cfg.alloc_quantum ||
-	       atomic_load_explicit(&c->heap->state_gen, memory_order_relaxed) != c->state_gen;
-}
-/* The sample's announcement if due, hook, stack and event (sample.c), under the mean the
- * thread drew it with, c->mean (a thread adopts a new one only after its sample is out).
- * Returns obj, so that a caller returning the object calls it last: six arguments and a tail
- * call, nothing of the caller's lives across it. */
-void *rasp__emit_listened(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
-			  uint64_t z, uint64_t offset);
-/* context.c */
-typedef void (*rasp__context_fn)(struct rasp_context *c, void *arg);
-/* Calls fn for every context of the heap with heap->lock held. The owners must be quiescent
- * (debug builds abort if one is not). */
-void rasp__contexts_enumerate(struct rasp_heap *h, rasp__context_fn fn, void *arg);
-/* Ends every window of c: its unused blocks stay on its lists (counted in `retired`, not in
- * `rest`, which the owner's frees may be raising), and its next allocation of every class
- * takes the slow path. The one way another thread changes c's windows. */
-void rasp__context_retire(struct rasp_context *c, void *arg);
-struct rasp_context *rasp__context_attach(struct rasp_heap *h);
-/* Words one thread writes and others read (relaxed): a page's count of blocks out, a
- * context's sample count. The writer's read-modify-write is one instruction on
- * memory on x86-64, which a relaxed load and store cannot be compiled to (gcc keeps them
- * apart: 2 instructions more each, on the owner's free). An aligned word's store is atomic
- * there and the writer is alone, so a reader sees the old value or the new, as with the
- * atomics. Elsewhere, and under TSan (which must see the accesses), the atomics. */
-#if defined(__x86_64__) && !defined(RASP__TSAN)
-#define RASP__OWNER_ASM 1
-#endif
-
-static inline void rasp__owner_add64(_Atomic uint64_t *p, uint64_t v)
-{
-#ifdef RASP__OWNER_ASM
-	__asm__("addq %1, %0" : "+m"(*(uint64_t *)p) : "er"(v));
-#else
-	atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v,
-			      memory_order_relaxed);
-#endif
-}
-
-/* Counts a sample; true when someone may take it (then rasp__emit_listened goes on): a
- * session as of the thread's last state update (`listened`), or a hook. Nobody to tell
- * (sampling forced on with no session: a benchmark's, or a program that reads its counts
- * through rasp_heap_stats): the count only, in a few loads and no call. */
-static inline bool rasp__sample_counted_listened(struct rasp_context *c)
-{
-	/* One instruction: a relaxed load and store took 3. */
-	rasp__owner_add64(&c->n_samples, 1);
-	return c->listened || c->heap->sample_hook;
-}
-/* Counts a sample and fires AllocationSampled. */
-static inline void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type,
-				     void *obj, uint64_t z, uint64_t offset)
-{
-	if (rasp__sample_counted_listened(c))
-		rasp__emit_listened(c, kind, type, obj, z, offset);
-}
-
-/* One less in the owner's count *p (a word no other thread reads); true when it is 0 or
- * below after. On x86-64 a subtraction on memory and the flags' `le` (the old value at most
- * 1), two instructions where gcc compiled `--*p <= 0` to five; `== 0` would take two as
- * well, but a count can pass 0 without a test (the free cache's pushes, after a collect or
- * a redraw lowered the list: a review found the flush then never came, 99 pages of 99
- * kept). */
-static inline bool rasp__owner_dec_le0(int32_t *p)
-{
-#if defined(__x86_64__)
-	bool le;
-
-	__asm__("subl $1, %0" : "+m"(*p), "=@ccle"(le));
-	return le;
-#else
-	return --*p <= 0;
-#endif
-}
-
-/* One less in the owner's word *p; true when it is 0 after. */
-static inline bool rasp__owner_dec32(_Atomic uint32_t *p)
-{
-#ifdef RASP__OWNER_ASM
-	bool zero;
-
-	__asm__("subl $1, %0" : "+m"(*(uint32_t *)p), "=@ccz"(zero));
-	return zero;
-#else
-	uint32_t v = atomic_load_explicit(p, memory_order_relaxed) - 1;
-
-	atomic_store_explicit(p, v, memory_order_relaxed);
-	return v == 0;
-#endif
-}
-
-/* The list's blocks past the window, and their count set (the owner's). */
-static inline uint32_t rasp__rest(const struct rasp__window *w)
-{
-	return atomic_load_explicit(&w->rest, memory_order_relaxed);
-}
-static inline void rasp__rest_set(struct rasp__window *w, uint32_t n)
-{
-	atomic_store_explicit(&w->rest, n, memory_order_relaxed);
-}
-/* The owner publishes the window's blocks for rasp_heap_stats. */
-static inline void rasp__window_publish(struct rasp__window *w, uint32_t blocks)
-{
-	atomic_store_explicit(&w->window_held, blocks, memory_order_relaxed);
-}
-/* The calling thread's context on h, if it has one (no attach). */
-struct rasp_context *rasp__context_peek(struct rasp_heap *h);
-/* The thread's one-entry cache of its last heap and that heap's context (context.c), exported
- * as rasp_inline_cache_v1 for rasp/inline.h except in AddressSanitizer builds. */
-#ifdef RASP__ASAN /* GCC's or clang's: freed blocks are poisoned, no caller may pop them */
-extern __thread struct rasp_inline_cache rasp__tcache
-    __attribute__((visibility("hidden"), tls_model("initial-exec")));
-#else
-/* Declared here as well: rasp/inline.h declares it only where callers may inline, and
- * librasp defines it in every build but AddressSanitizer's. */
-RASP_API extern __thread struct rasp_inline_cache rasp_inline_cache_v1
-    __attribute__((tls_model("initial-exec")));
-#define rasp__tcache rasp_inline_cache_v1
-#endif
-/* Whether the thread's cache names h (a load and a compare, no call); then
- * rasp__context_cache_ctx() is the thread's context on h (never NULL). */
-static inline bool rasp__context_cache_is(const struct rasp_heap *h)
-{
-	return __atomic_load_n(&rasp__tcache.heap, __ATOMIC_RELAXED) == h;
-}
-static inline struct rasp_context *rasp__context_cache_ctx(void)
-{
-	return (struct rasp_context *)(void *)rasp__tcache.ctx;
-}
-/* The thread's token (page ownership): unique among live threads. The thread pointer where
- * the compiler gives it (gcc 11 on: %fs:0 on x86-64, which the owner's free compares in one
- * instruction; a thread-local byte's address, which is the thread pointer plus a constant,
- * took a GOT load and an add more, every free); else that byte's address. */
-extern __thread char rasp__tls_anchor __attribute__((tls_model("initial-exec")));
-static inline uintptr_t rasp__thread_token(void)
-{
-#if defined(__has_builtin)
-#if __has_builtin(__builtin_thread_pointer)
-	return (uintptr_t)__builtin_thread_pointer();
-#endif
-#endif
-	return (uintptr_t)&rasp__tls_anchor;
-}
-void rasp__heap_unregister(struct rasp_heap *h);
-int rasp__heap_register(struct rasp_heap *h);
-void rasp__thread_forget_heap(struct rasp_heap *h);
-/* The calling thread's entries (one per heap it attached to and that is alive, give or take
- * the heaps destroyed since its last attach): for tests. */
-size_t rasp__thread_entries(void);
-/* The fast path's miss (flags 0, a type; hc: the size's class's hot entry). */
-void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *type, size_t size,
-		       struct rasp__hot *hc);
-void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
-		       unsigned flags);
-
-/* Object size (header included) rounded to 8 after checking overflow; 0 if too large. */
-static inline size_t rasp__object_size_raw(size_t payload)
-{
-	if (payload > RASP__MAX_PAYLOAD)
-		return 0;
-	return (payload + RASP_OBJECT_HEADER_SIZE + 7) & ~(size_t)7;
-}
-
-/* The ObjectSize an object of this payload gets: its size class when small, its size rounded
- * to 8 when large. 0 if too large. */
-static inline size_t rasp__object_size_for(size_t payload)
-{
-	size_t z = rasp__object_size_raw(payload);
-
-	return z && z <= RASP__SMALL_MAX_Z ? rasp__class_size[rasp__class_of(z)] : z;
-}
-
-static inline struct rasp__header *rasp__header_of(const void *obj)
-{
-	return (struct rasp__header *)((uintptr_t)obj - RASP_OBJECT_HEADER_SIZE);
-}
-
-static inline struct rasp__segment *rasp__segment_of(const void *p)
-{
-	return (struct rasp__segment *)((uintptr_t)p & ~(RASP__SEGMENT_SIZE - 1));
-}
 
 /* Which 4 MiB-aligned addresses start a rasp mapping (a segment or a large object) of any
  * heap in the process: a byte each over the 47-bit user address space (segment.c). rasp_free
@@ -562,6 +333,57 @@ static inline struct rasp__page *rasp__page_of(const struct rasp__segment *s, co
 	return pg == &rasp__no_page ? NULL : pg;
 }
 
+/* ---- page.c ---------------------------------------------------------------------------------- */
+
+/* page.c: pages of a context. Owner thread (or quiescent owner) unless said. */
+/* Bytes of never-used blocks formatted at a time (at least one block): one OS page, so that
+ * the resident set follows what each class has used. Formatting writes every block's link,
+ * so what is formatted is resident: at 16 KiB, `mixed`'s 55 classes each held up to 16 KiB
+ * touched and unused, and its peak RSS was 0.38 MiB higher (13.28 against 12.90 MiB; the
+ * `request` loop, which formats the most, 1.6% faster; docs/performance.md). */
+#define RASP__EXTEND_BYTES ((size_t)4096)
+/* Formats up to RASP__EXTEND_BYTES of never-used blocks into local_free. */
+void rasp__page_extend(struct rasp__page *pg);
+/* Moves the blocks other threads freed into local_free. Returns how many. */
+uint32_t rasp__page_collect(struct rasp__page *pg);
+/* A page of class cls with free blocks for context c, its free blocks in local_free: the
+ * class queue, pages freed into while full, abandoned pages, a new page. NULL: no memory. */
+struct rasp__page *rasp__page_find(struct rasp_context *c, unsigned cls);
+/* Takes pg's local list (pg from rasp__page_find), and short ones of the next pages, in front
+ * of the list at *list (a top-up keeps the blocks it had); returns the blocks taken. */
+uint32_t rasp__page_take_list(struct rasp_context *c, struct rasp__page *pg,
+			      struct rasp__header **list);
+/* The owner freed the last block out: release the page unless it is current. */
+void rasp__page_empty(struct rasp_context *c, struct rasp__page *pg);
+/* The owner's free found class k's list at its bound (free.c): the whole list goes back to
+ * its pages, pages that empty go as rasp__page_empty lets them, the window ends, and the
+ * cache is off until the class's next refill, which turns it on at half its bound (down to
+ * RASP__CACHE_MIN). Takes heap->lock. */
+void rasp__list_flush(struct rasp_context *c, unsigned k);
+/* The least bound of the owner's free cache, in blocks (context.c, cache_blocks). */
+#define RASP__CACHE_MIN 8u
+/* Every page of c to the heap's abandoned lists (or freed, if empty); heap->lock NOT held. */
+void rasp__pages_abandon(struct rasp_context *c);
+/* heap->lock held: empty pages of c that are not current go back to their segments. */
+void rasp__pages_release_empty(struct rasp_context *c);
+/* heap->lock held: collects abandoned pages' cross-thread frees, frees the empty ones. */
+void rasp__abandoned_trim(struct rasp_heap *h);
+/* Pushes a chain of blocks of pg (first..last) freed by a thread that does not own pg; c is
+ * that thread's context of pg's heap (NULL if it could not have one): rasp__page_push_begin
+ * (the segment pinned, the blocks published), then rasp__page_push_end (the owner told if
+ * the page is on its full list, the pin dropped). Two steps so that tests can stop between
+ * them. */
+void rasp__page_push_remote(struct rasp_context *c, struct rasp__page *pg,
+			    struct rasp__header *first, struct rasp__header *last);
+void rasp__page_push_begin(struct rasp_context *c, struct rasp__page *pg,
+			   struct rasp__header *first, struct rasp__header *last);
+void rasp__page_push_end(struct rasp_context *c, struct rasp__page *pg);
+/* heap->lock held: is a cross-thread free still reading a page record of s? */
+bool rasp__segment_pinned(struct rasp_heap *h, struct rasp__segment *s);
+
+/* Pushes the calling thread's queued cross-thread frees (c is its context). */
+void rasp__batch_flush(struct rasp_context *c);
+
 /* Is hdr the header of one of pg's blocks (formatted or not)? hdr is in one of pg's slots.
  * n below the page's bytes also refuses an hdr before pg->start (n wraps); below that bound
  * (1 MiB) the multiplication's test is exact (test-sizeclass.c checks it against `%`). */
@@ -591,9 +413,183 @@ static inline bool rasp__page_all_formatted(const struct rasp__page *pg)
 	return pg->formatted == pg->bytes;
 }
 
-static inline uint64_t rasp__relaxed_load32(_Atomic uint32_t *p)
+/* ---- free.c ---------------------------------------------------------------------------------- */
+
+/* The object's block header and its page (NULL for a large object), after the checks every
+ * build makes; NULL header (errno EINVAL, reported) when obj is not one of h's objects. */
+struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *op,
+				    struct rasp__segment **seg);
+
+/* ---- stack.c --------------------------------------------------------------------------------- */
+
+/* stack.c: the caller's call stack, innermost first, the runtime's own frames left out; up to
+ * max (<= RASP_MAX_STACK_DEPTH) frames. Slow path only. */
+size_t rasp__stack_capture(uintptr_t *frames, size_t max);
+
+/* ---- logarithm.c ----------------------------------------------------------------------------- */
+
+/* logarithm.c: log within 1.3 ulp and log1p within 1.6 ulp (measured), without libm. */
+double rasp__log(double x);
+/* log x for a positive, finite, normal x only (the draw's V), without rasp__log's checks. */
+double rasp__log_normal(double x);
+double rasp__log1p(double x);
+
+/* ---- sample.c -------------------------------------------------------------------------------- */
+
+void rasp__rng_seed(struct rasp_context *c, const rasp_config_t *cfg);
+/* xoshiro256++ (Blackman and Vigna): inline, as every draw takes one or more. */
+static inline uint64_t rasp__rotl(uint64_t x, int k)
 {
-	return atomic_load_explicit(p, memory_order_relaxed);
+	return (x << k) | (x >> (64 - k));
 }
+
+static inline uint64_t rasp__rng_next(uint64_t s[4])
+{
+	uint64_t result = rasp__rotl(s[0] + s[3], 23) + s[0], t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rasp__rotl(s[3], 45);
+	return result;
+}
+
+/* Sets the mean a context draws with (and the constant its draws need). */
+void rasp__context_set_mean(struct rasp_context *c, uint64_t mean);
+/* Adopts the heap's sampling state (mode, mean, listener) for the calling thread's next
+ * trials, announcing a change for this thread. Returns true if sampling or the mean changed:
+ * the caller redraws then, and only then (an announcement of an unchanged state to a new
+ * listener keeps the draws, so a seeded thread's samples never depend on the clock). */
+bool rasp__sampling_update_full(struct rasp_context *c);
+/* The same, inline where nothing it follows changed since the thread's last update: the
+ * heap's generation, the EventPipe session epoch and events (one word), and the LTTng states
+ * of AllocationSampled and SamplingConfigured, compared as words. The lean miss runs it at
+ * every entry (four compares, 12 instructions), the generic path when due: no call, against
+ * three calls and 62 instructions when it always ran the full update. */
+static inline bool rasp__sampling_unchanged(const struct rasp_context *c)
+{
+	return atomic_load_explicit(&c->heap->state_gen, memory_order_acquire) == c->state_gen &&
+	       rasp__events_state_peek() == c->seen_ep_state &&
+	       rasp__event_allocation_sampled_word() == c->seen_sampled &&
+	       rasp__event_sampling_configured_word() == c->seen_configured;
+}
+static inline bool rasp__sampling_update(struct rasp_context *c)
+{
+	if (rasp__sampling_unchanged(c)) {
+		c->unchecked = 0;
+		return false;
+	}
+	return rasp__sampling_update_full(c);
+}
+/* Whether the generic path's check of the thread's sampling state is due: a quantum of the
+ * window bytes the generic path handed out since the last one (the lean miss checks at every
+ * entry and counts none; it sets a quantum here when its check found a change), or a
+ * rasp_heap_set_sampling since (seen at once). Two loads. */
+static inline bool rasp__state_check_due(const struct rasp_context *c)
+{
+	return c->unchecked >= c->heap->cfg.alloc_quantum ||
+	       atomic_load_explicit(&c->heap->state_gen, memory_order_relaxed) != c->state_gen;
+}
+/* The sample's announcement if due, hook, stack and event (sample.c), under the mean the
+ * thread drew it with, c->mean (a thread adopts a new one only after its sample is out).
+ * Returns obj, so that a caller returning the object calls it last: six arguments and a tail
+ * call, nothing of the caller's lives across it. */
+void *rasp__emit_listened(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
+			  uint64_t z, uint64_t offset);
+
+/* Counts a sample; true when someone may take it (then rasp__emit_listened goes on): a
+ * session as of the thread's last state update (`listened`), or a hook. Nobody to tell
+ * (sampling forced on with no session: a benchmark's, or a program that reads its counts
+ * through rasp_heap_stats): the count only, in a few loads and no call. */
+static inline bool rasp__sample_counted_listened(struct rasp_context *c)
+{
+	/* One instruction: a relaxed load and store took 3. */
+	rasp__owner_add64(&c->n_samples, 1);
+	return c->listened || c->heap->sample_hook;
+}
+/* Counts a sample and fires AllocationSampled. */
+static inline void rasp__emit_sample(struct rasp_context *c, uint32_t kind, const rasp_type_t *type,
+				     void *obj, uint64_t z, uint64_t offset)
+{
+	if (rasp__sample_counted_listened(c))
+		rasp__emit_listened(c, kind, type, obj, z, offset);
+}
+
+/* ---- thread.c -------------------------------------------------------------------------------- */
+
+/* The calling thread's context on h, if it has one (no attach). */
+struct rasp_context *rasp__context_peek(struct rasp_heap *h);
+/* The thread's one-entry cache of its last heap and that heap's context (context.c), exported
+ * as rasp_inline_cache_v1 for rasp/inline.h except in AddressSanitizer builds. */
+#ifdef RASP__ASAN /* GCC's or clang's: freed blocks are poisoned, no caller may pop them */
+extern __thread struct rasp_inline_cache rasp__tcache
+    __attribute__((visibility("hidden"), tls_model("initial-exec")));
+#else
+/* Declared here as well: rasp/inline.h declares it only where callers may inline, and
+ * librasp defines it in every build but AddressSanitizer's. */
+RASP_API extern __thread struct rasp_inline_cache rasp_inline_cache_v1
+    __attribute__((tls_model("initial-exec")));
+#define rasp__tcache rasp_inline_cache_v1
+#endif
+/* Whether the thread's cache names h (a load and a compare, no call); then
+ * rasp__context_cache_ctx() is the thread's context on h (never NULL). */
+static inline bool rasp__context_cache_is(const struct rasp_heap *h)
+{
+	return __atomic_load_n(&rasp__tcache.heap, __ATOMIC_RELAXED) == h;
+}
+static inline struct rasp_context *rasp__context_cache_ctx(void)
+{
+	return (struct rasp_context *)(void *)rasp__tcache.ctx;
+}
+/* The thread's token (page ownership): unique among live threads. The thread pointer where
+ * the compiler gives it (gcc 11 on: %fs:0 on x86-64, which the owner's free compares in one
+ * instruction; a thread-local byte's address, which is the thread pointer plus a constant,
+ * took a GOT load and an add more, every free); else that byte's address. */
+extern __thread char rasp__tls_anchor __attribute__((tls_model("initial-exec")));
+static inline uintptr_t rasp__thread_token(void)
+{
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_thread_pointer)
+	return (uintptr_t)__builtin_thread_pointer();
+#endif
+#endif
+	return (uintptr_t)&rasp__tls_anchor;
+}
+void rasp__heap_unregister(struct rasp_heap *h);
+int rasp__heap_register(struct rasp_heap *h);
+void rasp__thread_forget_heap(struct rasp_heap *h);
+/* The calling thread's entries (one per heap it attached to and that is alive, give or take
+ * the heaps destroyed since its last attach): for tests. */
+size_t rasp__thread_entries(void);
+/* The calling thread's context on h: its entry's, else a new one (rasp__context_new), with
+ * the cache set where heap destroy can clear it. NULL (errno ENOMEM): no memory. */
+struct rasp_context *rasp__context_attach(struct rasp_heap *h);
+
+/* ---- context.c ------------------------------------------------------------------------------- */
+
+typedef void (*rasp__context_fn)(struct rasp_context *c, void *arg);
+/* Calls fn for every context of the heap with heap->lock held. The owners must be quiescent
+ * (debug builds abort if one is not). */
+void rasp__contexts_enumerate(struct rasp_heap *h, rasp__context_fn fn, void *arg);
+/* Ends every window of c: its unused blocks stay on its lists (counted in `retired`, not in
+ * `rest`, which the owner's frees may be raising), and its next allocation of every class
+ * takes the slow path. The one way another thread changes c's windows. */
+void rasp__context_retire(struct rasp_context *c, void *arg);
+/* A context for the calling thread on h: a spare one of an exited thread, or a new one;
+ * its windows sized, linked into h->contexts. NULL: no memory. */
+struct rasp_context *rasp__context_new(struct rasp_heap *h);
+/* The calling thread exits: its queued frees pushed, its pages abandoned, c kept for the
+ * next thread (h->spare_contexts). */
+void rasp__context_exit(struct rasp_context *c);
+
+/* ---- alloc.c --------------------------------------------------------------------------------- */
+
+/* The fast path's miss (flags 0, a type; hc: the size's class's hot entry). */
+void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *type, size_t size,
+		       struct rasp__hot *hc);
+void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
+		       unsigned flags);
 
 #endif /* RASP_RUNTIME_INTERNAL_H */
