@@ -1,119 +1,14 @@
-/* Declarations of the runtime, shared by its sources and the white-box tests: the build's
- * flavours (sanitizers, debug checks), the inline helpers on the data model (types.h), then
- * each file's functions with the inline helpers that go with them, grouped by the file that
- * defines them. Nothing here is installed or exported. */
+/* Declarations of the runtime, shared by its sources and the white-box tests: the inline
+ * helpers on the data model (types.h), then each file's functions with the inline helpers that
+ * go with them, grouped by the file that defines them (the OS seam's are in os.h, the build's
+ * flavours and the owner's words in platform.h). Nothing here is installed or exported. */
 #ifndef RASP_RUNTIME_INTERNAL_H
 #define RASP_RUNTIME_INTERNAL_H
 
 #include "os.h"
+#include "platform.h"
 #include "rasp-events-inline.h"
 #include "types.h"
-
-#define RASP__LIKELY(x)	  __builtin_expect(!!(x), 1)
-#define RASP__UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define RASP__NOINLINE	  __attribute__((noinline, cold))
-/* Out of line but not cold: a path that runs every few allocations (the fast path's miss),
- * compiled for speed. `cold` compiles for size, and GCC then left the static inline helpers
- * it calls (the state check) as calls. */
-#define RASP__OUTLINE __attribute__((noinline))
-
-/* ASan builds poison the payload of freed objects, so a use after rasp_free is reported;
- * a block is unpoisoned when it is handed out again, and memory before it goes to the OS.
- * GCC says ASan with __SANITIZE_ADDRESS__, clang with __has_feature (clang 14 does not define
- * the former: its builds, the fuzz targets', poisoned nothing until this test). */
-#if defined(__SANITIZE_ADDRESS__)
-#define RASP__ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RASP__ASAN 1
-#endif
-#endif
-#ifdef RASP__ASAN
-#include <sanitizer/asan_interface.h>
-#define RASP__POISON(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
-#define RASP__UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define RASP__POISON(p, n)   ((void)(p), (void)(n))
-#define RASP__UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
-
-/* ThreadSanitizer builds: the owner's counters below keep their C11 atomics, which TSan sees
- * (stack.c also keeps glibc's unwinder there). */
-#if defined(__SANITIZE_THREAD__)
-#define RASP__TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RASP__TSAN 1
-#endif
-#endif
-
-/* Debug builds (no NDEBUG) check the concurrency contract and frees. */
-#ifndef NDEBUG
-#define RASP__DEBUG 1
-#else
-#define RASP__DEBUG 0
-#endif
-
-/* ---- Words one thread writes ----------------------------------------------------------------- */
-
-/* Words one thread writes and others read (relaxed): a page's count of blocks out, a
- * context's sample count. The writer's read-modify-write is one instruction on
- * memory on x86-64, which a relaxed load and store cannot be compiled to (gcc keeps them
- * apart: 2 instructions more each, on the owner's free). An aligned word's store is atomic
- * there and the writer is alone, so a reader sees the old value or the new, as with the
- * atomics. Elsewhere, and under TSan (which must see the accesses), the atomics. */
-#if defined(__x86_64__) && !defined(RASP__TSAN)
-#define RASP__OWNER_ASM 1
-#endif
-
-static inline void rasp__owner_add64(_Atomic uint64_t *p, uint64_t v)
-{
-#ifdef RASP__OWNER_ASM
-	__asm__("addq %1, %0" : "+m"(*(uint64_t *)p) : "er"(v));
-#else
-	atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v,
-			      memory_order_relaxed);
-#endif
-}
-
-/* One less in the owner's count *p (a word no other thread reads); true when it is 0 or
- * below after. On x86-64 a subtraction on memory and the flags' `le` (the old value at most
- * 1), two instructions where gcc compiled `--*p <= 0` to five; `== 0` would take two as
- * well, but a count can pass 0 without a test (the free cache's pushes, after a collect or
- * a redraw lowered the list: a review found the flush then never came, 99 pages of 99
- * kept). */
-static inline bool rasp__owner_dec_le0(int32_t *p)
-{
-#if defined(__x86_64__)
-	bool le;
-
-	__asm__("subl $1, %0" : "+m"(*p), "=@ccle"(le));
-	return le;
-#else
-	return --*p <= 0;
-#endif
-}
-
-/* One less in the owner's word *p; true when it is 0 after. */
-static inline bool rasp__owner_dec32(_Atomic uint32_t *p)
-{
-#ifdef RASP__OWNER_ASM
-	bool zero;
-
-	__asm__("subl $1, %0" : "+m"(*(uint32_t *)p), "=@ccz"(zero));
-	return zero;
-#else
-	uint32_t v = atomic_load_explicit(p, memory_order_relaxed) - 1;
-
-	atomic_store_explicit(p, v, memory_order_relaxed);
-	return v == 0;
-#endif
-}
-
-static inline uint64_t rasp__relaxed_load32(_Atomic uint32_t *p)
-{
-	return atomic_load_explicit(p, memory_order_relaxed);
-}
 
 /* ---- The data model's helpers (types.h) ------------------------------------------------------ */
 
@@ -242,37 +137,6 @@ static inline size_t rasp__object_size_for(size_t payload)
 
 /* ---- segment.c ------------------------------------------------------------------------------- */
 
-/* segment.c: segments, their slots and the purge policy, large objects. heap->lock held
- * unless said. */
-/* RASP_THP: may small-object segments get transparent huge pages (else they are advised
- * against them)? Any thread, no lock (rasp_heap_create). */
-bool rasp__segment_thp_allowed(void);
-/* A run of `span` free slots formatted as an empty page of class cls, or NULL. */
-struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls);
-/* An empty page back to its segment (purged past RASP__RETAIN_SLOTS, and an empty segment
- * unmapped when the heap has another with free slots, once they stayed empty from one purge
- * tick to the next; the ticks run here and at rasp__segment_page_new). */
-void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg);
-/* Purges every empty committed slot and unmaps every empty segment (collect). */
-void rasp__segments_trim(struct rasp_heap *h);
-/* A large object of object size z, its header written with kind; takes heap->lock. */
-void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type_t *type);
-/* The header of the large object of mapping s. */
-struct rasp__header *rasp__large_header(struct rasp__segment *s);
-/* Takes heap->lock. */
-void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s);
-/* The block header of arena s's span holding hdr, and its object size; NULL (and *why) if hdr
- * is in no live object's span. No lock: for a live object's pointer, or under heap->lock. */
-struct rasp__header *rasp__arena_block(struct rasp__segment *s, const void *hdr, size_t *z,
-				       const char **why);
-/* The live object whose block header is hdr, in arena s, freed; takes heap->lock. -EINVAL
- * (nothing changed) if its span is no longer live under the lock (a racing second free). */
-int rasp__arena_free(struct rasp_heap *h, struct rasp__segment *s, struct rasp__header *hdr);
-int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
-void rasp__segments_unmap_all(struct rasp_heap *h);
-/* Bytes of blocks out in pages (used x block size) of every page, relaxed reads. */
-uint64_t rasp__segments_used_bytes(struct rasp_heap *h);
-
 /* Which 4 MiB-aligned addresses start a rasp mapping (a segment or a large object) of any
  * heap in the process: a byte each over the 47-bit user address space (segment.c). rasp_free
  * reads it before any word at a pointer, so a pointer whose 4 MiB block starts no mapping
@@ -332,6 +196,128 @@ static inline struct rasp__page *rasp__page_of(const struct rasp__segment *s, co
 
 	return pg == &rasp__no_page ? NULL : pg;
 }
+
+/* Written under the owning heap's lock; heaps never share a byte (a mapping's units are its
+ * own). Set once the header is written (an arena's maps and tags too: arena.c, arena_new), cleared
+ * before the unmap: the first unit RASP__MAP_START, an arena's unit k RASP__MAP_START + k. A large
+ * object's mapping marks its first unit only, whatever its size (a mapping grown in place was never
+ * checked against the map's end: rasp__mapping_reserve). */
+static inline void rasp__mapping_mark(const struct rasp__segment *s, bool on)
+{
+	uintptr_t i = (uintptr_t)s >> RASP__SEGMENT_SHIFT;
+	uintptr_t n = s->kind == RASP__SEG_ARENA ? RASP__ARENA_UNITS : 1;
+
+	for (uintptr_t k = n; k-- > 0;) /* the first unit last: mapped once all are */
+		atomic_store_explicit(&rasp__segment_map[i + k],
+				      on ? (uint8_t)(RASP__MAP_START + k) : 0,
+				      memory_order_relaxed);
+}
+
+/* x rounded up to a multiple of a (a power of 2). */
+static inline size_t rasp__round_up(size_t x, size_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+/* Mappings' lists (a heap's segments, arenas, large objects and cache): s pushed, s out. */
+static inline void rasp__mapping_link(struct rasp__segment **head, struct rasp__segment *s)
+{
+	s->prev = NULL;
+	s->next = *head;
+	if (*head)
+		(*head)->prev = s;
+	*head = s;
+}
+
+static inline void rasp__mapping_unlink(struct rasp__segment **head, struct rasp__segment *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		*head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->next = s->prev = NULL;
+}
+
+/* heap->lock held unless said. RASP_THP: may small-object segments get transparent huge pages
+ * (else they are advised against them)? Any thread, no lock (rasp_heap_create). */
+bool rasp__segment_thp_allowed(void);
+/* A mapping of `size` bytes aligned to RASP__SEGMENT_SIZE (over-mapped by one segment, both
+ * ends trimmed), or 0; rasp__mapping_new also writes its header as kind (an arena marks itself
+ * in the segment map once its own header is whole), counts it, and advises a small segment or
+ * an arena against huge pages unless h->thp. */
+uintptr_t rasp__mapping_reserve(size_t size);
+struct rasp__segment *rasp__mapping_new(struct rasp_heap *h, size_t size, int kind);
+/* Any mapping back to the OS, its mark in the segment map cleared first. */
+void rasp__mapping_unmap(struct rasp_heap *h, struct rasp__segment *s);
+/* A run of `span` free slots formatted as an empty page of class cls, or NULL. */
+struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls);
+/* An empty page back to its segment (purged past RASP__RETAIN_SLOTS, and an empty segment
+ * unmapped when the heap has another with free slots, once they stayed empty from one purge
+ * tick to the next; the ticks run here and at rasp__segment_page_new). */
+void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg);
+/* Notes that something may wait for a purge tick (`freed`: a segment that has just emptied, or
+ * NULL) and runs the tick if one is due (the file comment says what a tick does). */
+void rasp__purge_check(struct rasp_heap *h, struct rasp__segment *freed);
+/* Purges every empty committed slot and unmaps every empty segment (collect). */
+void rasp__segments_trim(struct rasp_heap *h);
+/* The walk: fn for every live object of h (small pages, then large.c's and arena.c's); fn for
+ * the object whose block header is hdr (an aligned object's own header resolved). */
+int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
+int rasp__walk_visit(struct rasp__header *hdr, size_t bsize, rasp_walk_fn fn, void *arg);
+void rasp__segments_unmap_all(struct rasp_heap *h);
+/* Bytes of blocks out in pages (used x block size) of every page, relaxed reads. */
+uint64_t rasp__segments_used_bytes(struct rasp_heap *h);
+
+/* ---- arena.c --------------------------------------------------------------------------------- */
+
+/* Free committed arena pages the heap keeps past two purge ticks: the live large bytes, at most
+ * RASP__LARGE_CACHE_BYTES, less what the large-object cache holds (one budget for the two), at
+ * least RASP__LARGE_CACHE_MIN. With a budget each, 8 live buffers of 85 KB..16 MB peaked at
+ * 126.7 MiB against 119.5 (docs/performance.md, "Large objects in arenas"). */
+static inline uint64_t rasp__arena_bound(struct rasp_heap *h)
+{
+	uint64_t b = atomic_load_explicit(&h->large_live_bytes, memory_order_relaxed);
+
+	b = b > RASP__LARGE_CACHE_BYTES ? RASP__LARGE_CACHE_BYTES : b;
+	b = b > h->large_cache_bytes + RASP__LARGE_CACHE_MIN ? b - h->large_cache_bytes
+							     : RASP__LARGE_CACHE_MIN;
+	return b >> RASP__ARENA_PAGE_SHIFT;
+}
+/* A large object of object size z (at most h->arena_max_z) in an arena, its header written
+ * with kind and type; takes heap->lock. NULL: no memory. */
+void *rasp__arena_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type_t *type);
+/* The block header of arena s's span holding hdr, and its object size; NULL (and *why) if hdr
+ * is in no live object's span. No lock: for a live object's pointer, or under heap->lock. */
+struct rasp__header *rasp__arena_block(struct rasp__segment *s, const void *hdr, size_t *z,
+				       const char **why);
+/* The live object whose block header is hdr, in arena s, freed; takes heap->lock. -EINVAL
+ * (nothing changed) if its span is no longer live under the lock (a racing second free). */
+int rasp__arena_free(struct rasp_heap *h, struct rasp__segment *s, struct rasp__header *hdr);
+/* Arenas at a purge tick (all: at rasp_heap_collect): while the heap holds more free committed
+ * arena pages than rasp__arena_bound, those free since the last tick (all of them) are purged;
+ * an arena empty and purged whole goes back to the OS. True if still over the bound. */
+bool rasp__arena_tick(struct rasp_heap *h, bool all);
+int rasp__arenas_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
+
+/* ---- large.c --------------------------------------------------------------------------------- */
+
+/* A large object of object size z, its header written with kind: in an arena up to
+ * h->arena_max_z, else in a mapping of its own; takes heap->lock. NULL: no memory. */
+void *rasp__large_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type_t *type);
+/* The header of the large object of mapping s. */
+struct rasp__header *rasp__large_header(struct rasp__segment *s);
+/* Takes heap->lock. */
+void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s);
+/* At a purge tick: tails marked two ticks ago purged, mappings cached since the last tick
+ * unmapped. */
+void rasp__large_tick(struct rasp_heap *h);
+/* At a collect: the cache unmapped, every marked tail purged. */
+void rasp__large_trim(struct rasp_heap *h);
+/* The large-object cache's mappings back to the OS. */
+void rasp__large_cache_drop(struct rasp_heap *h);
+int rasp__large_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
 
 /* ---- page.c ---------------------------------------------------------------------------------- */
 

@@ -36,6 +36,8 @@
 #define RASP__SLOT_SIZE	    ((size_t)1 << RASP__SLOT_SHIFT)
 #define RASP__SLOTS	    64
 #define RASP__SEGMENT_MAGIC UINT64_C(0x72617370736567e2)
+/* The OS page the layout assumes: a segment's metadata and a large mapping are rounded to it. */
+#define RASP__OS_PAGE ((size_t)4096)
 /* Object sizes (header included, rounded to 8) below RASP_LARGE_OBJECT_SIZE are small; the
  * largest small size class is this, so no small object reports a large ObjectSize. */
 #define RASP__SMALL_MAX_Z ((size_t)RASP_LARGE_OBJECT_SIZE - 8)
