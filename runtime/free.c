@@ -1,7 +1,7 @@
 /* rasp_free: the checks every build makes, the owner's free (a push on its context's list of
  * the class up to a bound, else on the page's local list; no atomic, no shared write;
  * docs/runtime.md, "The owner's free cache") and another thread's free, queued per page and
- * pushed onto the page's thread_free list with one atomic exchange per batch (page.c). The
+ * pushed onto the page's thread_free list with one atomic exchange per batch (remote.c). The
  * queue holds at most RASP__BATCH_MAX blocks of one page; it is pushed when a block of another
  * page comes, when it is full, at the freeing thread's next allocation slow path and at its
  * exit: a thread that stops freeing and allocating holds at most one batch. */
@@ -166,7 +166,7 @@ RASP__OUTLINE static void free_remote(struct rasp_heap *h, struct rasp__page *pg
 	struct rasp_context *c = rasp__context_peek(h);
 
 	/* A thread that only frees into this heap gets a context too: its frees are batched, and
-	 * it has where to pin (page.c). Without memory for one, its blocks go alone. */
+	 * it has where to pin (remote.c). Without memory for one, its blocks go alone. */
 	if (!c && !(c = rasp__context_attach(h))) {
 		rasp__page_push_remote(NULL, pg, hdr, hdr);
 		return;

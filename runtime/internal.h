@@ -257,6 +257,8 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls);
  * unmapped when the heap has another with free slots, once they stayed empty from one purge
  * tick to the next; the ticks run here and at rasp__segment_page_new). */
 void rasp__segment_page_free(struct rasp_heap *h, struct rasp__page *pg);
+/* heap->lock held: is a cross-thread free still reading a page record of s? */
+bool rasp__segment_pinned(struct rasp_heap *h, struct rasp__segment *s);
 /* Notes that something may wait for a purge tick (`freed`: a segment that has just emptied, or
  * NULL) and runs the tick if one is due (the file comment says what a tick does). */
 void rasp__purge_check(struct rasp_heap *h, struct rasp__segment *freed);
@@ -321,7 +323,7 @@ int rasp__large_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
 
 /* ---- page.c ---------------------------------------------------------------------------------- */
 
-/* page.c: pages of a context. Owner thread (or quiescent owner) unless said. */
+/* A context's pages. Owner thread (or quiescent owner) unless said. */
 /* Bytes of never-used blocks formatted at a time (at least one block): one OS page, so that
  * the resident set follows what each class has used. Formatting writes every block's link,
  * so what is formatted is resident: at 16 KiB, `mixed`'s 55 classes each held up to 16 KiB
@@ -354,21 +356,6 @@ void rasp__pages_abandon(struct rasp_context *c);
 void rasp__pages_release_empty(struct rasp_context *c);
 /* heap->lock held: collects abandoned pages' cross-thread frees, frees the empty ones. */
 void rasp__abandoned_trim(struct rasp_heap *h);
-/* Pushes a chain of blocks of pg (first..last) freed by a thread that does not own pg; c is
- * that thread's context of pg's heap (NULL if it could not have one): rasp__page_push_begin
- * (the segment pinned, the blocks published), then rasp__page_push_end (the owner told if
- * the page is on its full list, the pin dropped). Two steps so that tests can stop between
- * them. */
-void rasp__page_push_remote(struct rasp_context *c, struct rasp__page *pg,
-			    struct rasp__header *first, struct rasp__header *last);
-void rasp__page_push_begin(struct rasp_context *c, struct rasp__page *pg,
-			   struct rasp__header *first, struct rasp__header *last);
-void rasp__page_push_end(struct rasp_context *c, struct rasp__page *pg);
-/* heap->lock held: is a cross-thread free still reading a page record of s? */
-bool rasp__segment_pinned(struct rasp_heap *h, struct rasp__segment *s);
-
-/* Pushes the calling thread's queued cross-thread frees (c is its context). */
-void rasp__batch_flush(struct rasp_context *c);
 
 /* Is hdr the header of one of pg's blocks (formatted or not)? hdr is in one of pg's slots.
  * n below the page's bytes also refuses an hdr before pg->start (n wraps); below that bound
@@ -398,6 +385,21 @@ static inline bool rasp__page_all_formatted(const struct rasp__page *pg)
 {
 	return pg->formatted == pg->bytes;
 }
+
+/* ---- remote.c -------------------------------------------------------------------------------- */
+
+/* Pushes a chain of blocks of pg (first..last) freed by a thread that does not own pg; c is
+ * that thread's context of pg's heap (NULL if it could not have one): rasp__page_push_begin
+ * (the segment pinned, the blocks published), then rasp__page_push_end (the owner told if
+ * the page is on its full list, the pin dropped). Two steps so that tests can stop between
+ * them. */
+void rasp__page_push_remote(struct rasp_context *c, struct rasp__page *pg,
+			    struct rasp__header *first, struct rasp__header *last);
+void rasp__page_push_begin(struct rasp_context *c, struct rasp__page *pg,
+			   struct rasp__header *first, struct rasp__header *last);
+void rasp__page_push_end(struct rasp_context *c, struct rasp__page *pg);
+/* Pushes the calling thread's queued cross-thread frees (c is its context). */
+void rasp__batch_flush(struct rasp_context *c);
 
 /* ---- free.c ---------------------------------------------------------------------------------- */
 
@@ -507,7 +509,7 @@ static inline void rasp__emit_sample(struct rasp_context *c, uint32_t kind, cons
 
 /* The calling thread's context on h, if it has one (no attach). */
 struct rasp_context *rasp__context_peek(struct rasp_heap *h);
-/* The thread's one-entry cache of its last heap and that heap's context (context.c), exported
+/* The thread's one-entry cache of its last heap and that heap's context (thread.c), exported
  * as rasp_inline_cache_v1 for rasp/inline.h except in AddressSanitizer builds. */
 #ifdef RASP__ASAN /* GCC's or clang's: freed blocks are poisoned, no caller may pop them */
 extern __thread struct rasp_inline_cache rasp__tcache

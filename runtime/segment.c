@@ -392,7 +392,7 @@ static int maybe_unmap(struct rasp_heap *h, struct rasp__segment *s, bool always
 
 	if (s->free_slots != ALL_SLOTS)
 		return 0;
-	/* A cross-thread free still reading one of its page records (page.c,
+	/* A cross-thread free still reading one of its page records (remote.c,
 	 * rasp__page_push_begin): the segment stays mapped, empty. */
 	if (rasp__segment_pinned(h, s))
 		return -1;

@@ -396,12 +396,12 @@ struct rasp_context {
 	/* Counters, written by the owner only (relaxed), summed by rasp_heap_stats. */
 	_Atomic uint64_t n_samples, n_refills;
 	struct rasp_context *next, *prev; /* heap->contexts or heap->spare_contexts, heap->lock */
-	/* The owner thread's one-entry heap cache key (context.c), which rasp_heap_destroy
+	/* The owner thread's one-entry heap cache key (thread.c), which rasp_heap_destroy
 	 * clears if it names the heap: a heap created later at the same address then misses it.
-	 * Set only while the owner is sure to unset it at its exit (context.c, publish_owner),
+	 * Set only while the owner is sure to unset it at its exit (thread.c, publish_owner),
 	 * NULL otherwise. registry_lock held to use it. */
 	struct rasp_heap **owner_cache; /* accessed with __atomic builtins (rasp/inline.h) */
-	uint64_t owner_epoch;		/* the fork epoch it was set in (context.c) */
+	uint64_t owner_epoch;		/* the fork epoch it was set in (thread.c) */
 	struct rasp__window win[RASP__NCLASS];
 	/* Debug builds only (kept in every build so the layout never depends on NDEBUG). */
 	pthread_t owner;
@@ -463,7 +463,7 @@ struct rasp_heap {
 	_Atomic uint64_t contexts_n, starts, invalid_frees;
 	/* Counters of contexts gone (their threads exited), folded in at their exit. */
 	_Atomic uint64_t samples_gone, refills_gone;
-	struct rasp_heap *reg_next;	  /* registry of live heaps (context.c) */
+	struct rasp_heap *reg_next;	  /* registry of live heaps (thread.c) */
 	rasp__sample_hook_fn sample_hook; /* test seams (see above), NULL in programs */
 	rasp__announce_hook_fn announce_hook;
 	void *sample_hook_arg;
