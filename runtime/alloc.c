@@ -1,8 +1,11 @@
-/* Allocation: the fast path first (a class's hot entry popped, one test), then what runs
+/* Allocation: the fast path first (a class's hot entry popped after one test), then what runs
  * when it misses: the lean misses (the next window over the class's list, a refill, the sampled
  * block), the generic slow path (large and pinned objects, pending work, a new sampling state)
- * and the windows they set, with the sampling budget folded in. Every call here but rasp_alloc's
- * lookup is the allocating thread's, on its own context. */
+ * and the windows they set, with the sampling budget folded in, and rasp_alloc last. Every call
+ * here but rasp_alloc's lookup is the allocating thread's, on its own context. What it costs:
+ * rasp_alloc runs 24 instructions of its own per small allocation, sampling on or off, and the
+ * misses about 52 each, once per ~8 allocations of 2 KiB (`bench/runtime/run.sh BUILD
+ * callgrind` and `slowpath`; docs/performance.md). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,9 @@ _Static_assert(sizeof(struct rasp__window) == 128, "a window's index is its clas
 _Static_assert(offsetof(struct rasp_context, hot) == 0 &&
 		   sizeof(struct rasp__window) == RASP__WIN_PER_HOT * sizeof(struct rasp__hot),
 	       "a class's window is at c->win plus its hot entry's offset times the ratio");
+
+/* ---- The fast path ---- */
+
 /* The fast path: the arguments' one branch, the object's size class, then one test, --n < 0
  * (CoreCLR's alloc_ptr + z > combined_limit, counted in blocks), which covers: window used up,
  * sample due, list empty, context retired, and, folded in, every size the pop cannot take (0
@@ -77,16 +83,16 @@ static void *alloc_checked(struct rasp_context *c, const rasp_type_t *type, size
 #define ALLOC alloc_fast
 #endif
 
-/* ---- Windows (only this file writes them) --------------------------------------------------- */
+/* ---- Windows ---- */
 
 /* A new window of class k over its list: `avail` blocks still in the current window plus its
- * rest, at most window_blocks; the sampling budget folded in (spec §3: combined_limit =
- * min(budget, window), here n = the blocks wholly before the sampled byte, gap = the window's
- * blocks from its block on). The budget is `r`, the exact count of failed trials before the
- * next success from here, when the caller knows it (`known`: the draw that covered the last
- * window or object goes on), else a fresh draw. A budget past the window's end keeps its
- * remainder in `after` for the next window: one draw per sample, not one per window (CoreCLR
- * redraws at every slow path, which is the same distribution: the remainder of a geometric
+ * rest, at most window_blocks; the sampling budget folded in (CoreCLR's combined_limit =
+ * min(budget, window): docs/runtime.md, "Sampling"; here n = the blocks wholly before the sampled
+ * byte, gap = the window's blocks from its block on). The budget is `r`, the exact count of failed
+ * trials before the next success from here, when the caller knows it (`known`: the draw that
+ * covered the last window or object goes on), else a fresh draw. A budget past the window's end
+ * keeps its remainder in `after` for the next window: one draw per sample, not one per window
+ * (CoreCLR redraws at every slow path, which is the same distribution: the remainder of a geometric
  * past a point is a fresh geometric). `sampling` is c->sampling, a constant in the sampled
  * block's short path. Inlined into its three callers. */
 static inline __attribute__((always_inline)) void
@@ -147,6 +153,8 @@ static void windows_redraw(struct rasp_context *c)
 	}
 }
 
+/* ---- The slow paths ---- */
+
 /* Collect asked (trim): every list goes back to its page and empty pages to their segments. */
 static void context_trim(struct rasp_context *c)
 {
@@ -169,8 +177,8 @@ static int list_refill(struct rasp_context *c, unsigned k)
 	 * it off, and it comes back at half its bound before; then 4x a refill, so that a class
 	 * that allocates again has it whole after a few refills. Not at a top-up: a thread freeing
 	 * much and allocating now and then got one at each allocation, and its bound settled at 512
-	 * blocks of 16 bytes on as many pages (review: 400 of 980 pages left after 4 million frees;
-	 * 17 now). At its most, the common case, it is a compare. */
+	 * blocks of 16 bytes on as many pages (400 of 980 pages left after 4 million frees, where
+	 * 17 are left this way). At its most, the common case, it is a compare. */
 	if (!rasp__rest(w) && w->cache < w->cache_max)
 		rasp__window_set_cache(w, !w->cache			? w->cache_after
 					  : w->cache_max / 4 < w->cache ? w->cache_max
@@ -211,9 +219,9 @@ static void *alloc_large(struct rasp_context *c, const rasp_type_t *type, size_t
 	return obj;
 }
 
-/* A small object of class k and kind: the sampling decision (spec §3), the block from the
- * window, the list's rest or a refill, the event, the thread's adoption of a new sampling
- * state, and the next window. Inlined into both slow paths below. */
+/* A small object of class k and kind: the sampling decision (docs/runtime.md, "Sampling"), the
+ * block from the window, the list's rest or a refill, the event, the thread's adoption of a new
+ * sampling state, and the next window. Inlined into both slow paths below. */
 static inline __attribute__((always_inline)) void *
 alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kind)
 {
@@ -314,6 +322,8 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 			   (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_SMALL);
 }
 
+/* ---- The misses ---- */
+
 /* The miss's generic way: apart from the lean miss, so that it keeps few registers (the
  * generic path inlined beside it cost every miss 14 instructions of saved registers). */
 RASP__NOINLINE static void *miss_generic(struct rasp_context *c, const rasp_type_t *type,
@@ -327,8 +337,7 @@ RASP__NOINLINE static void *miss_generic(struct rasp_context *c, const rasp_type
  * that a check is due (the lean misses do not count `unchecked`). Not while a new LTTng
  * listener's second announcement is pending (sample.c): the inline check then never matches
  * for RASP__LTTNG_CONFIRM_NS, and a full update with its clock read at every lean miss would
- * be a miss's cost many times over; the generic way checks once a quantum of its windows, as
- * it did before the lean miss checked at every entry (found by review). */
+ * be a miss's cost many times over; the generic way checks once a quantum of its windows. */
 RASP__NOINLINE static void *miss_changed(struct rasp_context *c, const rasp_type_t *type,
 					 struct rasp__hot *hc)
 {
@@ -554,6 +563,8 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 		return miss_refill(c, hc, type);
 	return miss_take_any(c, w, hc, type);
 }
+
+/* ---- The entry points ---- */
 
 RASP__NOINLINE static void *alloc_lookup(rasp_heap_t *h, const rasp_type_t *type, size_t size,
 					 unsigned flags)

@@ -185,7 +185,7 @@ void *rasp__arena_alloc(struct rasp_heap *h, size_t z, int kind, const rasp_type
 	atomic_fetch_add(&h->large_live_bytes, z);
 	/* The size word and the header under the lock: a span's first page may hold what an
 	 * earlier object wrote there, which a walk (under the lock) must never read as a
-	 * header (found by review). */
+	 * header. */
 	*(size_t *)arena_page(s, i) = z;
 	hdr = (struct rasp__header *)(arena_page(s, i) + RASP__ARENA_HDR_OFFSET);
 	hdr->word = (uintptr_t)type | ((uintptr_t)kind << RASP__HDR_KIND_SHIFT);

@@ -88,7 +88,7 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 	 * lie inside an arena (segment.c's map), so memory rasp never mapped, or gave back to the
 	 * OS, is reported, not read (a fault). Found from a unit past its first, the mapping must
 	 * be an arena: the map is read twice without the lock, and a stale pointer's arena may
-	 * have been replaced meanwhile by a mapping that does not reach it (found by review).
+	 * have been replaced meanwhile by a mapping that does not reach it.
 	 * Debug builds also look the mapping up in this heap's lists. */
 	if (!rasp__segment_mapped(s) ||
 	    (s != rasp__segment_of(hdr) && s->kind != RASP__SEG_ARENA)) {
@@ -216,11 +216,11 @@ RASP__NOINLINE static void flush_then_free(struct rasp__window *w, struct rasp__
  * A thread freeing far more of a class than it allocates (twice the bound and two windows
  * since its last miss) first gives the whole list back to its pages and turns the cache off
  * until its next refill (page.c), so that it keeps none of those blocks, each of which would
- * keep a whole page from emptying (found by review: 970 pages, 62.7 MiB, held by 4096 cached
- * 16-byte blocks after 4 million random frees, against 9 pages before the cache). Flushing at
+ * keep a whole page from emptying (without the flush, 970 pages, 62.7 MiB, held by 4096
+ * cached 16-byte blocks after 4 million random frees, against 9 pages with no cache). Flushing at
  * every free past the bound made `fixed` 1.5x slower (a flush and a refill at each turn).
- * Inline since its count became two instructions (sixteenth session): the call's set-up was
- * four, and the flush, out of line, still keeps the push from saving registers. */
+ * Inline, as its count is two instructions: a call's set-up would be four, and the flush, out
+ * of line, still keeps the push from saving registers. */
 static inline __attribute__((always_inline)) void
 free_past_bound(struct rasp__window *w, struct rasp__page *pg, struct rasp__header *hdr)
 {

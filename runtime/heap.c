@@ -14,8 +14,7 @@ static _Atomic uint64_t next_heap_id = 1;
 
 /* The heap this thread is walking (rasp_heap_walk holds its lock while calling back): its
  * callback may read the heap (stats, types) without taking the lock again, which hung, and
- * may not collect or walk it. Found by review: a callback calling rasp_heap_stats never
- * returned. */
+ * may not collect or walk it (test_walk_callback_reads_the_heap). */
 static __thread struct rasp_heap *walking __attribute__((tls_model("initial-exec")));
 
 /* The heap's lock, unless this thread's walk of it holds it already; returns whether taken. */

@@ -7,9 +7,9 @@
  * The class queue is taken in the order frees woke its pages. A page with no free block goes
  * on the owner's full list; the first free that reaches it brings it back to the queue's
  * tail, and refills take from the head, so each page has gathered frees while it waited
- * (mimalloc's order too). Taking the latest woken page first, as this did before, took a page
- * with one free block at nearly every refill under random frees: 3.1 allocations per refill
- * at 256 B against 19.5 now, 317 instructions per allocate/free pair against 140. A sparse
+ * (mimalloc's order too). Taking the latest woken page first takes a page with one free
+ * block at nearly every refill under random frees: 3.1 allocations per refill at 256 B
+ * against 19.5, 317 instructions per allocate/free pair against 140. A sparse
  * page (under a quarter of its blocks in use) is passed over while others have blocks, so
  * that it may empty and serve any class.
  *
@@ -33,9 +33,8 @@
 #include "internal.h"
 
 /* What a free reads is on the page record's first cache line, and a refill's use of the page
- * it takes; a refill's search along a queue also reads `next`, on the second line since the
- * class's divisor took its place (fifteenth session: no change in the suite's paired times),
- * and `formatted`, there since `bytes` became a word (sixteenth). */
+ * it takes; a refill's search along a queue also reads `next` and `formatted`, on the second
+ * line (the divisor and `bytes` took their places: no change in the suite's paired times). */
 _Static_assert(offsetof(struct rasp__page, div) + sizeof(uint64_t) <= 64 &&
 		   offsetof(struct rasp__page, bytes) + sizeof(uint64_t) <= 64,
 	       "the page record's first line overflows");
@@ -489,7 +488,7 @@ static void list_give_back(struct rasp_context *c, unsigned k, bool empty_pages)
 		used_add(pg, -(int64_t)run);
 		/* The page's own context, as the page-local free does: in a fork's child a block
 		 * of another context's page can be on this list (free.c), and moving that page on
-		 * this context's lists broke both (found by review). */
+		 * this context's lists broke both (test_fork_child_frees_absent_threads_pages). */
 		if (empty_pages && (!rasp__relaxed_load32(&pg->used) || pg->in_full)) {
 			struct rasp_context *pc =
 			    atomic_load_explicit(&pg->ctx, memory_order_relaxed);
@@ -512,7 +511,7 @@ void rasp__list_flush(struct rasp_context *c, unsigned k)
 	list_give_back(c, k, true);
 	/* Off until the class's next refill, which turns it on again at half the bound it had,
 	 * down to RASP__CACHE_MIN, or to the class's most where that is less (blocks of 9 KiB
-	 * and up: a floor of 8 doubled their bound of 4 to 7; review). Off, not halved at once:
+	 * and up: a floor of 8 would double their bound of 4 to 7). Off, not halved at once:
 	 * a run of frees then goes on to the pages directly, where a halved cache filled and
 	 * was flushed again and again (each of its blocks moved twice: 1.4% of `bulk`'s
 	 * instructions, callgrind). */

@@ -20,7 +20,7 @@
 /* ASan builds poison the payload of freed objects, so a use after rasp_free is reported;
  * a block is unpoisoned when it is handed out again, and memory before it goes to the OS.
  * GCC says ASan with __SANITIZE_ADDRESS__, clang with __has_feature (clang 14 does not define
- * the former: its builds, the fuzz targets', poisoned nothing until this test). */
+ * the former: without the second test, its builds, the fuzz targets', would poison nothing). */
 #if defined(__SANITIZE_ADDRESS__)
 #define RASP__ASAN 1
 #elif defined(__has_feature)
@@ -78,8 +78,8 @@ static inline void rasp__owner_add64(_Atomic uint64_t *p, uint64_t v)
  * below after. On x86-64 a subtraction on memory and the flags' `le` (the old value at most
  * 1), two instructions where gcc compiled `--*p <= 0` to five; `== 0` would take two as
  * well, but a count can pass 0 without a test (the free cache's pushes, after a collect or
- * a redraw lowered the list: a review found the flush then never came, 99 pages of 99
- * kept). */
+ * a redraw lowered the list; tested for 0, the flush would never come: 99 pages of 99
+ * kept, test_random_frees_leave_few_pages). */
 static inline bool rasp__owner_dec_le0(int32_t *p)
 {
 #if defined(__x86_64__)

@@ -1,8 +1,7 @@
-/* Sampling (spec §3): the per-context PRNG's seeding (xoshiro256++, internal.h), the mean the
- * geometric draw (exponential.h and .c) scales by,
- * each thread's adoption of the heap's sampling state with its SamplingConfigured and
- * SamplingStopped announcements, and the emission of AllocationSampled. Everything here runs
- * on slow paths only. */
+/* Sampling (docs/sampling.md, "The model"): the per-context PRNG's seeding (xoshiro256++,
+ * internal.h), the mean the geometric draw (exponential.h and .c) scales by, each thread's adoption
+ * of the heap's sampling state with its SamplingConfigured and SamplingStopped announcements, and
+ * the emission of AllocationSampled. Everything here runs on slow paths only. */
 #include <stdatomic.h>
 #include <string.h>
 

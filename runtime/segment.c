@@ -121,8 +121,8 @@ struct rasp__segment *rasp__mapping_new(struct rasp_heap *h, size_t size, int ki
 
 /* The small segments' list keeps those with free slots before the full ones: a segment
  * that fills goes to the tail, one that gets a slot back from full to the head. Each move is
- * O(1), and a page search never walks past the first full segment (before this, every new
- * page walked every segment twice: ~5,000 instructions a page at 12 segments). */
+ * O(1), and a page search never walks past the first full segment (in a list of any order,
+ * every new page walks every segment twice: ~5,000 instructions a page at 12 segments). */
 static void seg_unlink(struct rasp_heap *h, struct rasp__segment *s)
 {
 	if (h->segments_tail == s)

@@ -38,7 +38,7 @@ static const char no_heap; /* the cache's "empty" key: never a heap, never NULL 
 #define TLS_MODEL __attribute__((tls_model("initial-exec")))
 #ifdef RASP__ASAN
 /* Free blocks are poisoned in this build: no caller may pop them, so the inline path's symbol
- * is not defined, and a caller built without AddressSanitizer fails to load (review). */
+ * is not defined, and a caller built without AddressSanitizer fails to load. */
 __thread struct rasp_inline_cache rasp__tcache TLS_MODEL = {NO_HEAP, NULL};
 #else
 RASP_API __thread struct rasp_inline_cache rasp_inline_cache_v1 TLS_MODEL = {NO_HEAP, NULL};
@@ -79,7 +79,8 @@ __thread char rasp__tls_anchor TLS_MODEL;
 
 /* A heap's events carry its ClrInstanceID, and a consumer weighs a thread's samples of one
  * instance with that instance's mean: two live heaps with one id, at different means, would
- * be weighed with whichever announced last (found by review: 256 times too much). So a heap
+ * be weighed with whichever announced last (at means 256 times apart, 256 times too much or
+ * too little). So a heap
  * whose id a live heap of the process has already takes the lowest free one: the first heap
  * keeps the configured id (0 by default, as .NET's runtime). */
 static void unique_instance_id(struct rasp_heap *h)
@@ -107,7 +108,7 @@ static void unique_instance_id(struct rasp_heap *h)
 
 /* fork: the registry lock is held across it, so the child finds it free and the registry
  * whole (the child's first attach takes it; another thread of the parent may have held it
- * at the fork: 34 of 300 children hung in review). In the child only the forking thread
+ * at the fork: without the handlers, 34 of 300 children hung). In the child only the forking thread
  * lives: the epoch goes up, so destroy no longer writes through the owner_cache of contexts
  * of threads that do not exist there (their stacks, which held their TLS, may be unmapped),
  * and the forking thread publishes its own again at its next attach. */
@@ -227,7 +228,8 @@ static void make_key(void)
 /* Entries of heaps that other threads destroyed (rasp__thread_forget_heap reaches only the
  * destroying thread's list): dropped when this thread attaches to a heap, so a thread that
  * serves many short-lived heaps keeps an entry per live heap, not one per heap it ever used
- * (found by review). Their contexts went with their heaps; only the ids are compared. */
+ * (test_entries_of_destroyed_heaps_dropped). Their contexts went with their heaps; only the ids are
+ * compared. */
 static void prune_dead_entries(void)
 {
 	struct thread_entry **pp = &tentries, *e;
@@ -285,8 +287,8 @@ struct rasp_context *rasp__context_peek(struct rasp_heap *h)
  * only while thread_exit is sure to run, and unset it, before the thread's TLS goes: the
  * exit key set for this thread (pthread_setspecific can fail), and thread_exit not yet run
  * (a key destructor of the program's that allocates after it, in the last round of
- * destructors, would leave a pointer into a dead thread's TLS; found by review, with a
- * fault in destroy). Returns whether the context's owner_cache is this thread's, in this
+ * destructors, would leave a pointer into a dead thread's TLS, and destroy would write
+ * through it). Returns whether the context's owner_cache is this thread's, in this
  * process: only then may the cache name its heap. */
 static bool publish_owner(struct rasp_context *c)
 {
@@ -326,7 +328,7 @@ struct rasp_context *rasp__context_attach(struct rasp_heap *h)
 	e->next = tentries;
 	tentries = e;
 	pthread_once(&key_once, make_key);
-	/* else exit_key is no key of ours (review) */
+	/* (without key_ok, exit_key is no key of ours) */
 	if (key_ok && pthread_setspecific(exit_key, (void *)1) == 0)
 		key_set = true;
 found:

@@ -48,8 +48,8 @@
 /* Size classes: 16..64 by 8, then 8 classes per doubling up to RASP__SMALL_MAX_Z: internal
  * waste below 1/8 of the object size past 64 bytes. A table gives the class of every small
  * size (RASP__TABLE_MAX: 31 KiB of tables, of which the fast path reads the lines of the sizes
- * a program uses). The count of leading zeros it replaced past 1 KiB cost the fast path 12
- * instructions more, and a branch that sizes on both sides of 1 KiB mispredicted. Class 0 is
+ * a program uses). Counting leading zeros past 1 KiB instead costs the fast path 12
+ * instructions more, and a branch that sizes on both sides of 1 KiB mispredict. Class 0 is
  * no class: its block size is all ones, so the fast path always falls through. */
 #define RASP__NCLASS	91
 #define RASP__TABLE_MAX RASP__SMALL_MAX_Z
@@ -84,16 +84,16 @@
 #define RASP__LARGE_CACHE_MAX	64
 /* A cached large mapping serves objects down to 1/RASP__LARGE_REUSE of its size (what lies past
  * the object and past 1/8 of the mapping is purged once the object has lived through a purge
- * tick), and grows in place for larger ones (segment.c, large_cache_take). Measured in
+ * tick), and grows in place for larger ones (large.c, large_cache_take). Measured in
  * docs/performance.md, "Large objects": 2, 3, 4, 6 and 8 tried. */
 #define RASP__LARGE_REUSE 4
 /* Large objects of up to this many 4 KiB pages (their 8-byte size word included: ObjectSize
- * up to 16,744,440 bytes) are carved from arenas (segment.c); larger ones have a mapping of
+ * up to 16,744,440 bytes) are carved from arenas (arena.c); larger ones have a mapping of
  * their own. An arena has 8183 pages past its header, so two of the largest fit in one, as
- * mimalloc's segments hold objects of up to half their size. Up to the eighteenth session arenas
- * were one 4 MiB unit and this was 1000 pages: objects of 4 to 16 MB had mappings of their own, and
- * 8 live buffers of 85 KB..16 MB took 4.2x mimalloc's time, faulting in 2.5 million pages against
- * its 41,000 (docs/performance.md, "Arenas of 32 MiB"). */
+ * mimalloc's segments hold objects of up to half their size. With arenas of one 4 MiB unit and
+ * this at 1000 pages (objects of 4 to 16 MB each in a mapping of its own), 8 live buffers of
+ * 85 KB..16 MB took 4.2x mimalloc's time, faulting in 2.5 million pages against its 41,000
+ * (docs/performance.md, "Arenas of 32 MiB"). */
 #define RASP__ARENA_MAX_PAGES 4088u
 /* How long after announcing to a new LTTng listener a thread announces again (sample.c):
  * past the moment LTTng starts recording the session whose events it enabled. */
