@@ -1,7 +1,7 @@
 /* Heaps and types: creation and teardown, type registration, object accessors, the
  * whole-heap operations (collect, walk: contexts retired through context.c, pages through
- * page.c, segments through segment.c), statistics and sampling control. The heap lock guards the
- * lists; it is never taken on the allocation fast path. */
+ * page.c, segments, arenas and large objects through segment.c), statistics and sampling
+ * control. The heap lock guards the lists; it is never taken on the allocation fast path. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
