@@ -340,8 +340,8 @@ static void test_free_concurrent_with_collect(void **state)
 
 /* rasp/inline.h's miss when the call refuses it before its own decrement (a debug build's
  * check of the type's heap): the class's count is not left at -1, and a collect after it
- * gives the window back whole (found by review: the count at -1 made the retired list's
- * length wrap, and the collect faulted). This file's runtime is a debug build. */
+ * gives the window back whole (a count left at -1 makes the retired list's length wrap, and
+ * the collect fault). This file's runtime is a debug build. */
 static void test_inline_miss_refused_keeps_count(void **state)
 {
 	rasp_heap_t *a = make_heap(RASP_SAMPLING_OFF, 102400),

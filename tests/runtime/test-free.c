@@ -126,7 +126,7 @@ static void test_owner_frees_cached_up_to_the_bound(void **state)
 	rasp_heap_destroy(h);
 }
 
-/* Review's case: frees in random order, so that the blocks a cache keeps are each on another
+/* Frees in random order, so that the blocks a cache keeps are each on another
  * page. 400000 objects of 8 bytes (98 pages), all freed: with the bound kept at its most
  * (4096 blocks of 16 bytes) every page kept a block and none emptied; now a flush turns the
  * cache off until the next refill, and few pages are left. */
@@ -154,13 +154,13 @@ static void random_frees(bool interleave, int collect_every)
 	}
 	for (int i = 0; i < N; i++) {
 		rasp_free(h, a[i]);
-		/* With an allocation now and then (freed at once), whose top-ups raised the
-		 * bound back 4x each before (review: 400 of 980 pages left). */
+		/* With an allocation now and then (freed at once): a top-up raising the bound
+		 * back 4x each time would leave 400 of 980 pages. */
 		if (interleave && i % 1000 == 999)
 			rasp_free(h, rasp_alloc(h, t, 8, 0));
 		/* A collect empties the list between a flush's countdown and the next: the
-		 * cache's pushes that refill it took the count past 0 untested, and no flush
-		 * came again (review: 99 of 99 pages kept with a collect every 6000 frees). */
+		 * cache's pushes that refill it take the count past 0 untested, and a flush
+		 * due at exactly 0 never comes (99 of 99 pages kept, a collect every 6000). */
 		if (collect_every && i % collect_every == collect_every - 1)
 			assert_int_equal(rasp_heap_collect(h), 0);
 	}
@@ -185,7 +185,7 @@ static void test_random_frees_leave_few_pages(void **state)
 
 /* A flush leaves half the bound for the next refill, down to 8 blocks, or to the class's most
  * where that is less: for blocks of 9 KiB and up (a bound of 4 to 7) a floor of 8 raised it
- * to 8 (review). */
+ * to 8. */
 static void test_flush_never_raises_the_bound(void **state)
 {
 	enum { N = 400 };

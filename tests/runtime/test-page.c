@@ -256,8 +256,8 @@ static void test_sparse_pages_are_passed_over(void **state)
 
 /* A page that empties while it is its class's current page stays (the next refill may take
  * it again); when a refill moves to another page instead, the empty page is kept under the
- * context's bound or released, as any other empty page. Found by review: it stayed in the
- * queue, empty and uncounted, outside RASP__KEEP_EMPTY. A woken with one free block, then C
+ * context's bound or released, as any other empty page, not left in the queue, empty and
+ * uncounted, outside RASP__KEEP_EMPTY. A woken with one free block, then C
  * (current) emptied: the refill takes A, and C goes under the bound. */
 static void test_empty_current_page_kept_or_released(void **state)
 {

@@ -385,9 +385,9 @@ static void *alloc_one(void *arg)
 
 /* A cross-thread free that has put its block on the page's thread_free list but not yet read
  * the page's `full` and `ctx` (between rasp__page_push_begin and _end) keeps the segment
- * mapped, though a collect meanwhile finds the page empty and releases it: found by review,
- * where an exited thread's last object, freed by another thread while the heap's owner ran
- * rasp_heap_collect, had that thread read the unmapped page record (SIGSEGV). The next
+ * mapped, though a collect meanwhile finds the page empty and releases it: else an exited
+ * thread's last object, freed by another thread while the heap's owner runs
+ * rasp_heap_collect, has that thread read the unmapped page record (SIGSEGV). The next
  * collect unmaps it. Both pins: the freeing thread's context, and the segment's count for a
  * thread without one. */
 static void remote_free_in_flight(bool with_context)

@@ -187,8 +187,8 @@ static void test_destroy_clears_other_threads_cache(void **state)
 /* A program's key destructor that allocates in every round of thread-exit destructors: in
  * the last round it runs after rasp's thread_exit, attaching the thread to the heap again.
  * The thread's stack (its TLS) is the test's, unmapped after the join: destroy must not
- * write into it (found by review: it cleared the dead thread's cache key there and
- * faulted, which kills this test binary). In this process: ThreadSanitizer refuses new
+ * write into it (clearing the dead thread's cache key there faults, which kills this test
+ * binary). In this process: ThreadSanitizer refuses new
  * threads in a fork's child. */
 static rasp_heap_t *late_h;
 static const rasp_type_t *late_t;
@@ -343,11 +343,10 @@ static void test_fork_child_destroys_heap_of_absent_threads(void **state)
  * there (the same stack, so the same TCB): the pages that thread owned pass the new thread's
  * owner check, so its frees of their blocks go onto its own list (free.c), and the flushes
  * of that list empty those pages through their own context, the absent thread's, not the
- * freeing one's (found by review: moving another context's pages on this context's lists
- * broke both). After the frees and a collect, the heap holds nothing, a walk finds
- * nothing, and every page on a context's lists is that context's, its count of empty pages
- * kept right (with the defect put back, the absent thread's pages were marked kept on the
- * freeing thread's count). */
+ * freeing one's (moving another context's pages on this context's lists breaks both). After the
+ * frees and a collect, the heap holds nothing, a walk finds nothing, and every page on a context's
+ * lists is that context's, its count of empty pages kept right (with the defect put back, the
+ * absent thread's pages were marked kept on the freeing thread's count). */
 enum { ABSENT_N = 4000 };
 static void *absent_objs[ABSENT_N];
 static uintptr_t absent_token;
@@ -465,8 +464,8 @@ static void test_fork_child_frees_absent_threads_pages(void **state)
 }
 
 /* A fork while other threads come and go (their exits hold the registry lock): each child's
- * first allocation, from a heap its forking thread uses, completes (found by review: 34 of
- * 300 children hung on the lock a thread of the parent held at the fork). */
+ * first allocation, from a heap its forking thread uses, completes (without the fork
+ * handlers, 34 of 300 children hung on the lock a thread of the parent held at the fork). */
 static _Atomic int churn_stop;
 
 static void *churn_worker(void *a)
@@ -512,8 +511,8 @@ static void test_fork_child_allocates_while_threads_exit(void **state)
 }
 
 /* A thread that used heaps another thread destroyed keeps no entry for them once it attaches
- * to a heap again (found by review: one entry per destroyed heap stayed until the thread
- * exited, unbounded in a thread pool serving short-lived heaps). The worker attaches to 100
+ * to a heap again (else one entry per destroyed heap stays until the thread exits,
+ * unbounded in a thread pool serving short-lived heaps). The worker attaches to 100
  * heaps; the main thread destroys them; the worker's next attach leaves it one entry. */
 enum { DEAD_HEAPS = 100 };
 static rasp_heap_t *dead[DEAD_HEAPS];
