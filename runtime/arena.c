@@ -332,3 +332,15 @@ int rasp__arenas_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg)
 	}
 	return rc;
 }
+
+void rasp__arenas_unmap_all(struct rasp_heap *h)
+{
+	struct rasp__segment *s, *sn;
+
+	for (s = h->arenas; s; s = sn) {
+		sn = s->next;
+		rasp__mapping_unmap(h, s);
+	}
+	h->arenas = NULL;
+	h->arena_free_committed = 0;
+}

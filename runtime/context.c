@@ -1,7 +1,7 @@
 /* Per-thread allocation contexts (CoreCLR's ee_alloc_context), the heap's side: a context made
  * or reused for a thread (its windows sized), ended with its thread, every window ended by a
- * whole-heap operation (retire), the enumeration those operations use, and rasp_context_get.
- * Nothing here runs per allocation (alloc.c does). */
+ * whole-heap operation (retire), and the enumeration those operations use. Nothing here runs
+ * per allocation (alloc.c does). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,15 +149,4 @@ void rasp__contexts_enumerate(struct rasp_heap *h, rasp__context_fn fn, void *ar
 #endif
 		fn(c, arg);
 	}
-}
-
-rasp_context_t *rasp_context_get(rasp_heap_t *h)
-{
-	if (!h) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (rasp__context_cache_is(h))
-		return rasp__context_cache_ctx();
-	return rasp__context_attach(h);
 }

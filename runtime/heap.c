@@ -89,6 +89,8 @@ void rasp_heap_destroy(rasp_heap_t *h)
 		free(c);
 	}
 	rasp__segments_unmap_all(h);
+	rasp__large_unmap_all(h);
+	rasp__arenas_unmap_all(h);
 	for (t = h->types; t; t = tn) {
 		tn = t->next;
 		free((char *)t->name);
@@ -217,6 +219,8 @@ int rasp_heap_collect(rasp_heap_t *h)
 		rasp__pages_release_empty(self);
 	}
 	rasp__abandoned_trim(h);
+	rasp__large_trim(h);
+	rasp__arena_tick(h, true);
 	rasp__segments_trim(h);
 	pthread_mutex_unlock(&h->lock);
 	return 0;
@@ -237,6 +241,10 @@ int rasp_heap_walk(rasp_heap_t *h, rasp_walk_fn fn, void *arg)
 	rasp__contexts_enumerate(h, rasp__context_retire, NULL);
 	walking = h;
 	rc = rasp__segments_walk(h, fn, arg);
+	if (!rc)
+		rc = rasp__large_walk(h, fn, arg);
+	if (!rc)
+		rc = rasp__arenas_walk(h, fn, arg);
 	walking = NULL;
 	pthread_mutex_unlock(&h->lock);
 	return rc;

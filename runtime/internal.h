@@ -102,6 +102,18 @@ static inline void rasp__window_publish(struct rasp__window *w, uint32_t blocks)
 	atomic_store_explicit(&w->window_held, blocks, memory_order_relaxed);
 }
 
+/* The walk's call of fn for the object whose block header is hdr (an aligned object's own
+ * header resolved); 0 for a free block. */
+static inline int rasp__walk_visit(struct rasp__header *hdr, size_t bsize, rasp_walk_fn fn,
+				   void *arg)
+{
+	if (hdr->word & RASP__HDR_FREE)
+		return 0;
+	if (rasp__hdr_kind(hdr) == RASP__KIND_ALIGNED)
+		hdr = (struct rasp__header *)((uintptr_t)hdr + rasp__hdr_aligned_off(hdr));
+	return fn(hdr + 1, rasp__hdr_type(hdr), bsize, (int)rasp__hdr_kind(hdr), arg);
+}
+
 /* ---- sizeclass.c ----------------------------------------------------------------------------- */
 
 /* sizeclass.c: the class tables the fast path reads (filled once, before any heap exists). */
@@ -135,7 +147,7 @@ static inline size_t rasp__object_size_for(size_t payload)
 	return z && z <= RASP__SMALL_MAX_Z ? rasp__class_size[rasp__class_of(z)] : z;
 }
 
-/* ---- segment.c ------------------------------------------------------------------------------- */
+/* ---- mapping.c ------------------------------------------------------------------------------- */
 
 /* Which 4 MiB-aligned addresses start a rasp mapping (a segment or a large object) of any
  * heap in the process: a byte each over the 47-bit user address space (segment.c). rasp_free
@@ -177,6 +189,20 @@ static inline struct rasp__segment *rasp__mapping_of(const void *p)
 							     << RASP__SEGMENT_SHIFT));
 	return s;
 }
+
+/* RASP_THP: may small-object segments get transparent huge pages (else they are advised against
+ * them)? Any thread, no lock (rasp_heap_create). */
+bool rasp__segment_thp_allowed(void);
+/* A mapping of `size` bytes aligned to RASP__SEGMENT_SIZE (over-mapped by one segment, both ends
+ * trimmed), or 0 (no lock); rasp__mapping_new also writes its header as kind (an arena marks
+ * itself in the segment map once its own header is whole), counts it, and advises a small
+ * segment or an arena against huge pages unless h->thp. */
+uintptr_t rasp__mapping_reserve(size_t size);
+struct rasp__segment *rasp__mapping_new(struct rasp_heap *h, size_t size, int kind);
+/* Any mapping back to the OS, its mark in the segment map cleared first. */
+void rasp__mapping_unmap(struct rasp_heap *h, struct rasp__segment *s);
+
+/* ---- segment.c ------------------------------------------------------------------------------- */
 
 /* What an empty slot's entry points to: a page record that holds no block (its bytes are 0,
  * so every block check fails on it, and its slot is none), so that the owner's free reads an
@@ -240,17 +266,6 @@ static inline void rasp__mapping_unlink(struct rasp__segment **head, struct rasp
 	s->next = s->prev = NULL;
 }
 
-/* heap->lock held unless said. RASP_THP: may small-object segments get transparent huge pages
- * (else they are advised against them)? Any thread, no lock (rasp_heap_create). */
-bool rasp__segment_thp_allowed(void);
-/* A mapping of `size` bytes aligned to RASP__SEGMENT_SIZE (over-mapped by one segment, both
- * ends trimmed), or 0; rasp__mapping_new also writes its header as kind (an arena marks itself
- * in the segment map once its own header is whole), counts it, and advises a small segment or
- * an arena against huge pages unless h->thp. */
-uintptr_t rasp__mapping_reserve(size_t size);
-struct rasp__segment *rasp__mapping_new(struct rasp_heap *h, size_t size, int kind);
-/* Any mapping back to the OS, its mark in the segment map cleared first. */
-void rasp__mapping_unmap(struct rasp_heap *h, struct rasp__segment *s);
 /* A run of `span` free slots formatted as an empty page of class cls, or NULL. */
 struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls);
 /* An empty page back to its segment (purged past RASP__RETAIN_SLOTS, and an empty segment
@@ -262,12 +277,12 @@ bool rasp__segment_pinned(struct rasp_heap *h, struct rasp__segment *s);
 /* Notes that something may wait for a purge tick (`freed`: a segment that has just emptied, or
  * NULL) and runs the tick if one is due (the file comment says what a tick does). */
 void rasp__purge_check(struct rasp_heap *h, struct rasp__segment *freed);
-/* Purges every empty committed slot and unmaps every empty segment (collect). */
+/* Purges every empty committed slot and unmaps every empty segment (collect, after
+ * rasp__large_trim and rasp__arena_tick's whole purge). */
 void rasp__segments_trim(struct rasp_heap *h);
-/* The walk: fn for every live object of h (small pages, then large.c's and arena.c's); fn for
- * the object whose block header is hdr (an aligned object's own header resolved). */
+/* heap->lock held: fn for every live object in small pages (rasp_heap_walk walks large.c's and
+ * arena.c's after); every small segment unmapped (heap destroy). */
 int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
-int rasp__walk_visit(struct rasp__header *hdr, size_t bsize, rasp_walk_fn fn, void *arg);
 void rasp__segments_unmap_all(struct rasp_heap *h);
 /* Bytes of blocks out in pages (used x block size) of every page, relaxed reads. */
 uint64_t rasp__segments_used_bytes(struct rasp_heap *h);
@@ -302,6 +317,7 @@ int rasp__arena_free(struct rasp_heap *h, struct rasp__segment *s, struct rasp__
  * an arena empty and purged whole goes back to the OS. True if still over the bound. */
 bool rasp__arena_tick(struct rasp_heap *h, bool all);
 int rasp__arenas_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
+void rasp__arenas_unmap_all(struct rasp_heap *h);
 
 /* ---- large.c --------------------------------------------------------------------------------- */
 
@@ -317,9 +333,9 @@ void rasp__large_free(struct rasp_heap *h, struct rasp__segment *s);
 void rasp__large_tick(struct rasp_heap *h);
 /* At a collect: the cache unmapped, every marked tail purged. */
 void rasp__large_trim(struct rasp_heap *h);
-/* The large-object cache's mappings back to the OS. */
-void rasp__large_cache_drop(struct rasp_heap *h);
 int rasp__large_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg);
+/* Every large object's mapping and every cached one unmapped (heap destroy). */
+void rasp__large_unmap_all(struct rasp_heap *h);
 
 /* ---- page.c ---------------------------------------------------------------------------------- */
 

@@ -62,7 +62,8 @@ static void large_cache_unmap(struct rasp_heap *h, struct rasp__segment **list)
 	*list = NULL;
 }
 
-void rasp__large_cache_drop(struct rasp_heap *h)
+/* The large-object cache's mappings back to the OS. */
+static void large_cache_drop(struct rasp_heap *h)
 {
 	large_cache_unmap(h, &h->large_cache);
 	large_cache_unmap(h, &h->large_cache_old);
@@ -264,7 +265,7 @@ void rasp__large_tick(struct rasp_heap *h)
 
 void rasp__large_trim(struct rasp_heap *h)
 {
-	rasp__large_cache_drop(h);
+	large_cache_drop(h);
 	for (struct rasp__segment *s = h->large; s && h->large_tails; s = s->next)
 		if (s->large_tail) {
 			large_tail_purge(h, s);
@@ -283,4 +284,16 @@ int rasp__large_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg)
 		rc = rasp__walk_visit(hdr, s->large_z, fn, arg);
 	}
 	return rc;
+}
+
+void rasp__large_unmap_all(struct rasp_heap *h)
+{
+	struct rasp__segment *s, *sn;
+
+	for (s = h->large; s; s = sn) {
+		sn = s->next;
+		rasp__mapping_unmap(h, s);
+	}
+	h->large = NULL;
+	large_cache_drop(h);
 }

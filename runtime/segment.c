@@ -1,8 +1,7 @@
-/* Segments: the 4 MiB-aligned mappings every heap's memory comes in (a small-object segment,
- * an arena, a large object's own), their marks in the process-wide segment map, and the small
- * segments' 64 slots of 64 KiB handed out as pages (runs of 1..16 slots, aligned to their
- * length) that come back when a page empties, released pages kept formatted, and the purge
- * policy over all of a heap's memory. Every function here runs with heap->lock held unless it
+/* Small-object segments: 4 MiB mappings (mapping.c) whose 64 slots of 64 KiB are handed out as
+ * pages (runs of 1..16 slots, aligned to their length) and come back when a page empties,
+ * released pages kept formatted, and the purge policy over all of a heap's memory (its ticks
+ * run arena.c's and large.c's parts). Every function here runs with heap->lock held unless it
  * says otherwise.
  *
  * The purge policy: a slot that comes back stays committed while the heap keeps at most
@@ -27,96 +26,11 @@
 
 #define ALL_SLOTS (~UINT64_C(0))
 
-_Atomic uint8_t rasp__segment_map[RASP__MAP_SIZE];
-
 struct rasp__page rasp__no_page = {.slot = UINT8_MAX};
 
 static uint64_t span_mask(unsigned first, unsigned span)
 {
 	return (span == 64 ? ALL_SLOTS : ((UINT64_C(1) << span) - 1)) << first;
-}
-
-/* Whether small-object segments may be backed by transparent huge pages: RASP_THP=1 leaves
- * them to the system's policy; unset or 0 (the default) advises against huge pages. Where the
- * policy is `always` (the kernel's own default), a segment's first touch in each 2 MiB faulted
- * in the whole 2 MiB, and pages formatted as they are reached (page.c) no longer kept the
- * resident set to what is used: peak RSS `mixed` 15.1 against 13.5 MiB, `prodcons` 4.6
- * against 3.3 (docs/performance.md, "Transparent huge pages"). Where it is `madvise` or
- * `never` and no huge-page size is enabled `always` (6.8+ kernels), the advice changes nothing.
- * Large objects keep the system's policy, as glibc's mapped chunks do: their pages are the
- * program's, touched as it uses them. Read by rasp_heap_create, for the heap's life; another value
- * is reported once and taken as 0. */
-bool rasp__segment_thp_allowed(void)
-{
-	static atomic_bool reported;
-	const char *v = getenv("RASP_THP");
-
-	if (!v || strcmp(v, "0") == 0)
-		return false;
-	if (strcmp(v, "1") == 0)
-		return true;
-	if (!atomic_exchange(&reported, true))
-		fprintf(stderr,
-			"rasp: RASP_THP=%s is not 0 or 1; small-object segments are advised "
-			"against transparent huge pages (0)\n",
-			v);
-	return false;
-}
-
-/* Maps `size` bytes aligned to RASP__SEGMENT_SIZE: over-map by one segment, trim both ends
- * (three system calls, once per segment or large object; a small segment's advice makes four).
- * rasp__mapping_reserve maps them; map_aligned also writes the header and counts them. */
-uintptr_t rasp__mapping_reserve(size_t size)
-{
-	size_t total = size + RASP__SEGMENT_SIZE;
-	uintptr_t raw, a, lead, trail;
-
-	if (total < size)
-		return 0;
-	raw = (uintptr_t)rasp__os_map(total);
-	if (!raw)
-		return 0;
-	a = rasp__round_up(raw, RASP__SEGMENT_SIZE);
-	lead = a - raw;
-	trail = total - lead - size;
-	if (lead)
-		rasp__os_unmap((void *)raw, lead);
-	if (trail)
-		rasp__os_unmap((void *)(a + size), trail);
-	/* Past the map (Linux maps above 47 bits only when asked to): its objects' frees would
-	 * be refused. */
-	if (((a + size - 1) >> RASP__SEGMENT_SHIFT) >= RASP__MAP_SIZE) {
-		rasp__os_unmap((void *)a, size);
-		return 0;
-	}
-	return a;
-}
-
-struct rasp__segment *rasp__mapping_new(struct rasp_heap *h, size_t size, int kind)
-{
-	uintptr_t a = rasp__mapping_reserve(size);
-	struct rasp__segment *s;
-
-	if (!a)
-		return NULL;
-	if (kind != RASP__SEG_LARGE && !h->thp)
-		rasp__os_no_huge((void *)a, size);
-	s = (struct rasp__segment *)a;
-	s->magic = RASP__SEGMENT_MAGIC;
-	s->heap = h;
-	s->small_heap = kind == RASP__SEG_SMALL ? h : RASP__NOT_SMALL;
-	s->kind = kind;
-	s->map_size = size;
-	s->prev = NULL;
-	if (kind == RASP__SEG_LARGE) {
-		s->large_purged = 0;
-		s->large_tail = 0;
-	}
-	if (kind != RASP__SEG_ARENA) /* arena_new marks it once its header is whole */
-		rasp__mapping_mark(s, true);
-	atomic_fetch_add(&h->regions_n, 1);
-	atomic_fetch_add(&h->reserved_bytes, size);
-	return s;
 }
 
 /* The small segments' list keeps those with free slots before the full ones: a segment
@@ -146,16 +60,6 @@ static void seg_push_tail(struct rasp_heap *h, struct rasp__segment *s)
 	else
 		h->segments = s;
 	h->segments_tail = s;
-}
-
-void rasp__mapping_unmap(struct rasp_heap *h, struct rasp__segment *s)
-{
-	atomic_fetch_sub(&h->regions_n, 1);
-	atomic_fetch_sub(&h->reserved_bytes, s->map_size);
-	rasp__mapping_mark(s, false);
-	s->magic = 0;
-	RASP__UNPOISON((void *)s, s->map_size);
-	rasp__os_unmap(s, s->map_size);
 }
 
 static size_t meta_size(void)
@@ -491,8 +395,6 @@ void rasp__segments_trim(struct rasp_heap *h)
 {
 	struct rasp__segment *s, *sn;
 
-	rasp__large_trim(h);
-	rasp__arena_tick(h, true);
 	for (s = h->segments; s; s = sn) {
 		sn = s->next;
 		if (s->free_slots == ALL_SLOTS && maybe_unmap(h, s, true) != 0)
@@ -502,16 +404,6 @@ void rasp__segments_trim(struct rasp_heap *h)
 }
 
 /* ---- Whole-heap operations ---- */
-
-/* fn for the object whose block header is hdr (resolving an aligned object's own header). */
-int rasp__walk_visit(struct rasp__header *hdr, size_t bsize, rasp_walk_fn fn, void *arg)
-{
-	if (hdr->word & RASP__HDR_FREE)
-		return 0;
-	if (rasp__hdr_kind(hdr) == RASP__KIND_ALIGNED)
-		hdr = (struct rasp__header *)((uintptr_t)hdr + rasp__hdr_aligned_off(hdr));
-	return fn(hdr + 1, rasp__hdr_type(hdr), bsize, (int)rasp__hdr_kind(hdr), arg);
-}
 
 int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg)
 {
@@ -530,10 +422,6 @@ int rasp__segments_walk(struct rasp_heap *h, rasp_walk_fn fn, void *arg)
 				    pg->bsize, fn, arg);
 		}
 	}
-	if (!rc)
-		rc = rasp__large_walk(h, fn, arg);
-	if (!rc)
-		rc = rasp__arenas_walk(h, fn, arg);
 	return rc;
 }
 
@@ -559,16 +447,6 @@ void rasp__segments_unmap_all(struct rasp_heap *h)
 		sn = s->next;
 		rasp__mapping_unmap(h, s);
 	}
-	for (s = h->large; s; s = sn) {
-		sn = s->next;
-		rasp__mapping_unmap(h, s);
-	}
-	for (s = h->arenas; s; s = sn) {
-		sn = s->next;
-		rasp__mapping_unmap(h, s);
-	}
-	rasp__large_cache_drop(h);
 	memset(h->formatted, 0, sizeof(h->formatted));
-	h->segments = h->segments_tail = h->large = h->arenas = NULL;
-	h->arena_free_committed = 0;
+	h->segments = h->segments_tail = NULL;
 }

@@ -1,7 +1,8 @@
 /* A thread's side of its contexts: its entries (one context per heap it allocates from), the
- * one-entry cache of its last heap (exported for rasp/inline.h), attach on first use, the exit
- * key whose destructor ends its contexts, the registry of live heaps that thread exit and
- * destroy consult, and the fork handlers. Cold: the fast path reads the cache alone. */
+ * one-entry cache of its last heap (exported for rasp/inline.h), attach on first use and
+ * rasp_context_get, the exit key whose destructor ends its contexts, the registry of live heaps
+ * that thread exit and destroy consult, and the fork handlers. Cold: the fast path reads the
+ * cache alone. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,4 +338,15 @@ found:
 	if (publish_owner(e->ctx))
 		cache_set(h, e->ctx);
 	return e->ctx;
+}
+
+rasp_context_t *rasp_context_get(rasp_heap_t *h)
+{
+	if (!h) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (rasp__context_cache_is(h))
+		return rasp__context_cache_ctx();
+	return rasp__context_attach(h);
 }
