@@ -116,7 +116,7 @@ static inline int rasp__walk_visit(struct rasp__header *hdr, size_t bsize, rasp_
 
 /* ---- sizeclass.c ----------------------------------------------------------------------------- */
 
-/* sizeclass.c: the class tables the fast path reads (filled once, before any heap exists). */
+/* The class tables the fast path reads (filled once, before any heap exists). */
 extern uintptr_t rasp__class_size[RASP__NCLASS];
 extern uint8_t rasp__table_class[RASP__TABLE_MAX / 8 + 1];
 /* The same lookup as byte offsets into a context's hot array (class x 32): the fast path's. */
@@ -150,7 +150,7 @@ static inline size_t rasp__object_size_for(size_t payload)
 /* ---- mapping.c ------------------------------------------------------------------------------- */
 
 /* Which 4 MiB-aligned addresses start a rasp mapping (a segment or a large object) of any
- * heap in the process: a byte each over the 47-bit user address space (segment.c). rasp_free
+ * heap in the process: a byte each over the 47-bit user address space (mapping.c). rasp_free
  * reads it before any word at a pointer, so a pointer whose 4 MiB block starts no mapping
  * (memory rasp never mapped, or gave back to the OS: a double free after an unmap) is refused
  * instead of read. 32 MiB of .bss, untouched but for one 4 KiB page per 16 GiB of addresses
@@ -426,13 +426,13 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 
 /* ---- stack.c --------------------------------------------------------------------------------- */
 
-/* stack.c: the caller's call stack, innermost first, the runtime's own frames left out; up to
+/* The caller's call stack, innermost first, the runtime's own frames left out; up to
  * max (<= RASP_MAX_STACK_DEPTH) frames. Slow path only. */
 size_t rasp__stack_capture(uintptr_t *frames, size_t max);
 
 /* ---- logarithm.c ----------------------------------------------------------------------------- */
 
-/* logarithm.c: log within 1.3 ulp and log1p within 1.6 ulp (measured), without libm. */
+/* log within 1.3 ulp and log1p within 1.6 ulp (measured), without libm. */
 double rasp__log(double x);
 /* log x for a positive, finite, normal x only (the draw's V), without rasp__log's checks. */
 double rasp__log_normal(double x);
