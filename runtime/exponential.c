@@ -1,9 +1,9 @@
 /* The standard exponential draw the geometric one is made of (sample.c): a ziggurat of 256
  * layers (Marsaglia and Tsang, "The Ziggurat Method for Generating Random Variables", 2000;
- * our own code and tables). Why not the inversion -ln(V) alone, which rasp drew with before:
- * its logarithm was 60 of the 86 instructions a draw cost, a third of what a sample adds to
- * the allocation it falls in (docs/performance.md); 99% of ziggurat draws take a table look-up,
- * a compare and a multiply instead.
+ * our own code and tables). Why not the inversion -ln(V) alone: its logarithm is 60 of the 86
+ * instructions such a draw costs, a third of what a sample adds to the allocation it falls in
+ * (docs/performance.md); 99% of ziggurat draws take a table look-up, a compare and a multiply
+ * instead.
  *
  * The density e^-x, x >= 0, is covered by 256 regions of equal area v: layer 0 is the base
  * strip [0, x0] x [0, f(r)] (x0 = v / f(r)), whose part past r stands for the tail; layer i

@@ -1,6 +1,6 @@
-/* The geometric draw (spec §3), from a standard exponential drawn by a 256-layer ziggurat
- * (exponential.c): its tables, the inline common case, and the draws the tables do not
- * decide. For context.c's windows and the tests; internal.h knows nothing of it. */
+/* The geometric draw (docs/sampling.md, "The model"), from a standard exponential drawn by a
+ * 256-layer ziggurat (exponential.c): its tables, the inline common case, and the draws the tables
+ * do not decide. For alloc.c's windows and the tests; internal.h knows nothing of it. */
 #ifndef RASP_RUNTIME_EXPONENTIAL_H
 #define RASP_RUNTIME_EXPONENTIAL_H
 

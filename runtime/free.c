@@ -1,7 +1,7 @@
 /* rasp_free: the checks every build makes, the owner's free (a push on its context's list of
  * the class up to a bound, else on the page's local list; no atomic, no shared write;
  * docs/runtime.md, "The owner's free cache") and another thread's free, queued per page and
- * pushed onto the page's thread_free list with one atomic exchange per batch (page.c). The
+ * pushed onto the page's thread_free list with one atomic exchange per batch (remote.c). The
  * queue holds at most RASP__BATCH_MAX blocks of one page; it is pushed when a block of another
  * page comes, when it is full, at the freeing thread's next allocation slow path and at its
  * exit: a thread that stops freeing and allocating holds at most one batch. */
@@ -88,7 +88,7 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 	 * lie inside an arena (segment.c's map), so memory rasp never mapped, or gave back to the
 	 * OS, is reported, not read (a fault). Found from a unit past its first, the mapping must
 	 * be an arena: the map is read twice without the lock, and a stale pointer's arena may
-	 * have been replaced meanwhile by a mapping that does not reach it (found by review).
+	 * have been replaced meanwhile by a mapping that does not reach it.
 	 * Debug builds also look the mapping up in this heap's lists. */
 	if (!rasp__segment_mapped(s) ||
 	    (s != rasp__segment_of(hdr) && s->kind != RASP__SEG_ARENA)) {
@@ -166,7 +166,7 @@ RASP__OUTLINE static void free_remote(struct rasp_heap *h, struct rasp__page *pg
 	struct rasp_context *c = rasp__context_peek(h);
 
 	/* A thread that only frees into this heap gets a context too: its frees are batched, and
-	 * it has where to pin (page.c). Without memory for one, its blocks go alone. */
+	 * it has where to pin (remote.c). Without memory for one, its blocks go alone. */
 	if (!c && !(c = rasp__context_attach(h))) {
 		rasp__page_push_remote(NULL, pg, hdr, hdr);
 		return;
@@ -216,11 +216,11 @@ RASP__NOINLINE static void flush_then_free(struct rasp__window *w, struct rasp__
  * A thread freeing far more of a class than it allocates (twice the bound and two windows
  * since its last miss) first gives the whole list back to its pages and turns the cache off
  * until its next refill (page.c), so that it keeps none of those blocks, each of which would
- * keep a whole page from emptying (found by review: 970 pages, 62.7 MiB, held by 4096 cached
- * 16-byte blocks after 4 million random frees, against 9 pages before the cache). Flushing at
+ * keep a whole page from emptying (without the flush, 970 pages, 62.7 MiB, held by 4096
+ * cached 16-byte blocks after 4 million random frees, against 9 pages with no cache). Flushing at
  * every free past the bound made `fixed` 1.5x slower (a flush and a refill at each turn).
- * Inline since its count became two instructions (sixteenth session): the call's set-up was
- * four, and the flush, out of line, still keeps the push from saving registers. */
+ * Inline, as its count is two instructions: a call's set-up would be four, and the flush, out
+ * of line, still keeps the push from saving registers. */
 static inline __attribute__((always_inline)) void
 free_past_bound(struct rasp__window *w, struct rasp__page *pg, struct rasp__header *hdr)
 {

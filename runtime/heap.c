@@ -1,7 +1,7 @@
 /* Heaps and types: creation and teardown, type registration, object accessors, the
  * whole-heap operations (collect, walk: contexts retired through context.c, pages through
- * page.c, segments through segment.c), statistics and sampling control. The heap lock guards the
- * lists; it is never taken on the allocation fast path. */
+ * page.c, segments, arenas and large objects through segment.c), statistics and sampling
+ * control. The heap lock guards the lists; it is never taken on the allocation fast path. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +14,7 @@ static _Atomic uint64_t next_heap_id = 1;
 
 /* The heap this thread is walking (rasp_heap_walk holds its lock while calling back): its
  * callback may read the heap (stats, types) without taking the lock again, which hung, and
- * may not collect or walk it. Found by review: a callback calling rasp_heap_stats never
- * returned. */
+ * may not collect or walk it (test_walk_callback_reads_the_heap). */
 static __thread struct rasp_heap *walking __attribute__((tls_model("initial-exec")));
 
 /* The heap's lock, unless this thread's walk of it holds it already; returns whether taken. */
@@ -90,6 +89,8 @@ void rasp_heap_destroy(rasp_heap_t *h)
 		free(c);
 	}
 	rasp__segments_unmap_all(h);
+	rasp__large_unmap_all(h);
+	rasp__arenas_unmap_all(h);
 	for (t = h->types; t; t = tn) {
 		tn = t->next;
 		free((char *)t->name);
@@ -218,6 +219,8 @@ int rasp_heap_collect(rasp_heap_t *h)
 		rasp__pages_release_empty(self);
 	}
 	rasp__abandoned_trim(h);
+	rasp__large_trim(h);
+	rasp__arena_tick(h, true);
 	rasp__segments_trim(h);
 	pthread_mutex_unlock(&h->lock);
 	return 0;
@@ -238,6 +241,10 @@ int rasp_heap_walk(rasp_heap_t *h, rasp_walk_fn fn, void *arg)
 	rasp__contexts_enumerate(h, rasp__context_retire, NULL);
 	walking = h;
 	rc = rasp__segments_walk(h, fn, arg);
+	if (!rc)
+		rc = rasp__large_walk(h, fn, arg);
+	if (!rc)
+		rc = rasp__arenas_walk(h, fn, arg);
 	walking = NULL;
 	pthread_mutex_unlock(&h->lock);
 	return rc;

@@ -1,15 +1,15 @@
 /* Pages of a context (mimalloc's free-list sharding, our own code): each page has three free
  * lists. `local_free` holds blocks its owner freed (no atomic), `thread_free` blocks other
- * threads freed (one atomic push per batch, free.c), and the never-touched tail is formatted
- * a few KiB at a time. A context takes a page's whole local list as its allocation list
- * (context.c); when that runs out, rasp__page_find looks for the next page with blocks.
+ * threads freed (one atomic push per batch, remote.c), and the never-touched tail is
+ * formatted a few KiB at a time. A context takes a page's whole local list as its allocation
+ * list (alloc.c); when that runs out, rasp__page_find looks for the next page with blocks.
  *
  * The class queue is taken in the order frees woke its pages. A page with no free block goes
  * on the owner's full list; the first free that reaches it brings it back to the queue's
  * tail, and refills take from the head, so each page has gathered frees while it waited
- * (mimalloc's order too). Taking the latest woken page first, as this did before, took a page
- * with one free block at nearly every refill under random frees: 3.1 allocations per refill
- * at 256 B against 19.5 now, 317 instructions per allocate/free pair against 140. A sparse
+ * (mimalloc's order too). Taking the latest woken page first takes a page with one free
+ * block at nearly every refill under random frees: 3.1 allocations per refill at 256 B
+ * against 19.5, 317 instructions per allocate/free pair against 140. A sparse
  * page (under a quarter of its blocks in use) is passed over while others have blocks, so
  * that it may empty and serve any class.
  *
@@ -33,9 +33,8 @@
 #include "internal.h"
 
 /* What a free reads is on the page record's first cache line, and a refill's use of the page
- * it takes; a refill's search along a queue also reads `next`, on the second line since the
- * class's divisor took its place (fifteenth session: no change in the suite's paired times),
- * and `formatted`, there since `bytes` became a word (sixteenth). */
+ * it takes; a refill's search along a queue also reads `next` and `formatted`, on the second
+ * line (the divisor and `bytes` took their places: no change in the suite's paired times). */
 _Static_assert(offsetof(struct rasp__page, div) + sizeof(uint64_t) <= 64 &&
 		   offsetof(struct rasp__page, bytes) + sizeof(uint64_t) <= 64,
 	       "the page record's first line overflows");
@@ -489,7 +488,7 @@ static void list_give_back(struct rasp_context *c, unsigned k, bool empty_pages)
 		used_add(pg, -(int64_t)run);
 		/* The page's own context, as the page-local free does: in a fork's child a block
 		 * of another context's page can be on this list (free.c), and moving that page on
-		 * this context's lists broke both (found by review). */
+		 * this context's lists broke both (test_fork_child_frees_absent_threads_pages). */
 		if (empty_pages && (!rasp__relaxed_load32(&pg->used) || pg->in_full)) {
 			struct rasp_context *pc =
 			    atomic_load_explicit(&pg->ctx, memory_order_relaxed);
@@ -512,7 +511,7 @@ void rasp__list_flush(struct rasp_context *c, unsigned k)
 	list_give_back(c, k, true);
 	/* Off until the class's next refill, which turns it on again at half the bound it had,
 	 * down to RASP__CACHE_MIN, or to the class's most where that is less (blocks of 9 KiB
-	 * and up: a floor of 8 doubled their bound of 4 to 7; review). Off, not halved at once:
+	 * and up: a floor of 8 would double their bound of 4 to 7). Off, not halved at once:
 	 * a run of frees then goes on to the pages directly, where a halved cache filled and
 	 * was flushed again and again (each of its blocks moved twice: 1.4% of `bulk`'s
 	 * instructions, callgrind). */
@@ -596,75 +595,4 @@ void rasp__abandoned_trim(struct rasp_heap *h)
 			}
 		}
 	}
-}
-
-/* Once the blocks are on thread_free, the owner (or a collect) may take them, find the page
- * empty, release it and unmap its segment, while this thread still has the page's `full` and
- * `ctx` to read: a pin keeps the mapping (segment.c, maybe_unmap). The pin is a plain store
- * in the freeing thread's context, made visible to whoever collects the blocks by the push's
- * release (then the heap lock up to the unmap): no locked instruction, where an atomic count
- * on the segment made `prodcons`, whose consumer pushes every free alone, 20% slower. A
- * thread that could not get a context counts on the segment instead. A page released and
- * reused meanwhile is still mapped memory: its words then at worst wake a context that finds
- * nothing to rescue. */
-static inline void push_begin(struct rasp_context *c, struct rasp__page *pg,
-			      struct rasp__header *first, struct rasp__header *last)
-{
-	struct rasp__header *old = atomic_load_explicit(&pg->thread_free, memory_order_relaxed);
-	struct rasp__segment *s = rasp__segment_of(pg);
-
-	/* Release: a pin for another segment, read instead of NULL by an unmap, still orders
-	 * the reads of the last push before it. */
-	if (c)
-		atomic_store_explicit(&c->pin, s, memory_order_release);
-	else
-		atomic_fetch_add_explicit(&s->remote_pins, 1, memory_order_relaxed);
-	do
-		rasp__hdr_link(last, old);
-	while (!atomic_compare_exchange_weak(&pg->thread_free, &old, first));
-}
-
-static inline void push_end(struct rasp_context *c, struct rasp__page *pg)
-{
-	struct rasp_context *owner;
-
-	/* The owner parked this page as full: tell it (see the file comment). */
-	if (atomic_load(&pg->full) && (owner = atomic_load(&pg->ctx)))
-		atomic_store(&owner->full_dirty, 1);
-	/* Release: the reads above come before an unmap that sees the pin gone. */
-	if (c)
-		atomic_store_explicit(&c->pin, NULL, memory_order_release);
-	else
-		atomic_fetch_sub_explicit(&rasp__segment_of(pg)->remote_pins, 1,
-					  memory_order_release);
-}
-
-void rasp__page_push_remote(struct rasp_context *c, struct rasp__page *pg,
-			    struct rasp__header *first, struct rasp__header *last)
-{
-	push_begin(c, pg, first, last);
-	push_end(c, pg);
-}
-
-/* The two steps apart, for tests. */
-void rasp__page_push_begin(struct rasp_context *c, struct rasp__page *pg,
-			   struct rasp__header *first, struct rasp__header *last)
-{
-	push_begin(c, pg, first, last);
-}
-
-void rasp__page_push_end(struct rasp_context *c, struct rasp__page *pg)
-{
-	push_end(c, pg);
-}
-
-/* A freeing thread's queue of blocks of one page (free.c fills it) goes out as one push. */
-void rasp__batch_flush(struct rasp_context *c)
-{
-	if (!c->batch_n)
-		return;
-	rasp__page_push_remote(c, c->batch_page, c->batch_head, c->batch_tail);
-	c->batch_page = NULL;
-	c->batch_head = c->batch_tail = NULL;
-	c->batch_n = 0;
 }

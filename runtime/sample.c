@@ -1,8 +1,7 @@
-/* Sampling (spec §3): the per-context PRNG's seeding (xoshiro256++, internal.h), the mean the
- * geometric draw (exponential.h and .c) scales by,
- * each thread's adoption of the heap's sampling state with its SamplingConfigured and
- * SamplingStopped announcements, and the emission of AllocationSampled. Everything here runs
- * on slow paths only. */
+/* Sampling (docs/sampling.md, "The model"): the per-context PRNG's seeding (xoshiro256++,
+ * internal.h), the mean the geometric draw (exponential.h and .c) scales by, each thread's adoption
+ * of the heap's sampling state with its SamplingConfigured and SamplingStopped announcements, and
+ * the emission of AllocationSampled. Everything here runs on slow paths only. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -71,7 +70,7 @@ static void announce(struct rasp_context *c, uint64_t mean, int mode)
 /* The change itself: rare, out of line, so the check keeps few registers (its prologue and
  * epilogue were 17 of its ~55 instructions when this was inline). Returns true when the thread
  * samples from here under another state (sampling switched, or another mean), so its pending
- * draws, drawn under the old one, go (context.c redraws them). An announcement of the same
+ * draws, drawn under the old one, go (alloc.c redraws them). An announcement of the same
  * state to a new listener (or the second one to a new LTTng listener) returns false and keeps
  * the draws: they were drawn under the mean it announces, the trials are memoryless, and
  * redrawing there consumed the thread's stream at a point set by the clock, so a seeded run

@@ -58,8 +58,8 @@ void *rasp_alloc_aligned(rasp_heap_t *h, const rasp_type_t *type, size_t size, s
 		return NULL;
 	/* Placed inside its block even where the block's start is aligned already (then one
 	 * alignment on, within what `need` reserved): the block's header then records the
-	 * alignment, which a move by rasp_realloc must keep. Found by review: a block aligned by
-	 * chance went out as a plain object, and its realloc aligned to 8 only. */
+	 * alignment, which a move by rasp_realloc must keep (a block aligned by chance, sent out
+	 * as a plain object, would be moved aligned to 8 only). */
 	p = (uintptr_t)obj;
 	q = (p + RASP_OBJECT_HEADER_SIZE + alignment - 1) & ~(uintptr_t)(alignment - 1);
 	off = q - p;
@@ -109,8 +109,8 @@ void *rasp_realloc(rasp_heap_t *h, void *obj, size_t size)
 		if (size <= usable && size >= usable / 2)
 			return obj;
 		/* The alignment asked, as recorded: not the pointer's, which may be far more by
-		 * chance (found by review: a 64-aligned object at a 32 KiB boundary, shrunk, took
-		 * a block of 36864 bytes instead of 192, and its trials with it). */
+		 * chance (a 64-aligned object at a 32 KiB boundary, shrunk, would take a block of
+		 * 36864 bytes instead of 192, and its trials with it). */
 		n = rasp_alloc_aligned(h, type, size, rasp__hdr_aligned_alignment(blk), flags);
 	}
 	if (!n)

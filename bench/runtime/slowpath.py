@@ -4,7 +4,7 @@
 Reads callgrind_annotate's inclusive tree; prints instructions per allocation on and off, the
 slow path's entries, and per entry: the slow path without its list refill and its event,
 the refill and the draws; and the event per sample. The window's recomputation and the
-sampling-state check are inline in the lean miss (runtime/context.c), so not apart; the
+sampling-state check are inline in the lean miss (runtime/alloc.c), so not apart; the
 generic path's share of them is window_set's and the full update's. Usage: slowpath.py
 OFF.out ON.out N. Never a test."""
 import re

@@ -111,7 +111,7 @@ static inline void *rasp_alloc_inline(rasp_heap_t *heap, const rasp_type_t *type
 			}
 			/* A miss: the count back as it was, so that rasp_alloc finds the state
 			 * its own path would (a debug build may refuse the call before its
-			 * decrement; a count left at -1 broke the next collect: review). It
+			 * decrement; a count left at -1 would break the next collect). It
 			 * was 0: a count is never below 0 between calls. Stored, not
 			 * incremented, so the decrement above stays one instruction on memory
 			 * (hc->n++ cost every inline allocation 3 more, callgrind). */

@@ -237,8 +237,8 @@ static void test_walk_and_collect(void **state)
 	rasp_heap_destroy(h);
 }
 
-/* A walk's callback may read the heap it walks: stats, types (found by review: the walk held
- * the heap's lock and rasp_heap_stats waited for it forever); collecting, walking or
+/* A walk's callback may read the heap it walks: stats, types (the walk holds the heap's
+ * lock: rasp_heap_stats taking it again would wait forever); collecting, walking or
  * destroying that heap from the callback is refused (-EDEADLK), not a hang. */
 struct walk_reads {
 	rasp_heap_t *h;
@@ -382,7 +382,7 @@ static void test_free_refuses_interior_pointers(void **state)
 }
 
 /* Pointers into memory rasp never mapped or has given back are refused by every build, not
- * read (found by review: the release librasp read the unmapped header and faulted): a second
+ * read (a release librasp reading an unmapped header faults): a second
  * free of a large object past the large-object cache (unmapped at its first free), of a
  * small object whose segment rasp_heap_collect unmapped, and of memory rasp never mapped
  * (the program's own data and malloc's). */
@@ -418,8 +418,8 @@ static void test_free_refuses_unmapped_and_foreign(void **state)
 
 /* An object freed through another heap (the release library's fast free tests the
  * segment's heap and kind in one word): refused there, with its heap untouched, whose own
- * free then succeeds (a review's mutant that tested only the kind freed it into its heap
- * silently, and the real free was then a "double free"). Small and large objects. */
+ * free then succeeds (a free that tested only the kind would put it into its heap silently,
+ * and the real free would then be a "double free"). Small and large objects. */
 static void test_free_through_another_heap_refused(void **state)
 {
 	rasp_heap_t *a = heap_off(), *b = heap_off();

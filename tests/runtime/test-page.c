@@ -1,8 +1,8 @@
-/* Pages and frees (runtime/page.c, runtime/free.c), white-box: freed blocks are reused (the
- * owner's and other threads' frees), a steady-state program does not grow, a page parked as
- * full comes back when another thread frees into it, an exited thread's pages are adopted,
- * cross-thread frees are batched, and sampling stays exact across reuse (same-thread and
- * cross-thread). The threaded tests run under TSan in CI. */
+/* Pages (runtime/page.c), white-box: every class's page record, a steady-state program does not
+ * grow, short lists gathered across pages, woken pages taken in turn, sparse pages passed over, an
+ * emptied current page kept or released, random replacement refilling rarely, remote frees into
+ * full pages found before the class grows, an exited thread's pages adopted, and sampling exact
+ * across reuse. The threaded tests run under TSan in CI. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -77,35 +77,6 @@ static void test_page_record_checks_every_class(void **state)
 	rasp_heap_destroy(h);
 }
 
-/* Freed blocks come back: the second round of the same allocations takes no new page and
- * hands out exactly the blocks the first round freed. */
-static void test_owner_frees_are_reused(void **state)
-{
-	enum { N = 20000 };
-	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
-	const rasp_type_t *t = rasp_type_register(h, "t");
-	void **a = malloc(N * sizeof(void *));
-	uint64_t pages;
-	int i, same = 0;
-
-	(void)state;
-	for (i = 0; i < N; i++)
-		a[i] = rasp_alloc(h, t, 40, 0);
-	pages = stats(h).pages;
-	for (i = 0; i < N; i++)
-		rasp_free(h, a[i]);
-	for (i = 0; i < N; i++) {
-		void *p = rasp_alloc(h, t, 40, 0);
-
-		assert_non_null(p);
-		same += rasp__segment_of(p) == rasp__segment_of(a[0]);
-	}
-	assert_int_equal(stats(h).pages, pages);
-	assert_int_equal(same, N);
-	free(a);
-	rasp_heap_destroy(h);
-}
-
 /* A steady state (mixed sizes, a live set of 5000 replaced at random 2 million times) stays
  * within a bound of its live bytes: committed memory at the end is less than twice what it
  * was after the first 100000 replacements. */
@@ -151,259 +122,6 @@ static void replace_at_random(rasp_heap_t *h, const rasp_type_t *t, void **live,
 		rasp_free(h, live[k]);
 		assert_non_null(live[k] = rasp_alloc(h, t, z, 0));
 	}
-}
-
-/* The owner's frees go onto its context's list of the class (free.c), up to its bound, and
- * the next allocation takes the block freed last. Many frees past the bound give the whole
- * list back to its pages and turn the cache off until the class's next refill, which turns
- * it on at half its bound: a thread freeing far more than it allocates keeps no block, each
- * of which would keep its page from emptying. Live bytes stay exact, the pages empty and go
- * (all but the context's RASP__KEEP_EMPTY and its current one), and a collect leaves no
- * page. */
-static void test_owner_frees_cached_up_to_the_bound(void **state)
-{
-	enum { N = 8000 };
-	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
-	const rasp_type_t *t = rasp_type_register(h, "t");
-	void **a = malloc(N * sizeof(void *)), *p;
-	struct rasp__window *w;
-	uint64_t pages;
-
-	(void)state;
-	assert_non_null(a);
-	for (int i = 0; i < N; i++)
-		assert_non_null(a[i] = rasp_alloc(h, t, 200, 0));
-	w = &rasp__context_peek(h)->win[rasp__page_cls(page_of(a[0]))];
-	assert_true(w->cache == w->cache_max && w->cache > RASP__CACHE_MIN && w->cache < N / 4);
-	rasp_free(h, a[N - 1]);
-	p = rasp_alloc(h, t, 200, 0);
-	assert_ptr_equal(p, a[N - 1]); /* the block freed last comes back first */
-	pages = stats(h).pages;
-	for (int i = 0; i < N; i++)
-		rasp_free(h, a[i]);
-	/* One flush, then the cache off: the rest of the run went to the pages. */
-	assert_int_equal(w->cache, 0);
-	assert_int_equal(w->cache_after, w->cache_max / 2);
-	assert_int_equal(w->rest, 0);
-	assert_int_equal(stats(h).live_bytes, 0);
-	printf("%d frees of %llu pages: bound %u (then %u) of %u, %u blocks kept, %llu pages "
-	       "left\n",
-	       N, (unsigned long long)pages, w->cache, w->cache_after, w->cache_max, w->rest,
-	       (unsigned long long)stats(h).pages);
-	assert_true(stats(h).pages <= RASP__KEEP_EMPTY + 1);
-	/* The next refill turns it on at half the bound it had. */
-	assert_non_null(p = rasp_alloc(h, t, 200, 0));
-	assert_int_equal(w->cache, w->cache_max / 2);
-	rasp_free(h, p);
-	assert_ptr_equal(rasp_alloc(h, t, 200, 0), p); /* cached again: back first */
-	rasp_free(h, p);
-	assert_int_equal(rasp_heap_collect(h), 0);
-	assert_int_equal(stats(h).live_bytes, 0);
-	assert_int_equal(stats(h).pages, 0);
-	/* Allocating again: refills raise the bound back to its most. */
-	for (int i = 0; i < N; i++)
-		assert_non_null(a[i] = rasp_alloc(h, t, 200, 0));
-	assert_int_equal(w->cache, w->cache_max);
-	for (int i = 0; i < N; i++)
-		rasp_free(h, a[i]);
-	free(a);
-	rasp_heap_destroy(h);
-}
-
-/* Review's case: frees in random order, so that the blocks a cache keeps are each on another
- * page. 400000 objects of 8 bytes (98 pages), all freed: with the bound kept at its most
- * (4096 blocks of 16 bytes) every page kept a block and none emptied; now a flush turns the
- * cache off until the next refill, and few pages are left. */
-static void random_frees(bool interleave, int collect_every)
-{
-	enum { N = 400000 };
-	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
-	const rasp_type_t *t = rasp_type_register(h, "t");
-	void **a = malloc(N * sizeof(void *));
-	uint64_t x = 3, pages;
-
-	assert_non_null(a);
-	for (int i = 0; i < N; i++)
-		assert_non_null(a[i] = rasp_alloc(h, t, 8, 0));
-	pages = stats(h).pages;
-	for (int i = N - 1; i > 0; i--) {
-		int j;
-		void *o;
-
-		x = x * 6364136223846793005u + 1442695040888963407u;
-		j = (int)((x >> 33) % (uint64_t)(i + 1));
-		o = a[i];
-		a[i] = a[j];
-		a[j] = o;
-	}
-	for (int i = 0; i < N; i++) {
-		rasp_free(h, a[i]);
-		/* With an allocation now and then (freed at once), whose top-ups raised the
-		 * bound back 4x each before (review: 400 of 980 pages left). */
-		if (interleave && i % 1000 == 999)
-			rasp_free(h, rasp_alloc(h, t, 8, 0));
-		/* A collect empties the list between a flush's countdown and the next: the
-		 * cache's pushes that refill it took the count past 0 untested, and no flush
-		 * came again (review: 99 of 99 pages kept with a collect every 6000 frees). */
-		if (collect_every && i % collect_every == collect_every - 1)
-			assert_int_equal(rasp_heap_collect(h), 0);
-	}
-	printf("%d random frees%s%s: pages %llu -> %llu\n", N,
-	       interleave ? ", an allocation every 1000" : "",
-	       collect_every ? ", a collect every 6000" : "", (unsigned long long)pages,
-	       (unsigned long long)stats(h).pages);
-	assert_true(pages > 60);
-	assert_true(stats(h).pages <= RASP__CACHE_MIN + RASP__KEEP_EMPTY + 2);
-	assert_int_equal(stats(h).live_bytes, 0);
-	free(a);
-	rasp_heap_destroy(h);
-}
-
-static void test_random_frees_leave_few_pages(void **state)
-{
-	(void)state;
-	random_frees(false, 0);
-	random_frees(true, 0);
-	random_frees(false, 6000);
-}
-
-/* A flush leaves half the bound for the next refill, down to 8 blocks, or to the class's most
- * where that is less: for blocks of 9 KiB and up (a bound of 4 to 7) a floor of 8 raised it
- * to 8 (review). */
-static void test_flush_never_raises_the_bound(void **state)
-{
-	enum { N = 400 };
-	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
-	const rasp_type_t *t = rasp_type_register(h, "t");
-	void *a[N];
-	struct rasp__window *w;
-
-	(void)state;
-	for (int i = 0; i < N; i++)
-		assert_non_null(a[i] = rasp_alloc(h, t, 16000, 0));
-	w = &rasp__context_peek(h)->win[rasp__page_cls(page_of(a[0]))];
-	assert_true(w->cache_max < RASP__CACHE_MIN);
-	for (int i = 0; i < N; i++)
-		rasp_free(h, a[i]);
-	printf("16000-byte blocks: bound %u (then %u) of %u after %d frees\n", w->cache,
-	       w->cache_after, w->cache_max, N);
-	assert_int_equal(w->cache, 0); /* off after the flush */
-	assert_true(w->cache_after > 0 && w->cache_after <= w->cache_max);
-	assert_int_equal(stats(h).live_bytes, 0);
-	rasp_heap_destroy(h);
-}
-
-/* Allocations and frees alternating at one size keep full windows: after the list is topped
- * up to a window (one refill per RASP__EXTEND_BYTES its fresh page formats), the owner's
- * frees keep it at `keep` blocks, so a miss comes once per window (wb allocations) and no
- * refill after. Without the top-up the list stays as short as it was when the alternation
- * began (here 3 blocks: a miss every 2 allocations). */
-static void test_alternating_keeps_full_windows(void **state)
-{
-	enum { ROUNDS = 100000 };
-	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
-	const rasp_type_t *t = rasp_type_register(h, "t");
-	struct rasp_context *c;
-	struct rasp__hot *hc;
-	void *keep[3], *q;
-	uint64_t refills, per_extend;
-	intptr_t last;
-	long misses = 0;
-	unsigned k;
-
-	(void)state;
-	q = rasp_alloc(h, t, 100, 0);
-	c = rasp__context_peek(h);
-	k = rasp__page_cls(page_of(q));
-	hc = &c->hot[k];
-	/* Leave the list 3 blocks long: use it up, then free 3 blocks taken before. */
-	for (int i = 0; i < 3; i++)
-		assert_non_null(keep[i] = rasp_alloc(h, t, 100, 0));
-	while (hc->n + c->win[k].rest > 0)
-		assert_non_null(rasp_alloc(h, t, 100, 0));
-	for (int i = 0; i < 3; i++)
-		rasp_free(h, keep[i]);
-	assert_int_equal(hc->n + c->win[k].rest, 3);
-	refills = stats(h).refills;
-	last = hc->n;
-	for (long i = 0; i < ROUNDS; i++) {
-		void *p = rasp_alloc(h, t, 100, 0);
-
-		assert_non_null(p);
-		misses += hc->n > last; /* a miss set a new window */
-		last = hc->n;
-		rasp_free(h, q);
-		q = p;
-	}
-	refills = stats(h).refills - refills;
-	printf("%d alternations: %ld misses (window %u blocks), %llu refills\n", ROUNDS, misses,
-	       c->win[k].wb, (unsigned long long)refills);
-	assert_true(misses <= ROUNDS / (long)c->win[k].wb + 2);
-	/* The top-ups: a window's blocks, formatted RASP__EXTEND_BYTES at a time. */
-	per_extend = RASP__EXTEND_BYTES / hc->bsize * hc->bsize;
-	if (per_extend < hc->bsize) /* blocks past RASP__EXTEND_BYTES: one at a time */
-		per_extend = hc->bsize;
-	assert_true(refills <= (c->win[k].wb * (uint64_t)hc->bsize + per_extend - 1) / per_extend);
-	rasp_free(h, q);
-	rasp_heap_destroy(h);
-}
-
-/* rasp_free may run while another thread collects (rasp.h): the collect ends the freeing
- * thread's windows while its frees push onto the same context's lists (free.c), so a window
- * ended is counted apart from the blocks pushed (rasp__window.retired). Under TSan in CI a
- * shared count would be a reported race; here every block must come back: live bytes 0 and
- * no page left once the freeing thread's next slow path and a last collect have run. */
-struct free_while_collect {
-	rasp_heap_t *h;
-	const rasp_type_t *t;
-	atomic_int phase; /* 1: allocated, 2: freed, 3: may allocate again */
-};
-
-static void *free_while_collected(void *arg)
-{
-	struct free_while_collect *f = arg;
-	enum { N = 20000 };
-	void **a = malloc(N * sizeof(void *));
-
-	assert_non_null(a);
-	for (int i = 0; i < N; i++)
-		assert_non_null(a[i] = rasp_alloc(f->h, f->t, 24 + (size_t)(i % 7) * 40, 0));
-	atomic_store(&f->phase, 1);
-	for (int i = 0; i < N; i++)
-		rasp_free(f->h, a[i]);
-	atomic_store(&f->phase, 2);
-	while (atomic_load(&f->phase) != 3)
-		;
-	for (int i = 0; i < N; i++) /* through the trim the collects asked for */
-		assert_non_null(a[i] = rasp_alloc(f->h, f->t, 24 + (size_t)(i % 7) * 40, 0));
-	for (int i = 0; i < N; i++)
-		rasp_free(f->h, a[i]);
-	free(a);
-	return NULL;
-}
-
-static void test_frees_concurrent_with_collect(void **state)
-{
-	struct free_while_collect f = {.h = make_heap(RASP_SAMPLING_ON, 4096)};
-	pthread_t th;
-	int collects = 0;
-
-	(void)state;
-	f.t = rasp_type_register(f.h, "t");
-	atomic_init(&f.phase, 0);
-	assert_int_equal(pthread_create(&th, NULL, free_while_collected, &f), 0);
-	while (atomic_load(&f.phase) == 0)
-		;
-	do { /* the other thread frees meanwhile */
-		assert_int_equal(rasp_heap_collect(f.h), 0);
-		collects++;
-	} while (atomic_load(&f.phase) == 1);
-	atomic_store(&f.phase, 3);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_int_equal(rasp_heap_collect(f.h), 0);
-	printf("%d collects during the frees\n", collects);
-	assert_int_equal(stats(f.h).live_bytes, 0);
-	rasp_heap_destroy(f.h);
 }
 
 /* Random replacement leaves a block or two free in each page. A refill gathers the lists of
@@ -538,8 +256,8 @@ static void test_sparse_pages_are_passed_over(void **state)
 
 /* A page that empties while it is its class's current page stays (the next refill may take
  * it again); when a refill moves to another page instead, the empty page is kept under the
- * context's bound or released, as any other empty page. Found by review: it stayed in the
- * queue, empty and uncounted, outside RASP__KEEP_EMPTY. A woken with one free block, then C
+ * context's bound or released, as any other empty page, not left in the queue, empty and
+ * uncounted, outside RASP__KEEP_EMPTY. A woken with one free block, then C
  * (current) emptied: the refill takes A, and C goes under the bound. */
 static void test_empty_current_page_kept_or_released(void **state)
 {
@@ -595,101 +313,6 @@ static void test_random_replacement_refills_rarely(void **state)
 	for (int i = 0; i < LIVE; i++)
 		rasp_free(h, live[i]);
 	free(live);
-	rasp_heap_destroy(h);
-}
-
-/* Producer/consumer: the consumer frees what the producer allocated (cross-thread frees, in
- * batches). The producer's pages fill, go to its full list, and come back when the consumer's
- * frees reach them: after 2 million objects through a window of at most 4096 live ones, the
- * heap holds a handful of pages, not the 2 million objects' worth. */
-#define RING 4096
-static void *ring[RING];
-static _Atomic long prod_n, cons_n;
-
-static void *consume(void *arg)
-{
-	rasp_heap_t *h = arg;
-	long total = 2000000;
-
-	/* This thread also allocates (so it has a context and batches its frees). */
-	rasp_free(h, rasp_alloc(h, rasp_type_register(h, "c"), 8, 0));
-	for (long i = 0; i < total; i++) {
-		while (atomic_load(&prod_n) == i)
-			;
-		rasp_free(h, ring[i % RING]);
-		atomic_store(&cons_n, i + 1);
-	}
-	return NULL;
-}
-
-static void test_cross_thread_frees_are_reused(void **state)
-{
-	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 4096);
-	const rasp_type_t *t = rasp_type_register(h, "t");
-	rasp_heap_stats_t st;
-	pthread_t th;
-
-	(void)state;
-	assert_int_equal(pthread_create(&th, NULL, consume, h), 0);
-	for (long i = 0; i < 2000000; i++) {
-		void *p = rasp_alloc(h, t, 24 + (size_t)(i % 5) * 8, 0);
-
-		assert_non_null(p);
-		while (i - atomic_load(&cons_n) >= RING)
-			;
-		ring[i % RING] = p;
-		atomic_store(&prod_n, i + 1);
-	}
-	assert_int_equal(pthread_join(th, NULL), 0);
-	st = stats(h);
-	printf("pages %llu, committed %llu bytes\n", (unsigned long long)st.pages,
-	       (unsigned long long)st.committed_bytes);
-	/* 4096 live objects of <= 64 bytes fit in 5 pages; the slack covers one batch and one
-	 * list per class per thread. */
-	assert_true(st.pages <= 32);
-	assert_int_equal(st.invalid_frees, 0);
-	rasp_heap_destroy(h);
-}
-
-/* Batching: another thread's frees of one page are queued and pushed as one list; the owner
- * sees them only after the push (at the freeing thread's next slow path or batch end). */
-static void *free_some(void *arg)
-{
-	void **objs = arg;
-	rasp_heap_t *h = objs[0];
-	const rasp_type_t *t = rasp_type_register(h, "f");
-	struct rasp_context *c;
-	struct rasp__page *pg;
-
-	rasp_free(h, rasp_alloc(h, t, 8, 0)); /* a context of its own: frees are batched */
-	c = rasp__context_peek(h);
-	pg = rasp__page_of(rasp__segment_of(objs[1]), rasp__header_of(objs[1]));
-	for (int i = 1; i <= 10; i++)
-		rasp_free(h, objs[i]);
-	/* Queued, not pushed. */
-	assert_int_equal(c->batch_n, 10);
-	assert_null(atomic_load(&pg->thread_free));
-	rasp__batch_flush(c);
-	assert_non_null(atomic_load(&pg->thread_free));
-	return NULL;
-}
-
-static void test_cross_thread_frees_are_batched(void **state)
-{
-	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
-	const rasp_type_t *t = rasp_type_register(h, "t");
-	void *objs[11];
-	pthread_t th;
-
-	(void)state;
-	objs[0] = h;
-	for (int i = 1; i <= 10; i++)
-		objs[i] = rasp_alloc(h, t, 32, 0);
-	assert_int_equal(pthread_create(&th, NULL, free_some, objs), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	/* The owner collects them at its next list refill: all ten come back. */
-	struct rasp__page *pg = rasp__page_of(rasp__segment_of(objs[1]), rasp__header_of(objs[1]));
-	assert_int_equal(rasp__page_collect(pg), 10);
 	rasp_heap_destroy(h);
 }
 
@@ -852,20 +475,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_page_record_checks_every_class),
-	    cmocka_unit_test(test_owner_frees_are_reused),
 	    cmocka_unit_test(test_steady_state_does_not_grow),
 	    cmocka_unit_test(test_short_lists_are_gathered),
-	    cmocka_unit_test(test_owner_frees_cached_up_to_the_bound),
-	    cmocka_unit_test(test_random_frees_leave_few_pages),
-	    cmocka_unit_test(test_flush_never_raises_the_bound),
-	    cmocka_unit_test(test_alternating_keeps_full_windows),
-	    cmocka_unit_test(test_frees_concurrent_with_collect),
 	    cmocka_unit_test(test_woken_pages_wait_their_turn),
 	    cmocka_unit_test(test_sparse_pages_are_passed_over),
 	    cmocka_unit_test(test_empty_current_page_kept_or_released),
 	    cmocka_unit_test(test_random_replacement_refills_rarely),
-	    cmocka_unit_test(test_cross_thread_frees_are_reused),
-	    cmocka_unit_test(test_cross_thread_frees_are_batched),
 	    cmocka_unit_test(test_unseen_remote_frees_found_before_growing),
 	    cmocka_unit_test(test_exited_threads_pages_are_adopted),
 	    cmocka_unit_test(test_sampling_exact_across_reuse),

@@ -175,10 +175,10 @@ static void test_resize(void **state)
 
 /* In place draws no trial: 100000 resizes within a class, mean 64 bytes, no sample. Moves are
  * new objects: a growth chain's samples match sum(1 - q^b) over the blocks it allocated. */
-/* A move by rasp_realloc keeps the alignment asked, no more and no less (found by review):
- * a block whose start happened to be aligned went out as a plain object and moved to an
- * 8-aligned one (125 of 1000 64-aligned objects); an object placed at a 4 KiB or larger
- * boundary by chance moved with that alignment, in a block up to 1 MiB larger, its trials
+/* A move by rasp_realloc keeps the alignment asked, no more and no less:
+ * otherwise a block whose start happened to be aligned goes out as a plain object and moves to
+ * an 8-aligned one (125 of 1000 64-aligned objects), and an object placed at a 4 KiB or larger
+ * boundary by chance moves with that alignment, in a block up to 1 MiB larger, its trials
  * counted over all of it. 1000 64-aligned objects of 337 bytes (about 16 of them at a 4 KiB
  * boundary) grow to 5000 bytes and shrink to 100: every one 64-aligned, each in the block
  * a fresh 64-aligned object of its size takes. */
