@@ -1,5 +1,5 @@
 /* rasp record --seed reproduces the samples (cli/cmd-record.c sets RASP_SEED; runtime/sample.c
- * and context.c decide the draws): two recordings of rasp-test-seed-prog with the same seed,
+ * and alloc.c decide the draws): two recordings of rasp-test-seed-prog with the same seed,
  * through the real session daemon, read back with babeltrace2, hold the same samples (type,
  * kind, ObjectSize, SampledByteOffset, in the order each thread drew them), with one thread and
  * with two whose allocation orders are fixed per thread. Each recording must include every
