@@ -1,7 +1,8 @@
-/* Estimation math of the consumer: the weighted (unbiased) estimates of a cell, and the
- * negative binomial interval for a sum of cells (docs/sampling.md derives both). Owns the
- * regularized incomplete beta and the NB CDF/quantile they need; no babeltrace2 types, so
- * the plugin and the unit tests link the same code. */
+/* Estimation math of the consumer: the weighted (unbiased) estimates of a cell, the negative
+ * binomial interval of a sum of cells' bytes and the gamma interval of its objects
+ * (docs/sampling.md derives them). Owns the regularized incomplete beta and gamma and the
+ * quantiles they need; no babeltrace2 types, so the plugin and the unit tests link the same
+ * code. */
 #include "estimate.h"
 
 #include <errno.h>
@@ -311,6 +312,180 @@ double rasp_nb_quantile(double prob, double s, double p)
 	return nb_quantile(prob, s, p);
 }
 
+/* ---- Incomplete gamma ---------------------------------------------------------------------- */
+
+/* log(x^a e^-x / Gamma(a + 1)) for x > 0, from Stirling's series as log_beta_kernel does: the
+ * terms near a ln a cancel on paper, not in floating point (a ~ 1e6 would leave 1e-10). */
+static double log_gamma_kernel(double a, double x)
+{
+	return a * log_ratio_mx(x, a, x - a) - 0.5 * log(a) - LN_SQRT_2PI - stirling_delta(a);
+}
+
+/* Past this shape the Wilson-Hilferty cube-root normal approximation is closer than 1e-9 and
+ * the series below would need ~sqrt(a) terms. */
+#define GAMMA_WH_SHAPE 1e7
+
+static double gamma_wh_z(double a, double x)
+{
+	return (cbrt(x / a) - (1.0 - 1.0 / (9.0 * a))) * sqrt(9.0 * a);
+}
+
+/* P(a, x) and its log (finite where P underflows: the tail quantile below multiplies it by a
+ * large factor). Below x = a + 1 the power series of P (positive terms, ~sqrt(a) of them near
+ * the mean); above, the continued fraction of Q = 1 - P (modified Lentz), which converges fast
+ * there. Both loops are bounded; a series still short of 1e-17 after 1e6 terms cannot occur
+ * below GAMMA_WH_SHAPE. */
+static double gamma_p_log(double a, double x, double *logp)
+{
+	if (x <= 0.0) {
+		*logp = -INFINITY;
+		return 0.0;
+	}
+	if (isinf(x)) {
+		*logp = 0.0;
+		return 1.0;
+	}
+	if (a > GAMMA_WH_SHAPE) {
+		double p = 0.5 * erfc(-gamma_wh_z(a, x) * 0.70710678118654752440);
+
+		*logp = log(p);
+		return p;
+	}
+	double lk = log_gamma_kernel(a, x);
+
+	if (x < a + 1.0) {
+		double term = 1.0, sum = 1.0;
+
+		for (int n = 1; n < 1000000; n++) {
+			term *= x / (a + n);
+			sum += term;
+			if (term <= sum * 1e-17)
+				break;
+		}
+		*logp = lk + log(sum);
+		return exp(*logp);
+	}
+	const double tiny = 1e-300;
+	double b = x + 1.0 - a, cc = 1.0 / tiny, d = 1.0 / b, h = d;
+
+	for (int i = 1; i < 1000000; i++) {
+		double an = -i * (i - a), delta;
+
+		b += 2.0;
+		d = an * d + b;
+		if (fabs(d) < tiny)
+			d = tiny;
+		cc = b + an / cc;
+		if (fabs(cc) < tiny)
+			cc = tiny;
+		d = 1.0 / d;
+		delta = d * cc;
+		h *= delta;
+		if (fabs(delta - 1.0) < 1e-16)
+			break;
+	}
+	/* Q = x^a e^-x / Gamma(a) times the fraction; Gamma(a) = Gamma(a + 1) / a. */
+	double q = exp(lk + log(a)) * h;
+
+	*logp = log1p(-q);
+	return 1.0 - q;
+}
+
+double rasp_gamma_p(double a, double x)
+{
+	double lp;
+
+	if (!(a > 0.0) || isinf(a) || !(x >= 0.0))
+		return NAN;
+	return gamma_p_log(a, x, &lp);
+}
+
+/* The density of the standard gamma at x > 0: x^(a - 1) e^-x / Gamma(a). */
+static double gamma_density(double a, double x)
+{
+	return exp(log_gamma_kernel(a, x) + log(a / x));
+}
+
+/* A root of a nondecreasing cdf(x) - prob on x >= 0 by Newton steps kept inside a bracket
+ * (bisection when a step leaves it), from `start`. The bracket is found by doubling and
+ * halving (at most ~2100 steps before the double range ends); then at most 200 steps, each
+ * exact to the bracket, so the loop ends on the bracket's width or the step count. NaN when
+ * cdf fails. */
+static double newton_root(double (*cdf)(const void *, double, double *), const void *ctx,
+			  double prob, double start)
+{
+	double lo = 0.0, hi = start > 0.0 ? start : 1.0, dens, f;
+
+	for (int i = 0; i < 1100; i++) {
+		f = cdf(ctx, hi, &dens);
+		if (isnan(f))
+			return NAN;
+		if (f >= prob)
+			break;
+		lo = hi;
+		hi *= 2.0;
+	}
+	if (!isfinite(hi))
+		return NAN;
+	for (int i = 0; i < 1100 && lo == 0.0; i++) {
+		double mid = hi / 2.0;
+
+		if (mid == 0.0)
+			return 0.0;
+		f = cdf(ctx, mid, &dens);
+		if (isnan(f))
+			return NAN;
+		if (f >= prob)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	double x = start > lo && start < hi ? start : 0.5 * (lo + hi);
+
+	for (int i = 0; i < 200; i++) {
+		f = cdf(ctx, x, &dens);
+		if (isnan(f))
+			return NAN;
+		if (f < prob)
+			lo = x;
+		else
+			hi = x;
+		double next = dens > 0.0 ? x - (f - prob) / dens : NAN;
+
+		if (!(next > lo && next < hi))
+			next = 0.5 * (lo + hi);
+		if (fabs(next - x) <= 1e-13 * x || hi - lo <= 1e-13 * hi)
+			return next;
+		x = next;
+	}
+	return x;
+}
+
+static double gamma_cdf_cb(const void *ctx, double x, double *dens)
+{
+	double a = *(const double *)ctx, lp;
+
+	*dens = x > 0.0 ? gamma_density(a, x) : 0.0;
+	return gamma_p_log(a, x, &lp);
+}
+
+static double gamma_quantile(double prob, double a)
+{
+	double z = rasp_normal_quantile(prob), t = 1.0 - 1.0 / (9.0 * a) + z / sqrt(9.0 * a);
+	double start = a * t * t * t;
+
+	if (a > GAMMA_WH_SHAPE)
+		return start > 0.0 ? start : 0.0;
+	return newton_root(gamma_cdf_cb, &a, prob, start > 0.0 ? start : a);
+}
+
+double rasp_gamma_quantile(double prob, double a)
+{
+	if (!(prob > 0.0 && prob < 1.0) || !(a > 0.0) || isinf(a))
+		return NAN;
+	return gamma_quantile(prob, a);
+}
+
 /* Probability that an object of z bytes is sampled: 1 - q^z, as -expm1(z log1p(-p)).
  * 1 - pow(1 - p, z) cancels: ~1e-10 relative at p = 2^-24 and z = 16 (more where 1 - p
  * itself rounds), against ~1e-16 here. p = 1 gives exactly 1. */
@@ -327,6 +502,24 @@ int rasp_est_cell_init(struct rasp_est_cell *cell, double p)
 	return 0;
 }
 
+/* Keeps z among the cell's RASP_EST_LOW smallest sizes: one compare for a size above them all
+ * (most samples, once the cell has a few), at most RASP_EST_LOW moves otherwise. */
+static void low_insert(struct rasp_est_cell *cell, float z)
+{
+	uint32_t i = cell->nlow;
+
+	if (i == RASP_EST_LOW) {
+		if (!(z < cell->low[RASP_EST_LOW - 1]))
+			return;
+		i--;
+	} else {
+		cell->nlow++;
+	}
+	for (; i > 0 && cell->low[i - 1] > z; i--)
+		cell->low[i] = cell->low[i - 1];
+	cell->low[i] = z;
+}
+
 int rasp_est_cell_add(struct rasp_est_cell *cell, uint64_t object_size, uint64_t sampled_offset)
 {
 	if (!cell || !(cell->p > 0.0 && cell->p <= 1.0) || object_size == 0 ||
@@ -338,13 +531,10 @@ int rasp_est_cell_add(struct rasp_est_cell *cell, uint64_t object_size, uint64_t
 	cell->samples++;
 	cell->bytes += z / hit;
 	cell->objects += 1.0 / hit;
-	double a = (1.0 - hit) / (hit * hit);
-
-	cell->mix_a += a;
-	cell->mix_az += a * z;
-	cell->mix_azz += a * z * z;
-	if (cell->size_min == 0.0 || z < cell->size_min)
-		cell->size_min = z;
+	cell->objects_var += (1.0 - hit) / (hit * hit);
+	if (z > cell->size_max)
+		cell->size_max = z;
+	low_insert(cell, (float)z);
 	cell->unsampled += (double)(object_size - sampled_offset);
 	cell->sampled_bytes += z;
 	return 0;
@@ -495,26 +685,215 @@ int rasp_est_sum(const struct rasp_est_cell *cells, size_t n, double confidence,
 	return rasp_est_sum_memo(cells, n, confidence, NULL, out);
 }
 
-/* The objects one more sample may stand for beyond what r N counts, on the high side: the
- * largest w (1 - r z) over the sampled cells' smallest sizes (w = 1 / (1 - q^z); for a cell
- * its smallest size maximizes both factors), 0 when no cell's is positive. The cell with the
- * largest w alone is not it when cells differ in p: a rare large object at a high mean has
- * the largest w and a negative 1 - r z, which took width off the bound (found by review). */
-static double extra_sample(const struct rasp_est_cell *cells, size_t n, double r)
+/* ---- Objects ------------------------------------------------------------------------------ */
+
+/* The sampled cells of a sum, merged for the objects interval: the weighted estimate, its
+ * variance, and the smallest sizes (docs/sampling.md, "Objects"). */
+struct objects_part {
+	double objects, var, size_max;
+	double p_min;  /* the smallest p: the largest mean, for the sizes below the samples */
+	double p_zmin; /* the p of a cell holding the smallest size */
+	uint64_t samples;
+	uint32_t nlow;
+	float low[RASP_EST_LOW];
+};
+
+/* The RASP_EST_LOW smallest of two ascending lists, into the first. */
+static void low_merge(struct objects_part *o, const float *b, uint32_t nb)
 {
-	double extra = 0.0;
+	float out[RASP_EST_LOW];
+	uint32_t i = 0, j = 0, k = 0;
 
+	while (k < RASP_EST_LOW && (i < o->nlow || j < nb))
+		out[k++] = j >= nb || (i < o->nlow && o->low[i] <= b[j]) ? o->low[i++] : b[j++];
+	memcpy(o->low, out, k * sizeof(*out));
+	o->nlow = k;
+}
+
+static void objects_part_of(const struct rasp_est_cell *cells, size_t n, struct objects_part *o)
+{
+	*o = (struct objects_part){.p_min = 1.0, .p_zmin = 1.0};
 	for (size_t i = 0; i < n; i++) {
-		double z = cells[i].size_min;
+		const struct rasp_est_cell *c = &cells[i];
 
-		if (cells[i].p < 1.0 && z > 0.0) {
-			double e = (1.0 - r * z) / p_hit(cells[i].p, z);
+		if (c->p == 1.0 || !c->samples)
+			continue;
+		o->objects += c->objects;
+		o->var += c->objects_var;
+		o->samples += c->samples;
+		if (c->size_max > o->size_max)
+			o->size_max = c->size_max;
+		if (c->p < o->p_min)
+			o->p_min = c->p;
+		if (c->nlow && (!o->nlow || c->low[0] < o->low[0]))
+			o->p_zmin = c->p;
+		low_merge(o, c->low, c->nlow);
+	}
+}
 
-			if (e > extra)
-				extra = e;
+/* Sizes below the smallest sample, on u = ln z: objects per unit of log-size ~ e^(beta u)
+ * (a power law), so samples per unit of log-size ~ e^(beta u) (1 - q^z). Midpoint rule with
+ * TAIL_POINTS points, the exponential taken relative to u = top (no overflow for the slopes
+ * searched). ~1e-3 relative for the clamped slopes over 10 e-folds of size: far below the
+ * slope's own uncertainty. */
+#define TAIL_POINTS 48
+
+/* The integrals of e^(beta (u - top)) and of e^(beta (u - top)) (1 - q^e^u) over [lo, hi]. */
+static void tail_integrals(double p, double lo, double hi, double top, double beta, double *objs,
+			   double *samples)
+{
+	double step = (hi - lo) / TAIL_POINTS;
+
+	*objs = *samples = 0.0;
+	for (int i = 0; i < TAIL_POINTS; i++) {
+		double u = lo + step * (i + 0.5), d = exp(beta * (u - top));
+
+		*objs += d * step;
+		*samples += d * p_hit(p, exp(u)) * step;
+	}
+}
+
+/* The mean of u under the samples' density over [lo, hi]. */
+static double tail_mean(double p, double lo, double hi, double beta)
+{
+	double step = (hi - lo) / TAIL_POINTS, s0 = 0.0, s1 = 0.0;
+
+	for (int i = 0; i < TAIL_POINTS; i++) {
+		double u = lo + step * (i + 0.5), d = exp(beta * (u - hi)) * p_hit(p, exp(u));
+
+		s0 += d;
+		s1 += d * u;
+	}
+	return s1 / s0;
+}
+
+/* Slopes searched and used: steeper ones add nothing a bounded slope does not (beta = -1 is
+ * a flat distribution of bytes over log-size, beta = 4 nearly no objects below). */
+#define SLOPE_MIN (-1.0)
+#define SLOPE_MAX 4.0
+
+/* The slope beta of the objects' distribution over log-size near the smallest sizes: the
+ * maximum-likelihood fit of the samples below tau = the largest size kept, over [floor, tau)
+ * (their log-sizes have the density above, truncated; its mean rises with beta, so the fit is
+ * a bisection: 40 steps of 48 points). 0 (a flat distribution) with fewer than 2 such samples.
+ * *tau and *below: the top of the fit's range and how many samples lie below it. */
+static double tail_slope(const struct objects_part *o, double p, double *tau, uint32_t *below)
+{
+	double lo = log(RASP_EST_SIZE_FLOOR), sum = 0.0, blo = -8.0, bhi = 12.0;
+	uint32_t m = 0;
+
+	*tau = o->low[o->nlow - 1];
+	while (m < o->nlow - 1 && o->low[m] < *tau)
+		m++;
+	*below = m;
+	if (m < 2 || !(*tau > RASP_EST_SIZE_FLOOR))
+		return 0.0;
+	for (uint32_t i = 0; i < m; i++)
+		sum += log(o->low[i]);
+	sum /= m;
+	for (int i = 0; i < 40; i++) {
+		double mid = 0.5 * (blo + bhi);
+
+		if (tail_mean(p, lo, log(*tau), mid) < sum)
+			blo = mid;
+		else
+			bhi = mid;
+	}
+	return fmin(fmax(0.5 * (blo + bhi), SLOPE_MIN), SLOPE_MAX);
+}
+
+/* The sum of a gamma (the estimate from the samples, less the smallest one) and G times a
+ * standard exponential (the objects below the smallest sample: the expected samples below the
+ * first one is Exp(1) when the distribution goes on below it). */
+struct tail_sum {
+	double k, theta, g;
+};
+
+/* Its CDF: P(k, x / theta) - e^(-x / g) E[e^(B / g); B <= x], the latter a gamma CDF of scale
+ * theta' = theta g / (g - theta) times (1 - theta / g)^-k (theta < g here). The density is
+ * (P(k, x / theta) - CDF) / g. */
+static double tail_sum_cdf(const void *ctx, double x, double *dens)
+{
+	const struct tail_sum *t = ctx;
+	double lb, lp, fb = gamma_p_log(t->k, x / t->theta, &lb);
+	double thp = t->theta * t->g / (t->g - t->theta);
+
+	gamma_p_log(t->k, x / thp, &lp);
+	double e = exp(-x / t->g - t->k * log1p(-t->theta / t->g) + lp);
+	double f = fb - e;
+
+	*dens = e / t->g;
+	return f < 0.0 ? 0.0 : f;
+}
+
+/* The quantile of (body gamma of mean kb, variance vb) + g Exp(1). Exact (the CDF above) when
+ * the exponential is the heavier tail and not negligible; otherwise the gamma with the same
+ * mean and variance, within ~1e-3 of it there. */
+static double tail_sum_quantile(double prob, double kb, double vb, double g)
+{
+	if (!(kb > 0.0) || !(vb > 0.0))
+		return fmax(kb, 0.0) - g * log1p(-prob);
+	struct tail_sum t = {kb * kb / vb, vb / kb, g};
+	double mean = kb + g, var = vb + g * g,
+	       mm = var / mean * gamma_quantile(prob, mean * mean / var);
+
+	if (t.theta >= g || g < 0.05 * sqrt(vb) || t.k > GAMMA_WH_SHAPE)
+		return mm;
+	return newton_root(tail_sum_cdf, &t, prob, mm);
+}
+
+/* The objects interval of the sampled cells (docs/sampling.md, "Objects"): Fay and Feuer's
+ * gamma interval for a weighted sum of Poisson counts (mean and variance of the weighted
+ * estimate; the high bound with one more sample), where that one more sample is put below the
+ * smallest sample seen when the sizes spread: objects per expected sample G there, under the
+ * slope fitted on the smallest samples, as an exponential beside a gamma for the rest. */
+static void objects_interval(const struct objects_part *o, double alpha, double *lo, double *hi,
+			     int *low_confidence)
+{
+	double k = o->objects, v = o->var, zmin = o->low[0];
+	double h0 = p_hit(o->p_zmin, zmin), w0 = 1.0 / h0, v0 = (1.0 - h0) / (h0 * h0);
+	double g = 0.0, unseen = 0.0;
+	bool spread = o->size_max > zmin;
+
+	*low_confidence = 0;
+	if (!(v > 0.0)) { /* every sampled object was certain to be: a count */
+		*lo = *hi = k;
+		return;
+	}
+	if (spread && zmin > RASP_EST_SIZE_FLOOR && o->nlow > 1) {
+		double tau, objs, smp, top = log(zmin), floor_u = log(RASP_EST_SIZE_FLOOR);
+		uint32_t below;
+		double beta = tail_slope(o, o->p_min, &tau, &below);
+
+		tail_integrals(o->p_min, floor_u, top, top, beta, &objs, &smp);
+		g = objs / smp;
+		/* The objects below zmin at the density the samples above it show (the samples
+		 * between zmin and tau per unit of that density): what the flag weighs, not
+		 * more than the few expected samples below that no sample is likely to show. */
+		if (tau > zmin && below > 0) {
+			double o2, s2;
+
+			tail_integrals(o->p_min, top, log(tau), top, beta, &o2, &s2);
+			unseen = fmin(below * objs / s2, 3.0 * g);
 		}
 	}
-	return extra;
+	/* Too few samples for the spread of sizes: fewer than 10 effective samples (Kish's
+	 * (sum w)^2 / sum w^2, with the one below the smallest among them: a few samples of small
+	 * objects carry the count), or the objects extrapolated below the smallest sample may be a
+	 * quarter of the count. Chosen by the simulation of docs/sampling.md. */
+	*low_confidence = spread && ((k + g) * (k + g) < 10.0 * (v + g * g) || unseen > 0.25 * k);
+	if (g == 0.0 || (o->nlow > 1 && o->low[1] == zmin)) {
+		/* One size, or the smallest one seen more than once (a size of its own, whose
+		 * count is Poisson): the plain gamma interval, one more sample of that size or,
+		 * when more, of the sizes below. */
+		double w = fmax(w0, g), kw = k + w, vw = v + w * w;
+
+		*lo = v / k * gamma_quantile(alpha / 2.0, k * k / v);
+		*hi = vw / kw * gamma_quantile(1.0 - alpha / 2.0, kw * kw / vw);
+	} else {
+		*lo = tail_sum_quantile(alpha / 2.0, k - w0, v - v0, g);
+		*hi = tail_sum_quantile(1.0 - alpha / 2.0, k - w0, v - v0, g);
+	}
 }
 
 int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confidence,
@@ -534,8 +913,7 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 	struct stream *st = malloc(n * sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	double unsampled = 0.0, seen = 0.0;
-	double mix_a = 0.0, mix_az = 0.0, mix_azz = 0.0, exact_bytes = 0.0, exact_objects = 0.0;
+	double unsampled = 0.0, seen = 0.0, exact_bytes = 0.0, exact_objects = 0.0;
 
 	for (size_t i = 0; i < n; i++) {
 		st[i] = (struct stream){.p = cells[i].p, .samples = (double)cells[i].samples};
@@ -544,9 +922,6 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 		out->objects += cells[i].objects;
 		unsampled += cells[i].unsampled;
 		seen += cells[i].sampled_bytes;
-		mix_a += cells[i].mix_a;
-		mix_az += cells[i].mix_az;
-		mix_azz += cells[i].mix_azz;
 		if (cells[i].p == 1.0) { /* every byte tried and sampled: counted, not estimated */
 			exact_bytes += cells[i].bytes;
 			exact_objects += cells[i].objects;
@@ -595,31 +970,24 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 				   out->bytes > (hi > seen ? hi : seen);
 	}
 	free(st);
-	/* Objects: the bytes interval scaled by the sample's objects per byte, r. Exact for a
-	 * group of one object size (objects = bytes / z then), but blind to the size mix: a few
-	 * samples of small objects among large ones carry most of the objects estimate. The
-	 * mix's own uncertainty is that of the ratio estimate r N with N known, variance
-	 * sum a (1 - r z)^2, zero for one size; on the high side one more sample of the
-	 * smallest size seen may be missing (as the bytes' high bound allows one more sample).
-	 * The two parts are combined as independent (docs/sampling.md, "Objects"). Cells at
-	 * p = 1 (a mean of 1) are counts: they are left out of r and of the uncertainty, which
-	 * is the sampled part's alone (with them in, 16-byte objects counted exactly beside a few
-	 * sampled 10 KB ones made r ~1/16, and the large objects' bytes uncertainty then stood
-	 * for thousands of small objects). */
-	if (out->bytes > exact_bytes) {
-		double ob = out->objects - exact_objects, by = out->bytes - exact_bytes;
-		double r = ob / by, zq = rasp_normal_quantile(1.0 - alpha / 2.0);
-		double mix = mix_a - 2.0 * r * mix_az + r * r * mix_azz;
-		double extra = extra_sample(cells, n, r);
-		double lo = ob * ((out->bytes_low - exact_bytes) / by);
-		double hi = ob * ((out->bytes_high - exact_bytes) / by);
+	/* Objects: the gamma interval of the sampled cells' weighted estimate (objects_interval).
+	 * Cells at p = 1 (a mean of 1) are counts: they are added to the estimate and to both
+	 * bounds, and left out of the uncertainty (with them in, 16-byte objects counted exactly
+	 * beside a few sampled 10 KB ones made thousands of small objects of the large ones'
+	 * uncertainty). */
+	struct objects_part part;
 
-		if (!(mix > 0.0))
-			mix = 0.0; /* rounding, for one size */
-		out->objects_low = out->objects - sqrt(pow(ob - lo, 2.0) + zq * zq * mix);
-		out->objects_high = out->objects +
-				    sqrt(pow(hi - ob, 2.0) + zq * zq * (mix + extra * extra)) +
-				    extra * (zq * zq + 2.0) / 3.0;
+	objects_part_of(cells, n, &part);
+	if (part.samples) {
+		double lo, hi;
+
+		objects_interval(&part, alpha, &lo, &hi, &out->low_confidence);
+		if (!isfinite(lo) || !isfinite(hi))
+			return -ERANGE;
+		/* The interval holds its estimate (the model below the smallest sample can put
+		 * both bounds above one the samples made large by chance). */
+		out->objects_low = exact_objects + fmin(lo, part.objects);
+		out->objects_high = exact_objects + fmax(hi, part.objects);
 	} else if (out->bytes_high > out->bytes && out->bytes > 0.0) {
 		/* Counted cells and sampled ones without a sample (an API caller's; the tally
 		 * makes a cell at its first sample): the bytes the latter may hide, as objects
