@@ -314,11 +314,22 @@ double rasp_nb_quantile(double prob, double s, double p)
 
 /* ---- Incomplete gamma ---------------------------------------------------------------------- */
 
+/* A gamma shape with the part of log(x^a e^-x / Gamma(a + 1)) that depends on it alone,
+ * computed once for the many CDF evaluations of a quantile. */
+struct gamma_shape {
+	double a, c;
+};
+
+static struct gamma_shape gamma_shape(double a)
+{
+	return (struct gamma_shape){a, -0.5 * log(a) - LN_SQRT_2PI - stirling_delta(a)};
+}
+
 /* log(x^a e^-x / Gamma(a + 1)) for x > 0, from Stirling's series as log_beta_kernel does: the
  * terms near a ln a cancel on paper, not in floating point (a ~ 1e6 would leave 1e-10). */
-static double log_gamma_kernel(double a, double x)
+static double log_gamma_kernel(const struct gamma_shape *s, double x)
 {
-	return a * log_ratio_mx(x, a, x - a) - 0.5 * log(a) - LN_SQRT_2PI - stirling_delta(a);
+	return s->a * log_ratio_mx(x, s->a, x - s->a) + s->c;
 }
 
 /* Past this shape the Wilson-Hilferty cube-root normal approximation is closer than 1e-9 and
@@ -335,8 +346,10 @@ static double gamma_wh_z(double a, double x)
  * the mean); above, the continued fraction of Q = 1 - P (modified Lentz), which converges fast
  * there. Both loops are bounded; a series still short of 1e-17 after 1e6 terms cannot occur
  * below GAMMA_WH_SHAPE. */
-static double gamma_p_log(double a, double x, double *logp)
+static double gamma_p_log(const struct gamma_shape *s, double x, double *logp)
 {
+	double a = s->a;
+
 	if (x <= 0.0) {
 		*logp = -INFINITY;
 		return 0.0;
@@ -351,7 +364,7 @@ static double gamma_p_log(double a, double x, double *logp)
 		*logp = log(p);
 		return p;
 	}
-	double lk = log_gamma_kernel(a, x);
+	double lk = log_gamma_kernel(s, x);
 
 	if (x < a + 1.0) {
 		double term = 1.0, sum = 1.0;
@@ -397,64 +410,49 @@ double rasp_gamma_p(double a, double x)
 
 	if (!(a > 0.0) || isinf(a) || !(x >= 0.0))
 		return NAN;
-	return gamma_p_log(a, x, &lp);
+	struct gamma_shape s = gamma_shape(a);
+
+	return gamma_p_log(&s, x, &lp);
 }
 
 /* The density of the standard gamma at x > 0: x^(a - 1) e^-x / Gamma(a). */
-static double gamma_density(double a, double x)
+static double gamma_density(const struct gamma_shape *s, double x)
 {
-	return exp(log_gamma_kernel(a, x) + log(a / x));
+	return exp(log_gamma_kernel(s, x) + log(s->a / x));
 }
 
-/* A root of a nondecreasing cdf(x) - prob on x >= 0 by Newton steps kept inside a bracket
- * (bisection when a step leaves it), from `start`. The bracket is found by doubling and
- * halving (at most ~2100 steps before the double range ends); then at most 200 steps, each
- * exact to the bracket, so the loop ends on the bracket's width or the step count. NaN when
- * cdf fails. */
+/* The x >= 0 where a nondecreasing cdf(x) reaches prob, from `start` (a close guess): Newton
+ * steps on log F below the median and on log(1 - F) above it. The distributions here (gammas
+ * of shape >= 1 and their sums with an exponential) are log-concave, so those functions are
+ * concave and the steps approach the root from one side without overshooting it; a step that
+ * leaves the bracket found so far is replaced by a doubling, a halving or a bisection. ~4
+ * steps from a good guess, at most 2400 (hundreds of orders of magnitude off). NaN when cdf
+ * fails or no finite x reaches prob. */
 static double newton_root(double (*cdf)(const void *, double, double *), const void *ctx,
 			  double prob, double start)
 {
-	double lo = 0.0, hi = start > 0.0 ? start : 1.0, dens, f;
+	bool left = prob < 0.5;
+	double target = left ? log(prob) : log1p(-prob);
+	double lo = 0.0, hi = INFINITY, x = start > 0.0 ? start : 1.0;
 
-	for (int i = 0; i < 1100; i++) {
-		f = cdf(ctx, hi, &dens);
-		if (isnan(f))
-			return NAN;
-		if (f >= prob)
-			break;
-		lo = hi;
-		hi *= 2.0;
-	}
-	if (!isfinite(hi))
-		return NAN;
-	for (int i = 0; i < 1100 && lo == 0.0; i++) {
-		double mid = hi / 2.0;
+	for (int i = 0; i < 2400; i++) {
+		double dens, f = cdf(ctx, x, &dens), next;
 
-		if (mid == 0.0)
-			return 0.0;
-		f = cdf(ctx, mid, &dens);
-		if (isnan(f))
-			return NAN;
-		if (f >= prob)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	double x = start > lo && start < hi ? start : 0.5 * (lo + hi);
-
-	for (int i = 0; i < 200; i++) {
-		f = cdf(ctx, x, &dens);
-		if (isnan(f))
+		if (isnan(f) || !isfinite(x))
 			return NAN;
 		if (f < prob)
 			lo = x;
 		else
 			hi = x;
-		double next = dens > 0.0 ? x - (f - prob) / dens : NAN;
-
+		if (left)
+			next = x - (log(f) - target) * f / dens;
+		else
+			next = x + (log1p(-f) - target) * (1.0 - f) / dens;
+		if (fabs(next - x) <= 1e-12 * x)
+			return next; /* converged (next may sit on the bracket's end: the root) */
 		if (!(next > lo && next < hi))
-			next = 0.5 * (lo + hi);
-		if (fabs(next - x) <= 1e-13 * x || hi - lo <= 1e-13 * hi)
+			next = isinf(hi) ? 2.0 * x : lo == 0.0 ? 0.5 * x : 0.5 * (lo + hi);
+		if ((isfinite(hi) && hi - lo <= 1e-12 * hi) || next == 0.0)
 			return next;
 		x = next;
 	}
@@ -463,27 +461,31 @@ static double newton_root(double (*cdf)(const void *, double, double *), const v
 
 static double gamma_cdf_cb(const void *ctx, double x, double *dens)
 {
-	double a = *(const double *)ctx, lp;
+	double lp;
 
-	*dens = x > 0.0 ? gamma_density(a, x) : 0.0;
-	return gamma_p_log(a, x, &lp);
+	*dens = x > 0.0 ? gamma_density(ctx, x) : 0.0;
+	return gamma_p_log(ctx, x, &lp);
 }
 
-static double gamma_quantile(double prob, double a)
+/* The standard gamma's quantile; z: the normal quantile of prob, for the Wilson-Hilferty
+ * start (the callers compute it once for many shapes). */
+static double gamma_quantile(double prob, double z, double a)
 {
-	double z = rasp_normal_quantile(prob), t = 1.0 - 1.0 / (9.0 * a) + z / sqrt(9.0 * a);
+	double t = 1.0 - 1.0 / (9.0 * a) + z / sqrt(9.0 * a);
 	double start = a * t * t * t;
 
 	if (a > GAMMA_WH_SHAPE)
 		return start > 0.0 ? start : 0.0;
-	return newton_root(gamma_cdf_cb, &a, prob, start > 0.0 ? start : a);
+	struct gamma_shape s = gamma_shape(a);
+
+	return newton_root(gamma_cdf_cb, &s, prob, start > 0.0 ? start : a);
 }
 
 double rasp_gamma_quantile(double prob, double a)
 {
 	if (!(prob > 0.0 && prob < 1.0) || !(a > 0.0) || isinf(a))
 		return NAN;
-	return gamma_quantile(prob, a);
+	return gamma_quantile(prob, rasp_normal_quantile(prob), a);
 }
 
 /* Probability that an object of z bytes is sampled: 1 - q^z, as -expm1(z log1p(-p)).
@@ -502,11 +504,28 @@ int rasp_est_cell_init(struct rasp_est_cell *cell, double p)
 	return 0;
 }
 
-/* Keeps z among the cell's RASP_EST_LOW smallest sizes: one compare for a size above them all
- * (most samples, once the cell has a few), at most RASP_EST_LOW moves otherwise. */
-static void low_insert(struct rasp_est_cell *cell, float z)
+/* A size's code in a cell's low list (RASP_EST_LOW_SCALE), and back. z >= 1, so the code is
+ * at most ln 2^64 * 1024 < 45500. */
+static uint16_t size_code(double z)
+{
+	return (uint16_t)floor(log(z) * RASP_EST_LOW_SCALE + 0.5);
+}
+
+static double code_size(uint16_t code)
+{
+	return exp(code / RASP_EST_LOW_SCALE);
+}
+
+/* Keeps a size among the cell's RASP_EST_LOW smallest: one compare for a size whose code
+ * cannot be below them all (most samples, once the cell is full), a log and at most
+ * RASP_EST_LOW moves otherwise. */
+static void low_insert(struct rasp_est_cell *cell, double size)
 {
 	uint32_t i = cell->nlow;
+
+	if (i == RASP_EST_LOW && !(size < cell->low_cut))
+		return;
+	uint16_t z = size_code(size);
 
 	if (i == RASP_EST_LOW) {
 		if (!(z < cell->low[RASP_EST_LOW - 1]))
@@ -518,6 +537,9 @@ static void low_insert(struct rasp_est_cell *cell, float z)
 	for (; i > 0 && cell->low[i - 1] > z; i--)
 		cell->low[i] = cell->low[i - 1];
 	cell->low[i] = z;
+	/* The smallest size coded as the largest kept: anything from there on is not below. */
+	if (cell->nlow == RASP_EST_LOW)
+		cell->low_cut = exp((cell->low[RASP_EST_LOW - 1] - 0.5) / RASP_EST_LOW_SCALE);
 }
 
 int rasp_est_cell_add(struct rasp_est_cell *cell, uint64_t object_size, uint64_t sampled_offset)
@@ -532,9 +554,11 @@ int rasp_est_cell_add(struct rasp_est_cell *cell, uint64_t object_size, uint64_t
 	cell->bytes += z / hit;
 	cell->objects += 1.0 / hit;
 	cell->objects_var += (1.0 - hit) / (hit * hit);
+	if (cell->size_min == 0.0 || z < cell->size_min)
+		cell->size_min = z;
 	if (z > cell->size_max)
 		cell->size_max = z;
-	low_insert(cell, (float)z);
+	low_insert(cell, z);
 	cell->unsampled += (double)(object_size - sampled_offset);
 	cell->sampled_bytes += z;
 	return 0;
@@ -690,18 +714,18 @@ int rasp_est_sum(const struct rasp_est_cell *cells, size_t n, double confidence,
 /* The sampled cells of a sum, merged for the objects interval: the weighted estimate, its
  * variance, and the smallest sizes (docs/sampling.md, "Objects"). */
 struct objects_part {
-	double objects, var, size_max;
+	double objects, var, size_min, size_max;
 	double p_min;  /* the smallest p: the largest mean, for the sizes below the samples */
 	double p_zmin; /* the p of a cell holding the smallest size */
 	uint64_t samples;
 	uint32_t nlow;
-	float low[RASP_EST_LOW];
+	uint16_t low[RASP_EST_LOW];
 };
 
-/* The RASP_EST_LOW smallest of two ascending lists, into the first. */
-static void low_merge(struct objects_part *o, const float *b, uint32_t nb)
+/* The RASP_EST_LOW smallest of two ascending lists, into the first: O(RASP_EST_LOW). */
+static void low_merge(struct objects_part *o, const uint16_t *b, uint32_t nb)
 {
-	float out[RASP_EST_LOW];
+	uint16_t out[RASP_EST_LOW];
 	uint32_t i = 0, j = 0, k = 0;
 
 	while (k < RASP_EST_LOW && (i < o->nlow || j < nb))
@@ -723,90 +747,162 @@ static void objects_part_of(const struct rasp_est_cell *cells, size_t n, struct 
 		o->samples += c->samples;
 		if (c->size_max > o->size_max)
 			o->size_max = c->size_max;
+		if (o->size_min == 0.0 || c->size_min < o->size_min) {
+			o->size_min = c->size_min;
+			o->p_zmin = c->p;
+		}
 		if (c->p < o->p_min)
 			o->p_min = c->p;
-		if (c->nlow && (!o->nlow || c->low[0] < o->low[0]))
-			o->p_zmin = c->p;
 		low_merge(o, c->low, c->nlow);
 	}
 }
 
 /* Sizes below the smallest sample, on u = ln z: objects per unit of log-size ~ e^(beta u)
- * (a power law), so samples per unit of log-size ~ e^(beta u) (1 - q^z). Midpoint rule with
- * TAIL_POINTS points, the exponential taken relative to u = top (no overflow for the slopes
- * searched). ~1e-3 relative for the clamped slopes over 10 e-folds of size: far below the
- * slope's own uncertainty. */
+ * (a power law), so samples per unit of log-size ~ e^(beta u) (1 - q^z). Integrals over a
+ * range of sizes by the midpoint rule on TAIL_POINTS geometric nodes (one expm1 a node; the
+ * power taken relative to `ref`, so nothing overflows for the slopes used): ~1e-3 relative
+ * for the clamped slopes over 10 e-folds of size, far below the slope's own uncertainty. */
 #define TAIL_POINTS 48
 
-/* The integrals of e^(beta (u - top)) and of e^(beta (u - top)) (1 - q^e^u) over [lo, hi]. */
-static void tail_integrals(double p, double lo, double hi, double top, double beta, double *objs,
-			   double *samples)
+struct tail_sums {
+	double objs;		   /* integral of (z / ref)^beta d ln z */
+	double smp, smp_u, smp_uu; /* of (z / ref)^beta (1 - q^z) d ln z, times 1, u, u^2 */
+};
+
+static void tail_sums(double lq, double zlo, double zhi, double ref, double beta,
+		      struct tail_sums *t)
 {
-	double step = (hi - lo) / TAIL_POINTS;
+	double step = log(zhi / zlo) / TAIL_POINTS, r = exp(step), rb = exp(beta * step);
+	double z = zlo * exp(0.5 * step), d = exp(beta * log(z / ref)), u = log(z);
 
-	*objs = *samples = 0.0;
+	*t = (struct tail_sums){0};
 	for (int i = 0; i < TAIL_POINTS; i++) {
-		double u = lo + step * (i + 0.5), d = exp(beta * (u - top));
+		double s = d * -expm1(z * lq);
 
-		*objs += d * step;
-		*samples += d * p_hit(p, exp(u)) * step;
+		t->objs += d;
+		t->smp += s;
+		t->smp_u += s * u;
+		t->smp_uu += s * u * u;
+		z *= r;
+		d *= rb;
+		u += step;
 	}
+	t->objs *= step;
+	t->smp *= step;
+	t->smp_u *= step;
+	t->smp_uu *= step;
 }
 
-/* The mean of u under the samples' density over [lo, hi]. */
-static double tail_mean(double p, double lo, double hi, double beta)
+/* The integral of (z / ref)^c d ln z over [zlo, zhi]. */
+static double power_integral(double zlo, double zhi, double ref, double c)
 {
-	double step = (hi - lo) / TAIL_POINTS, s0 = 0.0, s1 = 0.0;
+	double l = log(zhi / zlo);
 
-	for (int i = 0; i < TAIL_POINTS; i++) {
-		double u = lo + step * (i + 0.5), d = exp(beta * (u - hi)) * p_hit(p, exp(u));
-
-		s0 += d;
-		s1 += d * u;
-	}
-	return s1 / s0;
+	if (fabs(c * l) < 1e-8)
+		return l;
+	return exp(c * log(zlo / ref)) * expm1(c * l) / c;
 }
 
-/* Slopes searched and used: steeper ones add nothing a bounded slope does not (beta = -1 is
- * a flat distribution of bytes over log-size, beta = 4 nearly no objects below). */
+/* objs and smp of tail_sums alone: in closed form where every size has h ~ z p (below
+ * 0.05 / p; 1 - q^z = z p' - (z p')^2 / 2 + ..., p' = -ln q, kept to the second order: 4e-4
+ * relative), by the midpoint rule otherwise. */
+static void tail_counts(double lq, double zlo, double zhi, double ref, double beta, double *objs,
+			double *smp)
+{
+	double pp = -lq;
+
+	if (zhi * pp < 0.05) {
+		*objs = power_integral(zlo, zhi, ref, beta);
+		*smp = pp * ref * power_integral(zlo, zhi, ref, beta + 1.0) -
+		       0.5 * pp * pp * ref * ref * power_integral(zlo, zhi, ref, beta + 2.0);
+		return;
+	}
+	struct tail_sums t;
+
+	tail_sums(lq, zlo, zhi, ref, beta, &t);
+	*objs = t.objs;
+	*smp = t.smp;
+}
+
+/* Slopes used: steeper ones add nothing a bounded slope does not (beta = -1 is a flat
+ * distribution of bytes over log-size, beta = 4 nearly no objects below). */
 #define SLOPE_MIN (-1.0)
 #define SLOPE_MAX 4.0
 
-/* The slope beta of the objects' distribution over log-size near the smallest sizes: the
- * maximum-likelihood fit of the samples below tau = the largest size kept, over [floor, tau)
- * (their log-sizes have the density above, truncated; its mean rises with beta, so the fit is
- * a bisection: 40 steps of 48 points). 0 (a flat distribution) with fewer than 2 such samples.
- * *tau and *below: the top of the fit's range and how many samples lie below it. */
-static double tail_slope(const struct objects_part *o, double p, double *tau, uint32_t *below)
+/* The mean and variance of u = ln z over [a, b] under the samples' density e^(beta u) h(e^u).
+ * Where every size has h ~ z p (the top below 0.05 / p: 2.5% there, a shift of the slope far
+ * below its own uncertainty), the density is e^((beta + 1) u): a
+ * truncated exponential, in closed form. */
+static void tail_moments(double lq, double a, double b, double beta, double *mean, double *var)
 {
-	double lo = log(RASP_EST_SIZE_FLOOR), sum = 0.0, blo = -8.0, bhi = 12.0;
+	double g = beta + 1.0, len = b - a;
+
+	if (-expm1(exp(b) * lq) < 0.05) {
+		double x = g * len;
+
+		if (fabs(x) < 1e-6) {
+			*mean = 0.5 * (a + b);
+			*var = len * len / 12.0;
+		} else {
+			double em = expm1(x);
+
+			*mean = b + len / em - 1.0 / g;
+			*var = 1.0 / (g * g) - len * len * (em + 1.0) / (em * em);
+		}
+		return;
+	}
+	struct tail_sums t;
+
+	tail_sums(lq, exp(a), exp(b), exp(b), beta, &t);
+	*mean = t.smp_u / t.smp;
+	*var = t.smp_uu / t.smp - *mean * *mean;
+}
+
+/* The slope beta of the objects' distribution over log-size near the smallest sizes: the
+ * maximum-likelihood fit of the samples below tau = the largest size kept, over
+ * [RASP_EST_SIZE_FLOOR, tau) (the mean of their log-size under the density above is the
+ * sample's; it rises with beta, its derivative is the variance): Newton steps kept in a
+ * bisection bracket, at most 40. 0 (a flat distribution) with fewer than 2 such samples.
+ * *tau and *below: the top of the fit's range and how many samples lie below it. */
+static double tail_slope(const struct objects_part *o, double lq, double *tau, uint32_t *below)
+{
+	double a = log(RASP_EST_SIZE_FLOOR), b, sum = 0.0, lo = -8.0, hi = 12.0, beta = 0.0;
 	uint32_t m = 0;
 
-	*tau = o->low[o->nlow - 1];
-	while (m < o->nlow - 1 && o->low[m] < *tau)
+	*tau = code_size(o->low[o->nlow - 1]);
+	while (m < o->nlow - 1 && o->low[m] < o->low[o->nlow - 1])
 		m++;
 	*below = m;
-	if (m < 2 || !(*tau > RASP_EST_SIZE_FLOOR))
+	b = log(*tau);
+	if (m < 2 || !(b > a))
 		return 0.0;
 	for (uint32_t i = 0; i < m; i++)
-		sum += log(o->low[i]);
+		sum += o->low[i] / RASP_EST_LOW_SCALE;
 	sum /= m;
-	for (int i = 0; i < 40; i++) {
-		double mid = 0.5 * (blo + bhi);
+	for (int i = 0; i < 40 && hi - lo > 1e-6; i++) {
+		double mean, var, next;
 
-		if (tail_mean(p, lo, log(*tau), mid) < sum)
-			blo = mid;
+		tail_moments(lq, a, b, beta, &mean, &var);
+		if (mean < sum)
+			lo = beta;
 		else
-			bhi = mid;
+			hi = beta;
+		next = var > 0.0 ? beta - (mean - sum) / var : NAN;
+		if (!(next > lo && next < hi))
+			next = 0.5 * (lo + hi);
+		if (fabs(next - beta) < 1e-6)
+			break;
+		beta = next;
 	}
-	return fmin(fmax(0.5 * (blo + bhi), SLOPE_MIN), SLOPE_MAX);
+	return fmin(fmax(beta, SLOPE_MIN), SLOPE_MAX);
 }
 
 /* The sum of a gamma (the estimate from the samples, less the smallest one) and G times a
  * standard exponential (the objects below the smallest sample: the expected samples below the
  * first one is Exp(1) when the distribution goes on below it). */
 struct tail_sum {
-	double k, theta, g;
+	struct gamma_shape k;
+	double theta, g;
 };
 
 /* Its CDF: P(k, x / theta) - e^(-x / g) E[e^(B / g); B <= x], the latter a gamma CDF of scale
@@ -815,11 +911,11 @@ struct tail_sum {
 static double tail_sum_cdf(const void *ctx, double x, double *dens)
 {
 	const struct tail_sum *t = ctx;
-	double lb, lp, fb = gamma_p_log(t->k, x / t->theta, &lb);
+	double lb, lp, fb = gamma_p_log(&t->k, x / t->theta, &lb);
 	double thp = t->theta * t->g / (t->g - t->theta);
 
-	gamma_p_log(t->k, x / thp, &lp);
-	double e = exp(-x / t->g - t->k * log1p(-t->theta / t->g) + lp);
+	gamma_p_log(&t->k, x / thp, &lp);
+	double e = exp(-x / t->g - t->k.a * log1p(-t->theta / t->g) + lp);
 	double f = fb - e;
 
 	*dens = e / t->g;
@@ -829,17 +925,19 @@ static double tail_sum_cdf(const void *ctx, double x, double *dens)
 /* The quantile of (body gamma of mean kb, variance vb) + g Exp(1). Exact (the CDF above) when
  * the exponential is the heavier tail and not negligible; otherwise the gamma with the same
  * mean and variance, within ~1e-3 of it there. */
-static double tail_sum_quantile(double prob, double kb, double vb, double g)
+static double tail_sum_quantile(double prob, double z, double kb, double vb, double g)
 {
 	if (!(kb > 0.0) || !(vb > 0.0))
 		return fmax(kb, 0.0) - g * log1p(-prob);
-	struct tail_sum t = {kb * kb / vb, vb / kb, g};
-	double mean = kb + g, var = vb + g * g,
-	       mm = var / mean * gamma_quantile(prob, mean * mean / var);
+	double mean = kb + g, var = vb + g * g, k = kb * kb / vb, a = mean * mean / var;
 
-	if (t.theta >= g || g < 0.05 * sqrt(vb) || t.k > GAMMA_WH_SHAPE)
-		return mm;
-	return newton_root(tail_sum_cdf, &t, prob, mm);
+	if (vb / kb >= g || g < 0.05 * sqrt(vb) || k > GAMMA_WH_SHAPE)
+		return var / mean * gamma_quantile(prob, z, a);
+	/* From the matched gamma's Wilson-Hilferty quantile: close enough a start. */
+	double t3 = 1.0 - 1.0 / (9.0 * a) + z / sqrt(9.0 * a);
+	struct tail_sum t = {gamma_shape(k), vb / kb, g};
+
+	return newton_root(tail_sum_cdf, &t, prob, var / mean * a * t3 * t3 * t3);
 }
 
 /* The objects interval of the sampled cells (docs/sampling.md, "Objects"): Fay and Feuer's
@@ -850,7 +948,8 @@ static double tail_sum_quantile(double prob, double kb, double vb, double g)
 static void objects_interval(const struct objects_part *o, double alpha, double *lo, double *hi,
 			     int *low_confidence)
 {
-	double k = o->objects, v = o->var, zmin = o->low[0];
+	double k = o->objects, v = o->var, zmin = o->size_min;
+	double zq = rasp_normal_quantile(1.0 - alpha / 2.0);
 	double h0 = p_hit(o->p_zmin, zmin), w0 = 1.0 / h0, v0 = (1.0 - h0) / (h0 * h0);
 	double g = 0.0, unseen = 0.0;
 	bool spread = o->size_max > zmin;
@@ -861,20 +960,20 @@ static void objects_interval(const struct objects_part *o, double alpha, double 
 		return;
 	}
 	if (spread && zmin > RASP_EST_SIZE_FLOOR && o->nlow > 1) {
-		double tau, objs, smp, top = log(zmin), floor_u = log(RASP_EST_SIZE_FLOOR);
+		double lq = log1p(-o->p_min), tau;
 		uint32_t below;
-		double beta = tail_slope(o, o->p_min, &tau, &below);
+		double beta = tail_slope(o, lq, &tau, &below), objs, smp;
 
-		tail_integrals(o->p_min, floor_u, top, top, beta, &objs, &smp);
+		tail_counts(lq, RASP_EST_SIZE_FLOOR, zmin, zmin, beta, &objs, &smp);
 		g = objs / smp;
 		/* The objects below zmin at the density the samples above it show (the samples
 		 * between zmin and tau per unit of that density): what the flag weighs, not
 		 * more than the few expected samples below that no sample is likely to show. */
 		if (tau > zmin && below > 0) {
-			double o2, s2;
+			double objs2, smp2;
 
-			tail_integrals(o->p_min, top, log(tau), top, beta, &o2, &s2);
-			unseen = fmin(below * objs / s2, 3.0 * g);
+			tail_counts(lq, zmin, tau, zmin, beta, &objs2, &smp2);
+			unseen = fmin(below * objs / smp2, 3.0 * g);
 		}
 	}
 	/* Too few samples for the spread of sizes: fewer than 10 effective samples (Kish's
@@ -882,17 +981,17 @@ static void objects_interval(const struct objects_part *o, double alpha, double 
 	 * objects carry the count), or the objects extrapolated below the smallest sample may be a
 	 * quarter of the count. Chosen by the simulation of docs/sampling.md. */
 	*low_confidence = spread && ((k + g) * (k + g) < 10.0 * (v + g * g) || unseen > 0.25 * k);
-	if (g == 0.0 || (o->nlow > 1 && o->low[1] == zmin)) {
+	if (g == 0.0 || (o->nlow > 1 && o->low[1] == o->low[0])) {
 		/* One size, or the smallest one seen more than once (a size of its own, whose
 		 * count is Poisson): the plain gamma interval, one more sample of that size or,
 		 * when more, of the sizes below. */
 		double w = fmax(w0, g), kw = k + w, vw = v + w * w;
 
-		*lo = v / k * gamma_quantile(alpha / 2.0, k * k / v);
-		*hi = vw / kw * gamma_quantile(1.0 - alpha / 2.0, kw * kw / vw);
+		*lo = v / k * gamma_quantile(alpha / 2.0, -zq, k * k / v);
+		*hi = vw / kw * gamma_quantile(1.0 - alpha / 2.0, zq, kw * kw / vw);
 	} else {
-		*lo = tail_sum_quantile(alpha / 2.0, k - w0, v - v0, g);
-		*hi = tail_sum_quantile(1.0 - alpha / 2.0, k - w0, v - v0, g);
+		*lo = tail_sum_quantile(alpha / 2.0, -zq, k - w0, v - v0, g);
+		*hi = tail_sum_quantile(1.0 - alpha / 2.0, zq, k - w0, v - v0, g);
 	}
 }
 

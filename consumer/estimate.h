@@ -40,6 +40,10 @@ double rasp_normal_quantile(double prob);
  * the smallest of the cells' smallest, so cells merge exactly. */
 #define RASP_EST_LOW 65
 
+/* The sizes kept are coded as round(ln z * RASP_EST_LOW_SCALE) in 16 bits (sizes to 2^64):
+ * 0.05% in size, far below what the slope fit resolves, at 2 bytes a size. */
+#define RASP_EST_LOW_SCALE 1024.0
+
 struct rasp_est_cell {
 	double p;	      /* per-byte success probability of this thread's sampler, 1/mean */
 	uint64_t samples;     /* s: sampled objects */
@@ -50,11 +54,10 @@ struct rasp_est_cell {
 	/* The objects estimate's variance, estimated: the sum over the samples of (1 - h) / h^2,
 	 * h = 1 - q^z (docs/sampling.md, "Objects"). */
 	double objects_var;
-	double size_max; /* the largest sampled size, 0 without samples */
-	uint32_t nlow;	 /* entries of low */
-	/* The smallest sampled sizes, ascending (float: exact to 16 MiB, 6e-8 relative above,
-	 * and they only enter logarithms and sampling probabilities). */
-	float low[RASP_EST_LOW];
+	double size_min, size_max; /* the smallest and largest sampled size, 0 without samples */
+	double low_cut; /* low full: sizes from here on are not kept (no log taken for them) */
+	uint32_t nlow;	/* entries of low */
+	uint16_t low[RASP_EST_LOW]; /* the smallest sampled sizes, coded, ascending */
 };
 
 /* p in (0, 1]; -EINVAL otherwise. */
