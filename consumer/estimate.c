@@ -944,14 +944,17 @@ static double tail_sum_quantile(double prob, double z, double kb, double vb, dou
  * gamma interval for a weighted sum of Poisson counts (mean and variance of the weighted
  * estimate; the high bound with one more sample), where that one more sample is put below the
  * smallest sample seen when the sizes spread: objects per expected sample G there, under the
- * slope fitted on the smallest samples, as an exponential beside a gamma for the rest. */
+ * slope fitted on the smallest samples, as an exponential beside a gamma for the rest. Rows
+ * mixing sampling means do not know which stream the sizes below would be in: the high bound
+ * takes the largest mean (the most objects per sample), the low one the mean of the smallest
+ * sample's cell. */
 static void objects_interval(const struct objects_part *o, double alpha, double *lo, double *hi,
 			     int *low_confidence)
 {
 	double k = o->objects, v = o->var, zmin = o->size_min;
 	double zq = rasp_normal_quantile(1.0 - alpha / 2.0);
 	double h0 = p_hit(o->p_zmin, zmin), w0 = 1.0 / h0, v0 = (1.0 - h0) / (h0 * h0);
-	double g = 0.0, unseen = 0.0;
+	double g = 0.0, g_low = 0.0, unseen = 0.0;
 	bool spread = o->size_max > zmin;
 
 	*low_confidence = 0;
@@ -965,7 +968,14 @@ static void objects_interval(const struct objects_part *o, double alpha, double 
 		double beta = tail_slope(o, lq, &tau, &below), objs, smp;
 
 		tail_counts(lq, RASP_EST_SIZE_FLOOR, zmin, zmin, beta, &objs, &smp);
-		g = objs / smp;
+		g = g_low = objs / smp;
+		if (o->p_zmin != o->p_min) {
+			double objs2, smp2;
+
+			tail_counts(log1p(-o->p_zmin), RASP_EST_SIZE_FLOOR, zmin, zmin, beta,
+				    &objs2, &smp2);
+			g_low = objs2 / smp2;
+		}
 		/* The objects below zmin at the density the samples above it show (the samples
 		 * between zmin and tau per unit of that density): what the flag weighs, not
 		 * more than the few expected samples below that no sample is likely to show. */
@@ -990,7 +1000,7 @@ static void objects_interval(const struct objects_part *o, double alpha, double 
 		*lo = v / k * gamma_quantile(alpha / 2.0, -zq, k * k / v);
 		*hi = vw / kw * gamma_quantile(1.0 - alpha / 2.0, zq, kw * kw / vw);
 	} else {
-		*lo = tail_sum_quantile(alpha / 2.0, -zq, k - w0, v - v0, g);
+		*lo = tail_sum_quantile(alpha / 2.0, -zq, k - w0, v - v0, g_low);
 		*hi = tail_sum_quantile(1.0 - alpha / 2.0, zq, k - w0, v - v0, g);
 	}
 }
