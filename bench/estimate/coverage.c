@@ -377,6 +377,10 @@ static void *worker(void *arg)
 
 /* ---- Output ------------------------------------------------------------------------------- */
 
+/* The unflagged rows' coverage is shown over at least this many rows (standard error under
+ * 3 points at 90%). */
+#define UNFLAGGED_LEAST 100
+
 /* A coverage in percent; in bold when more than 1.5 points from nominal. */
 static void cover(long in, long n, double nominal)
 {
@@ -386,15 +390,17 @@ static void cover(long in, long n, double nominal)
 	printf("%s%.1f%s", off ? "**" : "", v, off ? "**" : "");
 }
 
-static void covers(const long *in, long n)
+/* Coverages at the three levels; "-" over fewer than `least` rows (too few to tell). */
+static void covers(const long *in, long n, long least)
 {
+	if (n < least || n == 0) {
+		printf("- (%ld rows)", n);
+		return;
+	}
 	for (int l = 0; l < 3; l++) {
 		if (l)
 			printf(" / ");
-		if (n)
-			cover(in[l], n, levels[l]);
-		else
-			printf("-");
+		cover(in[l], n, levels[l]);
 	}
 }
 
@@ -405,9 +411,9 @@ static const char *mean_text(double m)
 
 static void print_table(const struct config *v, size_t n, int extra)
 {
-	printf("| population | objects | mean | samples | bytes | objects before | width | "
+	printf("| population | objects | mean | samples | rows | bytes | objects before | width | "
 	       "objects after | width | after, unflagged | flagged |\n"
-	       "|---|---|---|---|---|---|---|---|---|---|---|\n");
+	       "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct config *c = &v[i];
 
@@ -416,20 +422,21 @@ static void print_table(const struct config *v, size_t n, int extra)
 		printf("| %s | 10^%.0f | %s | %.3g | ", pops[c->pop].text, log10((double)c->n),
 		       mean_text(c->mean), c->expected);
 		if (c->error) {
-			printf("error | | | | | | |\n");
+			printf("error | | | | | | | |\n");
 			continue;
 		}
 		if (c->skipped) {
-			printf("skipped: under 1 sample | | | | | | |\n");
+			printf("- | skipped: under 1 sample | | | | | | |\n");
 			continue;
 		}
-		covers(c->bytes_in, c->rows);
+		printf("%ld | ", c->rows);
+		covers(c->bytes_in, c->rows, 1);
 		printf(" | ");
-		covers(c->before_in, c->rows);
+		covers(c->before_in, c->rows, 1);
 		printf(" | %.2f | ", c->before_width);
-		covers(c->after_in, c->rows);
+		covers(c->after_in, c->rows, 1);
 		printf(" | %.2f | ", c->after_width);
-		covers(c->after_unflagged_in, c->rows - c->flagged);
+		covers(c->after_unflagged_in, c->rows - c->flagged, UNFLAGGED_LEAST);
 		printf(" | %.1f%% |\n", 100.0 * (double)c->flagged / (double)c->rows);
 	}
 }
@@ -516,13 +523,16 @@ int main(int argc, char **argv)
 	for (int t = 0; t < jobs; t++)
 		pthread_join(th[t], NULL);
 
-	printf("Coverage in percent at 90 / 95 / 99%%, %d replications per configuration "
-	       "(rows with at least one sample; standard error at most %.2f / %.2f / %.2f points); "
-	       "**bold**: more than 1.5 points from nominal. width: median of (high - low) / "
-	       "truth at 95%%.\n\n",
+	printf("Coverage in percent at 90 / 95 / 99%%, %d replications per configuration, over "
+	       "the rows (replications with at least one sample; standard error %.2f / %.2f / "
+	       "%.2f points over %d rows); **bold**: more than 1.5 points from nominal. samples: "
+	       "the mean per replication. width: median of (high - low) / truth at 95%%. "
+	       "flagged: rows with low_confidence; the unflagged rows' coverage needs %d of "
+	       "them.\n\n",
 	       reps, 100.0 * sqrt(0.09 / reps), 100.0 * sqrt(0.0475 / reps),
-	       100.0 * sqrt(0.0099 / reps));
-	print_table(v, n, 0);
+	       100.0 * sqrt(0.0099 / reps), reps, UNFLAGGED_LEAST);
+	if (only < 0 || !pops[only].extra)
+		print_table(v, n, 0);
 	if (all || (only >= 0 && pops[only].extra)) {
 		printf("\n");
 		print_table(v, n, 1);
