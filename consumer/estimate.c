@@ -1022,7 +1022,7 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 	struct stream *st = malloc(n * sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	double unsampled = 0.0, seen = 0.0, exact_bytes = 0.0, exact_objects = 0.0;
+	double unsampled = 0.0, seen = 0.0, exact_objects = 0.0;
 
 	for (size_t i = 0; i < n; i++) {
 		st[i] = (struct stream){.p = cells[i].p, .samples = (double)cells[i].samples};
@@ -1031,10 +1031,8 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 		out->objects += cells[i].objects;
 		unsampled += cells[i].unsampled;
 		seen += cells[i].sampled_bytes;
-		if (cells[i].p == 1.0) { /* every byte tried and sampled: counted, not estimated */
-			exact_bytes += cells[i].bytes;
+		if (cells[i].p == 1.0) /* every byte tried and sampled: counted, not estimated */
 			exact_objects += cells[i].objects;
-		}
 	}
 	qsort(st, n, sizeof(*st), stream_cmp);
 	size_t groups = 0;
