@@ -9,16 +9,19 @@
 struct rasp_attach {
 	const char *cmd; /* for messages: "record" or "report" */
 	pid_t pid;
-	double duration;    /* seconds; 0: until Ctrl-C or the process's exit */
-	const char *output; /* the .nettrace file (must not exist); NULL: a dated name */
-	bool live;	    /* redraw the report every interval seconds while recording */
+	double duration; /* seconds; 0: until Ctrl-C or the process's exit */
+	/* The .nettrace file (must not exist); NULL: a dated name, or with live a temporary
+	 * file (0600) removed at the end. */
+	const char *output;
+	bool live; /* redraw the report every interval seconds while recording */
 	double interval;
 	/* Prints the report of the .nettrace file at path (rasp report's); its exit status. */
 	int (*report)(const char *path);
 };
 
-/* Records, then prints the report of what was recorded. Returns the exit status: 0, 1 (no
- * socket, refused, or the stream did not end cleanly) or 2 (the output exists). */
+/* Records, then prints the report of what was recorded (not after a second SIGINT or
+ * SIGTERM: rasp then leaves at once). Returns the exit status: 0, 1 (no socket, a socket
+ * refused, a refusal, or the stream did not end cleanly) or 2 (the output exists). */
 int rasp_cli_attach(const struct rasp_attach *a);
 
 #endif /* RASP_CLI_ATTACH_H */

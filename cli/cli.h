@@ -110,6 +110,12 @@ struct rasp_nettrace_sink_stats;
 int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char *path, int64_t pid,
 		       struct rasp_nettrace_sink_stats *stats, struct rasp_tally *warnings);
 
+/* Writes one input as a CTF 1.8 trace in the directory dir (babeltrace2's sink.ctf.fs, which
+ * creates it); what the sources find doubtful goes to warnings. 0 or -errno with the causes
+ * printed. */
+int rasp_graph_convert_ctf(const char *cmd, const struct rasp_inputs *in, const char *dir,
+			   struct rasp_tally *warnings);
+
 /* Resolves operands and reads them into t, as rasp report does (warnings included). */
 int rasp_cli_tally_operands(const char *cmd, char *const *operands, size_t n, bool strict,
 			    struct rasp_tally *t);

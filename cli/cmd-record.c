@@ -49,7 +49,8 @@ enum {
 
 static const struct rasp_cli_flag flags[NFLAGS] = {
     [F_OUTPUT] = {"output", 'o', "DIR",
-		  "trace directory (default rasp-YYYYMMDD-HHMMSS); must not exist or be empty; "
+		  "trace directory (default rasp-YYYYMMDD-HHMMSS); must not exist or be an empty "
+		  "directory of yours; "
 		  "with -p: the .nettrace file (default rasp-PID-YYYYMMDD-HHMMSS.nettrace), "
 		  "which must not exist"},
     [F_PID] = {"pid", 'p', "PID",
@@ -216,11 +217,16 @@ static int find_program(const char *prog)
 	return -ENOENT;
 }
 
-/* The output directory, absolute; it must not exist, or be an empty directory. */
+/* The output directory, absolute. Made here when it does not exist (0770, as LTTng makes
+ * its directories), so that no other user's directory can take its place before the session
+ * daemon writes into it; an existing one must be an empty directory of this user: another
+ * user's (one pre-created in a shared directory such as /tmp) could be read or its trace
+ * replaced by its owner. A missing parent is left to LTTng, which makes the whole path. */
 static int prepare_output(const char *cmd, const char *requested, char *out, size_t len)
 {
 	char name[64], cwd[PATH_MAX];
 	struct stat st;
+	int rc;
 
 	if (!requested) {
 		time_t now = time(NULL);
@@ -235,21 +241,37 @@ static int prepare_output(const char *cmd, const char *requested, char *out, siz
 			goto too_long;
 	} else {
 		if (!getcwd(cwd, sizeof(cwd))) {
-			rasp_cli_error(cmd, "cannot get the current directory: %s",
-				       strerror(errno));
-			return -errno;
+			rc = -errno;
+			rasp_cli_error(cmd, "cannot get the current directory: %s", strerror(-rc));
+			return rc;
 		}
 		if (snprintf(out, len, "%s/%s", cwd, requested) >= (int)len)
 			goto too_long;
 	}
+	if (mkdir(out, 0770) == 0 || errno != EEXIST)
+		return 0;
 	if (stat(out, &st) == 0) {
-		DIR *d = S_ISDIR(st.st_mode) ? opendir(out) : NULL;
 		struct dirent *e;
+		DIR *d;
 		int entries = 0;
 
-		if (!d) {
+		if (!S_ISDIR(st.st_mode)) {
 			rasp_cli_error(cmd, "output '%s' exists and is not a directory", out);
 			return -EEXIST;
+		}
+		if (st.st_uid != geteuid()) {
+			rasp_cli_error(cmd,
+				       "output directory '%s' belongs to uid %lu, not to you (uid "
+				       "%lu): its owner could read or replace the trace; choose "
+				       "another with -o",
+				       out, (unsigned long)st.st_uid, (unsigned long)geteuid());
+			return -EPERM;
+		}
+		d = opendir(out);
+		if (!d) {
+			rasp_cli_error(cmd, "cannot read output directory '%s': %s", out,
+				       strerror(errno));
+			return -EACCES;
 		}
 		while ((e = readdir(d)))
 			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
@@ -260,8 +282,11 @@ static int prepare_output(const char *cmd, const char *requested, char *out, siz
 			    cmd, "output directory '%s' is not empty; choose another with -o", out);
 			return -EEXIST;
 		}
+		return 0;
 	}
-	return 0;
+	rc = -errno;
+	rasp_cli_error(cmd, "output '%s' exists but cannot be used: %s", out, strerror(-rc));
+	return rc;
 too_long:
 	rasp_cli_error(cmd, "output path '%s' is too long", requested);
 	return -ENAMETOOLONG;

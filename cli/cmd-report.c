@@ -104,18 +104,13 @@ int rasp_cli_report(int argc, char **argv)
 		return 2;
 	}
 	if (live.on) {
-		/* The stream is kept where temporary files go, and said at the end. */
-		char path[4096];
-		const char *tmp = getenv("TMPDIR");
+		/* No output named: the stream goes to a temporary file, removed at the end. */
 		struct rasp_attach a = {.cmd = cmd,
 					.pid = (pid_t)live.pid,
 					.live = true,
 					.interval = live.interval,
-					.output = path,
 					.report = rasp_cli_report_file};
 
-		snprintf(path, sizeof(path), "%s/rasp-live-%ld-%ld.nettrace",
-			 tmp && *tmp ? tmp : "/tmp", live.pid, (long)getpid());
 		rasp_report_options_fini(&opt);
 		return rasp_cli_attach(&a);
 	}

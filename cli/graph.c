@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sanitize.h"
 #include "sink-nettrace.h"
 #include "sink-report.h"
 #include "source-nettrace.h"
@@ -36,7 +37,10 @@ static void print_bt_error(const char *who)
 			int lib = module && strcmp(module, "libbabeltrace2") == 0;
 
 			if (pass == 1 || !lib) {
-				fprintf(stderr, "%s: %s\n", who, bt_error_cause_get_message(c));
+				/* Causes quote the input: its names, its paths. */
+				fprintf(stderr, "%s: ", who);
+				rasp_safe_put(stderr, bt_error_cause_get_message(c));
+				fputc('\n', stderr);
 				shown++;
 			}
 		}
@@ -169,7 +173,9 @@ static int add_source(const char *who, bt_graph *graph, const struct plugins *pl
 	bt_value_put_ref(params);
 	if (!ok) {
 		print_bt_error(who);
-		fprintf(stderr, "%s: '%s' is not a readable %s\n", who, in->path,
+		fprintf(stderr, "%s: '", who);
+		rasp_safe_put(stderr, in->path);
+		fprintf(stderr, "' is not a readable %s\n",
 			in->kind == RASP_INPUT_LIVE	  ? "lttng-live URL"
 			: in->kind == RASP_INPUT_NETTRACE ? "NetTrace file"
 							  : "CTF trace");
@@ -177,7 +183,9 @@ static int add_source(const char *who, bt_graph *graph, const struct plugins *pl
 	}
 	if (connect_source(graph, src, mux)) {
 		print_bt_error(who);
-		fprintf(stderr, "%s: cannot connect the input '%s'\n", who, in->path);
+		fprintf(stderr, "%s: cannot connect the input '", who);
+		rasp_safe_put(stderr, in->path);
+		fputs("'\n", stderr);
 		return -EIO;
 	}
 	return 0;
@@ -277,6 +285,43 @@ int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char
 		fprintf(stderr, "%s: out of memory\n", who);
 	bt_value_put_ref(params);
 	bt_component_class_sink_put_ref(cls);
+	return rc;
+}
+
+int rasp_graph_convert_ctf(const char *cmd, const struct rasp_inputs *in, const char *dir,
+			   struct rasp_tally *warnings)
+{
+	const bt_plugin *ctf = NULL;
+	const bt_component_class_sink *cls = NULL;
+	bt_value *params = bt_value_map_create();
+	char who[64];
+	int rc = -ENOMEM;
+
+	snprintf(who, sizeof(who), "rasp %s", cmd);
+	if (bt_plugin_find("ctf", BT_FALSE, BT_FALSE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) ==
+	    BT_PLUGIN_FIND_STATUS_OK)
+		cls = bt_plugin_borrow_sink_component_class_by_name_const(ctf, "fs");
+	bt_current_thread_clear_error();
+	if (!cls) {
+		fprintf(stderr,
+			"%s: babeltrace2's sink.ctf.fs was not found; is babeltrace2 "
+			"installed (Debian: babeltrace2)?\n",
+			who);
+		rc = -ENOENT;
+	} else if (params &&
+		   bt_value_map_insert_string_entry(params, "path", dir) ==
+		       BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK &&
+		   /* dir is the trace itself, not a directory of traces. */
+		   bt_value_map_insert_bool_entry(params, "assume-single-trace", BT_TRUE) ==
+		       BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK &&
+		   bt_value_map_insert_bool_entry(params, "quiet", BT_TRUE) ==
+		       BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
+		rc = run_inputs(who, in, cls, params, NULL, NULL, NULL, warnings);
+	} else {
+		fprintf(stderr, "%s: out of memory\n", who);
+	}
+	bt_value_put_ref(params);
+	bt_plugin_put_ref(ctf);
 	return rc;
 }
 

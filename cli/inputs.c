@@ -240,6 +240,27 @@ static int find_metadata(const char *path, const struct stat *sb, int type, stru
 	return type == FTW_F && strcmp(path + ftw->base, "metadata") == 0;
 }
 
+/* Whether a directory holds a .nettrace file (the first MAX_STREAMS entries, no deeper): a
+ * user who gave the directory meant those. */
+static bool holds_nettrace(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	struct stat st;
+	bool any = false;
+	size_t n = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return false;
+	while (!any && (e = readdir(d)) && n++ < MAX_STREAMS)
+		any = e->d_name[0] != '.' &&
+		      snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path) &&
+		      stat(path, &st) == 0 && S_ISREG(st.st_mode) && rasp_nt_is_nettrace(path);
+	closedir(d);
+	return any;
+}
+
 bool rasp_inputs_any(const char *dir)
 {
 	char *real = realpath(dir, NULL);
@@ -271,9 +292,38 @@ int rasp_inputs_collect(const char *cmd, char *const *operands, size_t n, struct
 			rc = url ? add(out, RASP_INPUT_LIVE, url, op) : -ENOMEM;
 			continue;
 		}
-		if (stat(op, &st) == 0 && !S_ISDIR(st.st_mode)) {
-			char *real;
+		if (stat(op, &st) != 0) {
+			int err = errno;
 
+			/* Named for what it is not: a missing .nettrace file is no "trace
+			 * directory". */
+			rasp_cli_error(cmd, "cannot read '%s': %s", op, strerror(err));
+			rc = -err;
+			break;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			char *real;
+			int fd;
+
+			/* A FIFO or a device would block the check below, or be read twice. */
+			if (!S_ISREG(st.st_mode)) {
+				rasp_cli_error(
+				    cmd,
+				    "'%s' is neither a trace directory nor a regular file "
+				    "(an EventPipe .nettrace file)",
+				    op);
+				rc = -EINVAL;
+				break;
+			}
+			fd = open(op, O_RDONLY | O_CLOEXEC);
+			if (fd < 0) {
+				int err = errno;
+
+				rasp_cli_error(cmd, "cannot read '%s': %s", op, strerror(err));
+				rc = -err;
+				break;
+			}
+			close(fd);
 			if (!rasp_nt_is_nettrace(op)) {
 				rasp_cli_error(cmd,
 					       "'%s' is neither a trace directory nor an EventPipe "
@@ -287,7 +337,15 @@ int rasp_inputs_collect(const char *cmd, char *const *operands, size_t n, struct
 			continue;
 		}
 		rc = find_traces(cmd, op, out, &found);
-		if (!rc && found == 0) {
+		if (!rc && found == 0 && holds_nettrace(op)) {
+			rasp_cli_error(
+			    cmd,
+			    "'%s' holds no CTF trace (no metadata file) but holds EventPipe "
+			    ".nettrace files: give each file as an operand (rasp report "
+			    "%s/*.nettrace)",
+			    op, op);
+			rc = -ENOENT;
+		} else if (!rc && found == 0) {
 			rasp_cli_error(cmd,
 				       "'%s' holds no CTF trace (no metadata file): was anything "
 				       "recorded? A program that emits no event (one that does not "

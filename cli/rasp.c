@@ -24,6 +24,7 @@ static const char usage[] =
     "                                          recordings\n"
     "  convert -o OUT.nettrace TRACE...        write a recording as an EventPipe file that\n"
     "                                          .NET tools open\n"
+    "  convert --to ctf -o DIR TRACE           write a trace (a .nettrace file) as CTF\n"
     "  rasp COMMAND --help shows a command's options; docs/usage.md is the tutorial.\n";
 
 int main(int argc, char **argv)

@@ -1,5 +1,5 @@
-/* Small helpers shared by the rasp subcommands: one-line error messages and number parsing
- * that names the bad option. */
+/* Small helpers shared by the rasp subcommands: one-line error messages (inert on a terminal)
+ * and number parsing that names the bad option. */
 #include "cli.h"
 
 #include <errno.h>
@@ -8,15 +8,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "index.h"
+#include "sanitize.h"
+
+/* Messages quote paths, operands and text from traces and /proc: written as their safe text
+ * (sanitize.h), so none of it acts on the terminal. */
 void rasp_cli_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
+	char *msg;
+	int saved = errno; /* callers return -errno after the message */
 
-	fprintf(stderr, "rasp %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	msg = rasp_vstrdupf(fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "rasp %s: ", cmd);
+	rasp_safe_put(stderr, msg ? msg : fmt);
 	fputc('\n', stderr);
+	free(msg);
+	errno = saved;
 }
 
 int rasp_cli_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t min,

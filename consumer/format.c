@@ -1,6 +1,8 @@
 /* Shared formatting: human units for text, and the JSON string and number helpers. */
 #include "writer.h"
 
+#include "sanitize.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -54,63 +56,29 @@ void rasp_format_count(double v, char *buf, size_t len)
 
 void rasp_json_string(FILE *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
 	fputc('"', out);
-	while (*p) {
-		unsigned char c = *p;
-		size_t len = 0;
+	while (*s) {
+		int32_t cp;
+		size_t len = rasp_utf8_next(s, &cp);
 
-		if (c == '"' || c == '\\') {
+		if (cp == '"' || cp == '\\') {
 			fputc('\\', out);
-			fputc(c, out);
-			p++;
-			continue;
-		}
-		if (c < 0x20) {
+			fputc((int)cp, out);
+		} else if (cp >= 8 && cp <= 13 && cp != 11) {
 			static const char esc[] = {'b', 't', 'n', 0, 'f', 'r'};
 
-			if (c >= 8 && c <= 13 && esc[c - 8])
-				fprintf(out, "\\%c", esc[c - 8]);
-			else
-				fprintf(out, "\\u%04x", c);
-			p++;
-			continue;
+			fprintf(out, "\\%c", esc[cp - 8]);
+		} else if (cp < 0) {
+			/* One U+FFFD per byte that is not UTF-8: the output always parses. */
+			fputs("\\ufffd", out);
+		} else if (rasp_char_unsafe(cp)) {
+			/* Controls (ESC, C1's CSI) and bidirectional overrides as \u escapes: the
+			 * same string to a parser, inert on a terminal. */
+			fprintf(out, "\\u%04x", (unsigned)cp);
+		} else {
+			fwrite(s, 1, len, out);
 		}
-		if (c < 0x80) {
-			fputc(c, out);
-			p++;
-			continue;
-		}
-		/* A well-formed UTF-8 sequence (no overlongs, no surrogates, <= U+10FFFF) is
-		 * copied; anything else is one U+FFFD per bad byte. */
-		if (c >= 0xc2 && c <= 0xdf)
-			len = 2;
-		else if (c >= 0xe0 && c <= 0xef)
-			len = 3;
-		else if (c >= 0xf0 && c <= 0xf4)
-			len = 4;
-		if (len) {
-			bool ok = true;
-
-			for (size_t i = 1; i < len; i++)
-				ok = ok && (p[i] & 0xc0) == 0x80;
-			if (ok && c == 0xe0 && p[1] < 0xa0)
-				ok = false;
-			if (ok && c == 0xed && p[1] >= 0xa0)
-				ok = false;
-			if (ok && c == 0xf0 && p[1] < 0x90)
-				ok = false;
-			if (ok && c == 0xf4 && p[1] >= 0x90)
-				ok = false;
-			if (ok) {
-				fwrite(p, 1, len, out);
-				p += len;
-				continue;
-			}
-		}
-		fputs("\\ufffd", out);
-		p++;
+		s += len;
 	}
 	fputc('"', out);
 }

@@ -1,6 +1,8 @@
 /* The contents of NetTrace blocks (nettrace-internal.h): stacks, V6 threads, event headers
- * (compressed and not) and sequence points with the losses their sequence numbers show. Everything
- * reads through the cursor; the first malformed byte fails the reader with its offset. */
+ * (compressed and not, one event at a time) and sequence points with the losses their
+ * sequence numbers show; the tables of stacks, threads and sequence numbers, hashed and within
+ * their limits. Everything reads through the cursor; the first malformed byte fails the reader
+ * with its offset. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,35 +16,61 @@
 
 /* ---- Threads and sequence numbers ----------------------------------------------------------- */
 
-static struct thread_seq *seq_of(struct rasp_nt_reader *r, uint64_t tid)
+/* Both tables, and the stacks', are arrays with a hash index (index.h): a lookup costs one
+ * hash and a probe or two whatever the number of threads, so a file naming a million of them
+ * reads in linear time. The keys come from the file: hashed with the reader's random seed, so
+ * that no file can be made of ids that collide. */
+
+static uint64_t key_hash(const struct rasp_nt_reader *r, uint64_t key)
 {
-	/* Few threads per file: a linear look with the last one first would do, but a file may
-	 * name many; sorted insertion keeps lookups logarithmic. */
-	size_t lo = 0, hi = r->nseqs;
+	return rasp_hash_mix64(key ^ r->seed);
+}
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
+static uint64_t seq_hash(const void *ctx, size_t i)
+{
+	return key_hash(ctx, ((const struct rasp_nt_reader *)ctx)->seqs[i].tid);
+}
 
-		if (r->seqs[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < r->nseqs && r->seqs[lo].tid == tid)
-		return &r->seqs[lo];
-	if (rasp_array_grow((void **)&r->seqs, &r->capseqs, r->nseqs, sizeof(*r->seqs)))
+static int seq_eq(const void *ctx, size_t i, const void *key)
+{
+	return ((const struct rasp_nt_reader *)ctx)->seqs[i].tid == *(const uint64_t *)key;
+}
+
+/* The sequence state of a capture thread, made at its first use; NULL (failed: over the
+ * limit threads, or out of memory). */
+static struct thread_seq *seq_of(struct rasp_nt_reader *r, uint64_t tid, uint64_t at)
+{
+	size_t i, slot;
+
+	if (rasp_index_reserve(&r->seq_ix, r->nseqs, seq_hash, r)) {
+		fail(r, at, "out of memory (%zu capture threads)", r->nseqs);
 		return NULL;
-	memmove(&r->seqs[lo + 1], &r->seqs[lo], (r->nseqs - lo) * sizeof(*r->seqs));
-	r->nseqs++;
-	r->seqs[lo] = (struct thread_seq){tid, 0};
-	return &r->seqs[lo];
+	}
+	i = rasp_index_find(&r->seq_ix, key_hash(r, tid), seq_eq, r, &tid, &slot);
+	if (i != SIZE_MAX)
+		return &r->seqs[i];
+	if (r->nseqs >= r->lim.threads) {
+		fail(r, at,
+		     "capture thread %" PRIu64 ": more than %" PRIu32 " threads with sequence "
+		     "numbers (limit threads = %" PRIu32 ")",
+		     tid, r->lim.threads, r->lim.threads);
+		return NULL;
+	}
+	if (rasp_array_grow((void **)&r->seqs, &r->capseqs, r->nseqs, sizeof(*r->seqs))) {
+		fail(r, at, "out of memory (%zu capture threads)", r->nseqs);
+		return NULL;
+	}
+	r->seqs[r->nseqs] = (struct thread_seq){tid, 0};
+	rasp_index_put(&r->seq_ix, slot, r->nseqs);
+	r->st.capture_threads = ++r->nseqs;
+	return &r->seqs[r->nseqs - 1];
 }
 
 /* A sequence number seen for a capture thread: a jump is lost events (TraceEvent's rule:
- * not counted after 0, a thread id's first use or reuse). */
-static int note_seq(struct rasp_nt_reader *r, uint64_t tid, uint32_t seq)
+ * not counted after 0, a thread id's first use or reuse). 0 or -1 (failed). */
+static int note_seq(struct rasp_nt_reader *r, uint64_t tid, uint32_t seq, uint64_t at)
 {
-	struct thread_seq *t = seq_of(r, tid);
+	struct thread_seq *t = seq_of(r, tid, at);
 
 	if (!t)
 		return -1;
@@ -53,97 +81,212 @@ static int note_seq(struct rasp_nt_reader *r, uint64_t tid, uint32_t seq)
 	return 0;
 }
 
+static uint64_t thread_hash(const void *ctx, size_t i)
+{
+	return key_hash(ctx, ((const struct rasp_nt_reader *)ctx)->threads[i].index);
+}
+
+static int thread_eq(const void *ctx, size_t i, const void *key)
+{
+	return ((const struct rasp_nt_reader *)ctx)->threads[i].index == *(const uint64_t *)key;
+}
+
+/* The slot of a V6 thread index, live or removed, or NULL. */
+static struct v6_thread *thread_find(const struct rasp_nt_reader *r, uint64_t index)
+{
+	size_t slot, i;
+
+	if (!r->thread_ix.size)
+		return NULL;
+	i = rasp_index_find(&r->thread_ix, key_hash(r, index), thread_eq, r, &index, &slot);
+	return i == SIZE_MAX ? NULL : &r->threads[i];
+}
+
 static const struct v6_thread *v6_thread(const struct rasp_nt_reader *r, uint64_t index)
 {
+	const struct v6_thread *t = thread_find(r, index);
+
+	return t && t->live ? t : NULL;
+}
+
+static void threads_note(struct rasp_nt_reader *r)
+{
+	r->st.threads = r->nthreads - r->deadthreads;
+	if (r->st.threads > r->st.threads_peak)
+		r->st.threads_peak = r->st.threads;
+}
+
+/* Forgets every V6 thread (a sequence point's flag 1). */
+static void threads_flush(struct rasp_nt_reader *r)
+{
+	free(r->threads);
+	r->threads = NULL;
+	r->nthreads = r->capthreads = r->deadthreads = 0;
+	rasp_index_free(&r->thread_ix);
+	threads_note(r);
+}
+
+void rasp__nt_threads_free(struct rasp_nt_reader *r)
+{
+	threads_flush(r);
+	free(r->seqs);
+	r->seqs = NULL;
+	r->nseqs = r->capseqs = 0;
+	rasp_index_free(&r->seq_ix);
+}
+
+/* Drops removed threads' slots once they are most of the table: each removal costs O(1)
+ * amortised, and the table follows the threads alive. 0 or -1 (out of memory). */
+static int threads_compact(struct rasp_nt_reader *r)
+{
+	size_t n = 0;
+
+	if (r->deadthreads < 64 || r->deadthreads < r->nthreads / 2)
+		return 0;
 	for (size_t i = 0; i < r->nthreads; i++)
-		if (r->threads[i].index == index)
-			return &r->threads[i];
-	return NULL;
+		if (r->threads[i].live)
+			r->threads[n++] = r->threads[i];
+	r->nthreads = n;
+	r->deadthreads = 0;
+	return rasp_index_rebuild(&r->thread_ix, n, thread_hash, r) ? -1 : 0;
 }
 
 /* ---- Stacks ------------------------------------------------------------------------------------
  */
 
+/* What a table entry costs besides its frames: the entry and up to four index slots. */
+#define STACK_ENTRY_BYTES (sizeof(struct stack_ent) + 4 * sizeof(uint32_t))
+
+static size_t stack_rec_bytes(uint32_t n)
+{
+	return sizeof(struct stack_rec) + (size_t)n * sizeof(uint64_t);
+}
+
+static void stack_bytes_add(struct rasp_nt_reader *r, uint64_t n)
+{
+	r->st.stack_bytes += n;
+	if (r->st.stack_bytes > r->st.stack_bytes_peak)
+		r->st.stack_bytes_peak = r->st.stack_bytes;
+}
+
+void rasp__nt_stack_unref(struct rasp_nt_reader *r, struct stack_rec *s)
+{
+	if (!s || --s->refs)
+		return;
+	r->st.stack_bytes -= stack_rec_bytes(s->n);
+	free(s);
+}
+
 void rasp__nt_stacks_clear(struct rasp_nt_reader *r)
 {
 	for (size_t i = 0; i < r->nstacks; i++)
-		free(r->stacks[i].ips);
+		rasp__nt_stack_unref(r, r->stacks[i].s);
+	r->st.stack_bytes -= r->nstacks * STACK_ENTRY_BYTES;
 	r->nstacks = 0;
+	rasp_index_free(&r->stack_ix);
+	if (r->capstacks > 1024) { /* the table follows the region */
+		free(r->stacks);
+		r->stacks = NULL;
+		r->capstacks = 0;
+	}
 }
 
+static uint64_t stack_hash(const void *ctx, size_t i)
+{
+	return key_hash(ctx, ((const struct rasp_nt_reader *)ctx)->stacks[i].id);
+}
+
+static int stack_eq(const void *ctx, size_t i, const void *key)
+{
+	return ((const struct rasp_nt_reader *)ctx)->stacks[i].id == *(const uint32_t *)key;
+}
+
+/* A stack block: each stack's first kept_frames frames are kept (once, shared by the events
+ * that use it), the rest skipped. An id defined twice in a region is an error (TraceEvent's
+ * too). */
 int rasp__nt_stack_block(struct rasp_nt_reader *r, struct rasp_cursor *c)
 {
-	uint32_t first = 0, count = 0;
+	uint32_t first = 0, count = 0, ptr = r->info.pointer_size;
 
 	if (!rasp_cursor_u32le(c, &first) || !rasp_cursor_u32le(c, &count))
 		return fail(r, rasp_cursor_offset(c), "stack block cut short");
 	for (uint32_t i = 0; i < count; i++) {
-		uint32_t size = 0;
-		uint32_t ptr = r->info.pointer_size;
-		struct stack *s;
+		uint64_t at = rasp_cursor_offset(c), cost;
+		uint32_t size = 0, id = first + i, frames, keep;
+		struct stack_rec *s = NULL;
+		size_t slot;
 
-		if (!rasp_cursor_u32le(c, &size) || size % ptr || size / ptr > MAX_STACK ||
-		    rasp_cursor_left(c) < size)
-			return fail(r, rasp_cursor_offset(c),
-				    "bad stack %" PRIu32 " (%" PRIu32 " bytes)", first + i, size);
-		if (rasp_array_grow((void **)&r->stacks, &r->capstacks, r->nstacks,
+		if (!rasp_cursor_u32le(c, &size) || size % ptr || rasp_cursor_left(c) < size)
+			return fail(r, at, "bad stack %" PRIu32 " (%" PRIu32 " bytes)", id, size);
+		frames = size / ptr;
+		if (frames > r->lim.stack_frames)
+			return fail(r, at,
+				    "stack %" PRIu32 " of %" PRIu32 " frames (limit stack_frames = "
+				    "%" PRIu32 ")",
+				    id, frames, r->lim.stack_frames);
+		if (rasp_index_reserve(&r->stack_ix, r->nstacks, stack_hash, r) ||
+		    rasp_array_grow((void **)&r->stacks, &r->capstacks, r->nstacks,
 				    sizeof(*r->stacks)))
-			return fail(r, rasp_cursor_offset(c), "out of memory");
-		s = &r->stacks[r->nstacks];
-		s->id = first + i;
-		s->n = size / ptr;
-		s->ips = s->n ? malloc(s->n * sizeof(*s->ips)) : NULL;
-		if (s->n && !s->ips)
-			return fail(r, rasp_cursor_offset(c), "out of memory");
-		for (size_t k = 0; k < s->n; k++) {
-			uint64_t ip = 0;
-			uint32_t ip32 = 0;
+			return fail(r, at, "out of memory (%zu stacks)", r->nstacks);
+		if (rasp_index_find(&r->stack_ix, key_hash(r, id), stack_eq, r, &id, &slot) !=
+		    SIZE_MAX)
+			return fail(r, at,
+				    "stack id %" PRIu32 " defined twice before a sequence point",
+				    id);
+		keep = frames < r->lim.kept_frames ? frames : r->lim.kept_frames;
+		cost = STACK_ENTRY_BYTES + (keep ? stack_rec_bytes(keep) : 0);
+		if (r->st.stack_bytes + cost > r->lim.stack_bytes)
+			return fail(r, at,
+				    "stack %" PRIu32 ": the stacks held would take %" PRIu64
+				    " bytes (limit stack_bytes = %" PRIu64 ")",
+				    id, r->st.stack_bytes + cost, r->lim.stack_bytes);
+		if (keep) {
+			s = malloc(stack_rec_bytes(keep));
+			if (!s)
+				return fail(r, at, "out of memory (%zu stacks)", r->nstacks);
+			*s = (struct stack_rec){.refs = 1, .n = keep, .dropped = frames - keep};
+			for (uint32_t k = 0; k < keep; k++) {
+				uint32_t ip32 = 0;
 
-			if (ptr == 8)
-				rasp_cursor_u64le(c, &ip);
-			else
-				rasp_cursor_u32le(c, &ip32), ip = ip32;
-			s->ips[k] = ip;
+				if (ptr == 8)
+					rasp_cursor_u64le(c, &s->ips[k]);
+				else
+					rasp_cursor_u32le(c, &ip32), s->ips[k] = ip32;
+			}
 		}
+		rasp_cursor_skip(c, (size_t)(frames - keep) * ptr);
+		r->stacks[r->nstacks] = (struct stack_ent){id, s};
+		rasp_index_put(&r->stack_ix, slot, r->nstacks);
 		r->nstacks++;
+		stack_bytes_add(r, cost);
+		r->st.frames_read += frames;
+		r->st.frames_kept += keep;
 	}
 	return 0;
 }
 
-static const struct stack *stack_get(const struct rasp_nt_reader *r, uint32_t id)
+/* The region's stack of that id; NULL when it has none, or no frames. */
+static struct stack_rec *stack_get(const struct rasp_nt_reader *r, uint32_t id)
 {
-	/* Ids of a region are consecutive from the block's first id: a binary search. */
-	size_t lo = 0, hi = r->nstacks;
+	size_t slot, i;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (r->stacks[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < r->nstacks && r->stacks[lo].id == id ? &r->stacks[lo] : NULL;
+	if (!r->stack_ix.size)
+		return NULL;
+	i = rasp_index_find(&r->stack_ix, key_hash(r, id), stack_eq, r, &id, &slot);
+	return i == SIZE_MAX ? NULL : r->stacks[i].s;
 }
 
 /* ---- Events ------------------------------------------------------------------------------------
  */
 
-/* The header state compressed headers are relative to; reset at every block. */
-struct hdr {
-	uint32_t meta, seq, proc, stack;
-	uint64_t tid, capture;
-	int64_t ts;
-	uint32_t payload;
-	bool sorted;
-};
-
-/* One event of an event block: queued for ordering, or (metadata blocks) a metadata record. */
-static int take_event(struct rasp_nt_reader *r, const struct hdr *h, const uint8_t *payload,
+/* One event of an event block: queued for ordering, or (metadata blocks) a metadata record.
+ * A queued event holds a reference to its metadata and its stack, and a copy of its payload
+ * only. */
+static int take_event(struct rasp_nt_reader *r, const struct blob_hdr *h, const uint8_t *payload,
 		      uint64_t at, bool metadata_block)
 {
-	const struct rasp_nt_meta *m;
-	const struct stack *st;
+	struct rasp_nt_meta *m;
+	struct stack_rec *st;
 	struct queued q = {0};
 	uint64_t capture = h->capture;
 
@@ -161,10 +304,9 @@ static int take_event(struct rasp_nt_reader *r, const struct hdr *h, const uint8
 			return fail(r, at, "event of unknown thread index %" PRIu64, h->capture);
 		capture = t->tid;
 	}
-	if (note_seq(r, capture, h->seq))
-		return fail(r, at, "out of memory");
-	q.ev = (struct rasp_nt_event){.meta = m,
-				      .timestamp = h->ts,
+	if (note_seq(r, capture, h->seq, at))
+		return -1;
+	q.ev = (struct rasp_nt_event){.timestamp = h->ts,
 				      .thread_id = h->tid,
 				      .pid = r->info.pid,
 				      .sequence = h->seq,
@@ -178,37 +320,36 @@ static int take_event(struct rasp_nt_reader *r, const struct hdr *h, const uint8
 		q.ev.thread_id = t->tid;
 		q.ev.pid = t->pid >= 0 ? t->pid : r->info.pid;
 	}
-	q.payload = malloc(h->payload ? h->payload : 1);
+	if (h->payload) {
+		q.payload = malloc(h->payload);
+		if (!q.payload)
+			return fail(r, at, "out of memory (a payload of %" PRIu32 " bytes)",
+				    h->payload);
+		memcpy(q.payload, payload, h->payload);
+	}
+	rasp__nt_meta_ref(m);
+	q.ev.meta = m;
 	st = h->stack ? stack_get(r, h->stack) : NULL;
-	if (st && st->n) {
-		q.stack = malloc(st->n * sizeof(*q.stack));
-		if (q.stack)
-			memcpy(q.stack, st->ips, st->n * sizeof(*q.stack));
-		q.ev.stack_len = q.stack ? st->n : 0;
+	if (st) {
+		st->refs++;
+		q.stack = st;
+		q.ev.stack_len = st->n;
+		q.ev.stack_dropped = st->dropped;
 	}
-	if (!q.payload) {
-		free(q.stack);
-		return fail(r, at, "out of memory");
-	}
-	memcpy(q.payload, payload, h->payload);
 	q.arrival = r->arrival++;
 	r->events++;
-	if (rasp__nt_queue(r, &q)) {
-		free(q.payload);
-		free(q.stack);
-		return fail(r, at, "out of memory");
-	}
-	return 0;
+	return rasp__nt_queue(r, &q);
 }
 
 /* The blobs of an event or metadata block (the same encoding). V6 uses thread indexes and
  * a label list id where V4 has thread ids and activity GUIDs. */
-static int blobs(struct rasp_nt_reader *r, struct rasp_cursor *c, bool compressed, bool metadata)
+static int blob(struct rasp_nt_reader *r, struct rasp_cursor *c, struct blob_hdr *hp,
+		bool compressed, bool metadata)
 {
-	struct hdr h = {0};
+	struct blob_hdr h = *hp;
 	bool v6 = r->info.format == 6;
 
-	while (rasp_cursor_left(c)) {
+	{
 		uint64_t at = rasp_cursor_offset(c);
 		const uint8_t *payload;
 
@@ -271,16 +412,34 @@ static int blobs(struct rasp_nt_reader *r, struct rasp_cursor *c, bool compresse
 			h.ts = (int64_t)ts;
 			h.payload = u32;
 		}
+		if (!c->failed && h.payload > r->lim.event_bytes)
+			return fail(r, at,
+				    "event of %" PRIu32
+				    " payload bytes (limit event_bytes = %" PRIu32 ")",
+				    h.payload, r->lim.event_bytes);
 		payload = rasp_cursor_take(c, h.payload);
 		if (c->failed || !payload)
 			return fail(r, at, "event cut short (payload %" PRIu32 " bytes)",
 				    h.payload);
+		*hp = h;
 		if (take_event(r, &h, payload, at, metadata))
 			return -1;
-		if (!metadata && h.sorted && h.ts > r->mark)
-			r->mark = h.ts;
+		if (!metadata && h.sorted) {
+			if (h.ts > r->mark)
+				r->mark = h.ts;
+			r->region_at = at;
+		}
 	}
 	return 0;
+}
+
+int rasp__nt_next_event(struct rasp_nt_reader *r)
+{
+	if (!rasp_cursor_left(&r->blk)) {
+		r->blk_active = false;
+		return 0;
+	}
+	return blob(r, &r->blk, &r->hdr, r->blk_compressed, false);
 }
 
 /* Event and metadata blocks of both formats start with HeaderSize (including itself, >= 20)
@@ -309,7 +468,20 @@ int rasp__nt_event_block(struct rasp_nt_reader *r, struct rasp_cursor *c, bool m
 	    !rasp_cursor_skip(c, hsize - 4u))
 		return fail(r, rasp_cursor_offset(c), "block header size %u below 20 or cut short",
 			    hsize);
-	return blobs(r, c, flags & 1, metadata);
+	if (metadata) { /* definitions come whole: the events after them need them */
+		struct blob_hdr h = {0};
+
+		while (rasp_cursor_left(c))
+			if (blob(r, c, &h, flags & 1, true))
+				return -1;
+		return 0;
+	}
+	/* Events are read one at a time, between which the reader hands out what is ready. */
+	r->blk = *c;
+	r->hdr = (struct blob_hdr){0};
+	r->blk_compressed = flags & 1;
+	r->blk_active = true;
+	return 0;
 }
 
 /* A sequence point: everything queued may go out; the listed sequence numbers show losses. */
@@ -324,7 +496,7 @@ int rasp__nt_sequence_point(struct rasp_nt_reader *r, struct rasp_cursor *c)
 	if (!rasp_cursor_u32le(c, &n))
 		return fail(r, rasp_cursor_offset(c), "sequence point cut short");
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t tid = 0;
+		uint64_t tid = 0, at = rasp_cursor_offset(c);
 		uint32_t seq = 0;
 		struct thread_seq *t;
 
@@ -341,9 +513,9 @@ int rasp__nt_sequence_point(struct rasp_nt_reader *r, struct rasp_cursor *c)
 		}
 		if (c->failed)
 			return fail(r, rasp_cursor_offset(c), "sequence point cut short");
-		t = seq_of(r, tid);
+		t = seq_of(r, tid, at);
 		if (!t)
-			return fail(r, rasp_cursor_offset(c), "out of memory");
+			return -1;
 		if (t->last && seq - t->last - 1 < UINT32_C(0x80000000) && seq != t->last) {
 			r->lost += (uint32_t)(seq - t->last);
 			t->last = seq;
@@ -351,19 +523,32 @@ int rasp__nt_sequence_point(struct rasp_nt_reader *r, struct rasp_cursor *c)
 	}
 	r->last_ts = (int64_t)ts;
 	r->mark = INT64_MAX;
-	rasp__nt_stacks_clear(r); /* stack ids are scoped to a region (queued events hold copies) */
-	if (flags & 1)
-		r->nthreads = 0; /* V6: flush the thread cache */
+	r->region_at = c->origin;
+	rasp__nt_stacks_clear(r); /* stack ids are scoped to a region (held events keep theirs) */
+	if (r->info.format == 6 && (flags & 1))
+		threads_flush(r);
+	if (r->info.format == 6 && (flags & 2))
+		rasp__nt_meta_flush(r); /* held events keep their definitions */
 	return 0;
 }
 
+/* A V6 string skipped: 0, or false when cut short. */
+static bool skip_string(struct rasp_cursor *c)
+{
+	uint32_t n;
+
+	return rasp_cursor_varuint32(c, &n) && rasp_cursor_skip(c, n);
+}
+
+/* A V6 thread block: each row defines an index, or defines it again (the later row wins). */
 int rasp__nt_v6_threads(struct rasp_nt_reader *r, struct rasp_cursor *c)
 {
 	while (rasp_cursor_left(c)) {
 		uint16_t size = 0;
 		const uint8_t *p;
 		struct rasp_cursor t;
-		struct v6_thread th = {.pid = -1};
+		struct v6_thread th = {.pid = -1, .live = true}, *old;
+		size_t slot;
 
 		if (!rasp_cursor_u16le(c, &size) || !(p = rasp_cursor_take(c, size)))
 			return fail(r, rasp_cursor_offset(c), "thread row cut short");
@@ -375,10 +560,10 @@ int rasp__nt_v6_threads(struct rasp_nt_reader *r, struct rasp_cursor *c)
 			uint64_t v = 0;
 
 			rasp_cursor_u8(&t, &kind);
-			if (kind == 1 || kind == 4) {
-				free(rasp__nt_utf8v(&t));
+			if (kind == 1 || kind == 4) { /* a name; a key and a value */
+				skip_string(&t);
 				if (kind == 4)
-					free(rasp__nt_utf8v(&t));
+					skip_string(&t);
 			} else if (kind == 2 || kind == 3) {
 				rasp_cursor_varuint64(&t, &v);
 				if (kind == 2)
@@ -392,26 +577,53 @@ int rasp__nt_v6_threads(struct rasp_nt_reader *r, struct rasp_cursor *c)
 			if (t.failed)
 				return fail(r, t.origin, "thread row cut short");
 		}
-		if (rasp_array_grow((void **)&r->threads, &r->capthreads, r->nthreads,
+		old = thread_find(r, th.index);
+		if ((!old || !old->live) && r->nthreads - r->deadthreads >= r->lim.threads)
+			return fail(r, t.origin,
+				    "thread index %" PRIu64 ": more than %" PRIu32 " threads "
+				    "defined at once (limit threads = %" PRIu32 ")",
+				    th.index, r->lim.threads, r->lim.threads);
+		if (old) {
+			r->deadthreads -= !old->live;
+			*old = th;
+			threads_note(r);
+			continue;
+		}
+		if (rasp_index_reserve(&r->thread_ix, r->nthreads, thread_hash, r) ||
+		    rasp_array_grow((void **)&r->threads, &r->capthreads, r->nthreads,
 				    sizeof(*r->threads)))
-			return fail(r, t.origin, "out of memory");
-		r->threads[r->nthreads++] = th;
+			return fail(r, t.origin, "out of memory (%zu threads)", r->nthreads);
+		rasp_index_find(&r->thread_ix, key_hash(r, th.index), thread_eq, r, &th.index,
+				&slot);
+		r->threads[r->nthreads] = th;
+		rasp_index_put(&r->thread_ix, slot, r->nthreads);
+		r->nthreads++;
+		threads_note(r);
 	}
 	return 0;
 }
 
+/* A V6 remove-thread block: each thread's final sequence number, and the index freed. */
 int rasp__nt_v6_remove_threads(struct rasp_nt_reader *r, struct rasp_cursor *c)
 {
 	while (rasp_cursor_left(c)) {
-		uint64_t index = 0;
+		uint64_t index = 0, at = rasp_cursor_offset(c);
 		uint32_t seq = 0;
-		const struct v6_thread *t;
+		struct v6_thread *t;
 
 		if (!rasp_cursor_varuint64(c, &index) || !rasp_cursor_varuint32(c, &seq))
 			return fail(r, rasp_cursor_offset(c), "remove-thread block cut short");
-		t = v6_thread(r, index);
-		if (t && note_seq(r, t->tid, seq + 1) == 0)
-			seq_of(r, t->tid)->last = seq; /* a final number, not an event */
+		t = thread_find(r, index);
+		if (!t || !t->live)
+			continue;
+		if (note_seq(r, t->tid, seq + 1, at))
+			return -1;
+		seq_of(r, t->tid, at)->last = seq; /* a final number, not an event */
+		t->live = false;
+		r->deadthreads++;
+		threads_note(r);
+		if (threads_compact(r))
+			return fail(r, at, "out of memory (%zu threads)", r->nthreads);
 	}
 	return 0;
 }

@@ -1,7 +1,9 @@
 /* NetTrace metadata and headers (nettrace-internal.h): the Trace object or block, metadata
  * records of both formats, and their strings (UTF-16Z in V4/V5, length-prefixed UTF-8 in V6).
- * Layouts are matched to the generated descriptors by (provider, event id, version). */
+ * Layouts are matched to the generated descriptors by (provider, event id, version). A
+ * definition lives while its id names it or a held event uses it (metadata_bytes bounds them). */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,92 +13,184 @@
 
 #define fail rasp__nt_fail
 
-/* ---- Metadata and stacks --------------------------------------------------------------------- */
+/* ---- Metadata ----------------------------------------------------------------------- */
 
-void rasp__nt_meta_free(struct rasp_nt_meta *m)
+static struct meta_rec *rec_of(const struct rasp_nt_meta *m)
 {
-	if (m) {
-		free(m->provider);
-		free(m->name);
+	return (struct meta_rec *)((char *)m - offsetof(struct meta_rec, m));
+}
+
+/* A string of the file not yet converted: UTF-16LE units (V4/V5) or bytes (V6). */
+struct raw {
+	const uint8_t *p;
+	size_t n;
+	bool utf16;
+};
+
+/* A UTF-16Z string at the cursor; false when its terminator is missing. */
+static bool raw_utf16z(struct rasp_cursor *c, struct raw *s)
+{
+	size_t k = 0, left = rasp_cursor_left(c);
+	const uint8_t *p = c->base + c->pos;
+
+	while (k + 2 <= left && (p[k] | p[k + 1]))
+		k += 2;
+	*s = (struct raw){p, k / 2, true};
+	return rasp_cursor_skip(c, k + 2);
+}
+
+/* A V6 string (varuint32 byte length + UTF-8); false when cut short. */
+static bool raw_utf8v(struct rasp_cursor *c, struct raw *s)
+{
+	uint32_t n;
+	const uint8_t *p;
+
+	if (!rasp_cursor_varuint32(c, &n) || !(p = rasp_cursor_take(c, n)))
+		return false;
+	*s = (struct raw){p, n, false};
+	return true;
+}
+
+/* Room for a string as UTF-8: 3 bytes per unit or byte at most, and its NUL. */
+static size_t raw_room(const struct raw *s)
+{
+	return 3 * s->n + 1;
+}
+
+static size_t raw_put(const struct raw *s, char *out, size_t cap)
+{
+	return s->utf16 ? rasp_utf16le_to_utf8(s->p, s->n, out, cap)
+			: rasp_bytes_to_utf8(s->p, s->n, out, cap);
+}
+
+/* A definition and its two strings in one allocation (a row costs one malloc and one free);
+ * NULL without memory. */
+static struct meta_rec *rec_make(const struct raw *provider, const struct raw *name)
+{
+	size_t room = raw_room(provider) + raw_room(name), l1, l2;
+	struct meta_rec *rec = malloc(sizeof(*rec) + room), *fit;
+
+	if (!rec)
+		return NULL;
+	*rec = (struct meta_rec){.refs = 1};
+	l1 = raw_put(provider, rec->strings, raw_room(provider));
+	l2 = raw_put(name, rec->strings + l1 + 1, room - l1 - 1);
+	rec->bytes = sizeof(*rec) + room;
+	/* Strings that were not the worst case give back what they did not use. */
+	if (room - (l1 + l2 + 2) > 64 && (fit = realloc(rec, sizeof(*rec) + l1 + l2 + 2))) {
+		rec = fit;
+		rec->bytes = sizeof(*rec) + l1 + l2 + 2;
 	}
-	free(m);
+	rec->m.provider = rec->strings;
+	rec->m.name = rec->strings + l1 + 1;
+	return rec;
 }
 
-const struct rasp_nt_meta *rasp__nt_meta_get(const struct rasp_nt_reader *r, uint32_t id)
+struct rasp_nt_meta *rasp__nt_meta_get(const struct rasp_nt_reader *r, uint32_t id)
 {
-	return id < r->nmeta ? r->meta[id] : NULL;
+	return id < r->nmeta && r->meta[id] ? &r->meta[id]->m : NULL;
 }
 
-static int meta_put(struct rasp_nt_reader *r, uint64_t at, struct rasp_nt_meta *m)
+void rasp__nt_meta_ref(struct rasp_nt_meta *m)
+{
+	rec_of(m)->refs++;
+}
+
+void rasp__nt_meta_unref(struct rasp_nt_reader *r, const struct rasp_nt_meta *m)
+{
+	struct meta_rec *rec = rec_of(m);
+
+	if (--rec->refs)
+		return;
+	r->st.metadata_bytes -= rec->bytes;
+	r->st.metadata_freed++;
+	free(rec);
+}
+
+void rasp__nt_meta_flush(struct rasp_nt_reader *r)
+{
+	for (size_t i = 0; i < r->nmeta; i++)
+		if (r->meta[i]) {
+			rasp__nt_meta_unref(r, &r->meta[i]->m);
+			r->meta[i] = NULL;
+		}
+	free(r->meta);
+	r->meta = NULL;
+	r->nmeta = 0;
+}
+
+/* Puts a definition under its id: made from the strings and m's other fields; the table
+ * holds it from then on. A V6 redefinition replaces the definition: the old one goes once
+ * the events still held of it have. */
+static int meta_put(struct rasp_nt_reader *r, uint64_t at, const struct rasp_nt_meta *m,
+		    const struct raw *provider, const struct raw *name)
 {
 	uint32_t id = m->id;
+	struct meta_rec *rec;
 
-	if (id == 0 || id >= MAX_METADATA) {
-		rasp__nt_meta_free(m);
-		return fail(r, at, "metadata id %" PRIu32 " out of range 1..%u", id,
-			    MAX_METADATA - 1);
+	if (id == 0 || id >= r->lim.metadata_ids)
+		return fail(r, at,
+			    "metadata id %" PRIu32 " out of range 1..%" PRIu32
+			    " (limit metadata_ids = %" PRIu32 ")",
+			    id, r->lim.metadata_ids - 1, r->lim.metadata_ids);
+	if (id < r->nmeta && r->meta[id] && r->info.format == 4)
+		return fail(r, at, "metadata id %" PRIu32 " defined twice", id);
+	rec = rec_make(provider, name);
+	if (!rec)
+		return fail(r, at, "out of memory");
+	if (r->st.metadata_bytes + rec->bytes > r->lim.metadata_bytes) {
+		uint64_t want = r->st.metadata_bytes + rec->bytes;
+
+		free(rec);
+		return fail(r, at,
+			    "metadata id %" PRIu32 ": the definitions held would take %" PRIu64
+			    " bytes (limit metadata_bytes = %" PRIu64 ")",
+			    id, want, r->lim.metadata_bytes);
 	}
-	if (m->id >= r->nmeta) {
-		size_t n = (size_t)m->id + 64;
-		struct rasp_nt_meta **v = realloc(r->meta, n * sizeof(*v));
+	if (id >= r->nmeta) {
+		size_t n =
+		    (size_t)id + 64 < r->lim.metadata_ids ? (size_t)id + 64 : r->lim.metadata_ids;
+		struct meta_rec **v = realloc(r->meta, n * sizeof(*v));
 
 		if (!v) {
-			rasp__nt_meta_free(m);
+			free(rec);
 			return fail(r, at, "out of memory");
 		}
 		memset(v + r->nmeta, 0, (n - r->nmeta) * sizeof(*v));
 		r->meta = v;
 		r->nmeta = n;
 	}
-	if (r->meta[id] && r->info.format == 4) {
-		rasp__nt_meta_free(m);
-		return fail(r, at, "metadata id %" PRIu32 " defined twice", id);
-	}
-	if (r->meta[m->id]) {
-		if (rasp_array_grow((void **)&r->retired, &r->capretired, r->nretired,
-				    sizeof(*r->retired))) {
-			rasp__nt_meta_free(m);
-			return fail(r, at, "out of memory");
-		}
-		r->retired[r->nretired++] = r->meta[m->id];
-	}
-	m->desc = rasp_nt_find_desc(m->provider, m->event_id, m->version);
-	r->meta[m->id] = m;
+	rec->m = (struct rasp_nt_meta){
+	    .id = id,
+	    .provider = rec->m.provider,
+	    .name = rec->m.name,
+	    .event_id = m->event_id,
+	    .version = m->version,
+	    .level = m->level,
+	    .keywords = m->keywords,
+	    .desc = rasp_nt_find_desc(rec->m.provider, m->event_id, m->version),
+	};
+	r->st.metadata_defined++;
+	r->st.metadata_bytes += rec->bytes;
+	if (r->st.metadata_bytes > r->st.metadata_bytes_peak)
+		r->st.metadata_bytes_peak = r->st.metadata_bytes;
+	if (r->meta[id])
+		rasp__nt_meta_unref(r, &r->meta[id]->m);
+	r->meta[id] = rec;
 	return 0;
-}
-
-/* A UTF-16Z string at the cursor as fresh UTF-8. */
-static char *utf16z(struct rasp_cursor *c)
-{
-	size_t k = 0, left = rasp_cursor_left(c);
-	const uint8_t *s = c->base + c->pos;
-	char *out;
-
-	while (k + 2 <= left && (s[k] | s[k + 1]))
-		k += 2;
-	if (k + 2 > left) {
-		c->failed = true;
-		return NULL;
-	}
-	out = malloc(3 * (k / 2) + 1);
-	if (out)
-		rasp_utf16le_to_utf8(s, k / 2, out, 3 * (k / 2) + 1);
-	rasp_cursor_skip(c, k + 2);
-	return out;
 }
 
 /* A V6 string (varuint32 byte length + UTF-8) as fresh, valid UTF-8. */
 char *rasp__nt_utf8v(struct rasp_cursor *c)
 {
-	uint32_t n;
-	const uint8_t *s;
+	struct raw s;
 	char *out;
 
-	if (!rasp_cursor_varuint32(c, &n) || !(s = rasp_cursor_take(c, n)))
+	if (!raw_utf8v(c, &s))
 		return NULL;
-	out = malloc(3 * (size_t)n + 1);
+	out = malloc(raw_room(&s));
 	if (out)
-		rasp_bytes_to_utf8(s, n, out, 3 * (size_t)n + 1);
+		raw_put(&s, out, raw_room(&s));
 	return out;
 }
 
@@ -105,37 +199,40 @@ char *rasp__nt_utf8v(struct rasp_cursor *c)
 int rasp__nt_v4_metadata(struct rasp_nt_reader *r, const uint8_t *p, size_t len, uint64_t at)
 {
 	struct rasp_cursor c = rasp_cursor_make(p, len, at);
-	struct rasp_nt_meta *m = calloc(1, sizeof(*m));
-	uint32_t id = 0, eid = 0, version = 0, level = 0;
-	uint64_t kw = 0;
+	struct rasp_nt_meta m = {0};
+	struct raw provider, name;
 
-	if (!m)
-		return fail(r, at, "out of memory");
-	rasp_cursor_u32le(&c, &id);
-	m->provider = utf16z(&c);
-	rasp_cursor_u32le(&c, &eid);
-	m->name = utf16z(&c);
-	rasp_cursor_u64le(&c, &kw);
-	rasp_cursor_u32le(&c, &version);
-	rasp_cursor_u32le(&c, &level);
-	if (c.failed || !m->provider || !m->name) {
-		rasp__nt_meta_free(m);
+	rasp_cursor_u32le(&c, &m.id);
+	raw_utf16z(&c, &provider);
+	rasp_cursor_u32le(&c, &m.event_id);
+	raw_utf16z(&c, &name);
+	rasp_cursor_u64le(&c, &m.keywords);
+	rasp_cursor_u32le(&c, &m.version);
+	rasp_cursor_u32le(&c, &m.level);
+	if (c.failed)
 		return fail(r, rasp_cursor_offset(&c), "metadata record cut short");
-	}
-	*m = (struct rasp_nt_meta){id, m->provider, m->name, eid, version, level, kw, NULL};
-	return meta_put(r, at, m);
+	return meta_put(r, at, &m, &provider, &name);
+}
+
+/* A V6 string skipped; false when cut short. */
+static bool skip_utf8v(struct rasp_cursor *c)
+{
+	struct raw s;
+
+	return raw_utf8v(c, &s);
 }
 
 int rasp__nt_v6_metadata_row(struct rasp_nt_reader *r, struct rasp_cursor *c)
 {
-	struct rasp_nt_meta *m = calloc(1, sizeof(*m));
+	struct rasp_nt_meta m = {0};
+	struct raw provider, name;
 	uint16_t nfields = 0, optsize = 0;
 	uint64_t at = rasp_cursor_offset(c);
+	const uint8_t *opt;
+	struct rasp_cursor o;
 
-	if (!m)
-		return fail(r, at, "out of memory");
-	if (!rasp_cursor_varuint32(c, &m->id) || !(m->provider = rasp__nt_utf8v(c)) ||
-	    !rasp_cursor_varuint32(c, &m->event_id) || !(m->name = rasp__nt_utf8v(c)) ||
+	if (!rasp_cursor_varuint32(c, &m.id) || !raw_utf8v(c, &provider) ||
+	    !rasp_cursor_varuint32(c, &m.event_id) || !raw_utf8v(c, &name) ||
 	    !rasp_cursor_u16le(c, &nfields))
 		goto cut;
 	for (uint16_t i = 0; i < nfields; i++) {
@@ -144,60 +241,48 @@ int rasp__nt_v6_metadata_row(struct rasp_nt_reader *r, struct rasp_cursor *c)
 		if (!rasp_cursor_u16le(c, &size) || !rasp_cursor_skip(c, size))
 			goto cut;
 	}
-	if (!rasp_cursor_u16le(c, &optsize))
+	if (!rasp_cursor_u16le(c, &optsize) || !(opt = rasp_cursor_take(c, optsize)))
 		goto cut;
-	{
-		const uint8_t *opt = rasp_cursor_take(c, optsize);
-		struct rasp_cursor o =
-		    rasp_cursor_make(opt, opt ? optsize : 0, rasp_cursor_offset(c));
+	o = rasp_cursor_make(opt, optsize, rasp_cursor_offset(c) - optsize);
+	while (rasp_cursor_left(&o)) {
+		uint8_t kind = 0, b = 0;
 
-		if (!opt)
-			goto cut;
-		while (rasp_cursor_left(&o)) {
-			uint8_t kind = 0, b = 0;
-			char *s1, *s2;
-
-			rasp_cursor_u8(&o, &kind);
-			switch (kind) {
-			case 1: /* opcode */
-				rasp_cursor_u8(&o, &b);
-				break;
-			case 3:
-				rasp_cursor_u64le(&o, &m->keywords);
-				break;
-			case 4: /* message template */
-			case 5: /* description */
-				free(rasp__nt_utf8v(&o));
-				break;
-			case 6:
-				s1 = rasp__nt_utf8v(&o);
-				s2 = rasp__nt_utf8v(&o);
-				free(s1);
-				free(s2);
-				break;
-			case 7:
-				rasp_cursor_skip(&o, 16);
-				break;
-			case 8:
-				rasp_cursor_u8(&o, &b);
-				m->level = b;
-				break;
-			case 9:
-				rasp_cursor_u8(&o, &b);
-				m->version = b;
-				break;
-			default:
-				rasp__nt_meta_free(m);
-				return fail(r, rasp_cursor_offset(&o) - 1,
-					    "unknown optional metadata kind %u", kind);
-			}
-			if (o.failed)
-				goto cut;
+		rasp_cursor_u8(&o, &kind);
+		switch (kind) {
+		case 1: /* opcode */
+			rasp_cursor_u8(&o, &b);
+			break;
+		case 3:
+			rasp_cursor_u64le(&o, &m.keywords);
+			break;
+		case 4: /* message template */
+		case 5: /* description */
+			skip_utf8v(&o);
+			break;
+		case 6: /* a key and a value */
+			skip_utf8v(&o);
+			skip_utf8v(&o);
+			break;
+		case 7: /* provider GUID */
+			rasp_cursor_skip(&o, 16);
+			break;
+		case 8:
+			rasp_cursor_u8(&o, &b);
+			m.level = b;
+			break;
+		case 9:
+			rasp_cursor_u8(&o, &b);
+			m.version = b;
+			break;
+		default:
+			return fail(r, rasp_cursor_offset(&o) - 1,
+				    "unknown optional metadata kind %u", kind);
 		}
+		if (o.failed)
+			goto cut;
 	}
-	return meta_put(r, at, m);
+	return meta_put(r, at, &m, &provider, &name);
 cut:
-	rasp__nt_meta_free(m);
 	return fail(r, at, "metadata row cut short");
 }
 

@@ -1,9 +1,9 @@
-/* The NetTrace reader (nettrace-read.h): the V4/V5 container (FastSerialization objects) and
- * V6 blocks, read one block at a time into memory and parsed through the cursor; event
- * headers (compressed and not), metadata, stacks, sequence points, V6 threads. Events are
- * queued and handed out in timestamp order: within a capture thread they already are, and an
- * IsSorted event, a sequence point or the end says when nothing older can follow (TraceEvent's
- * rule). Memory: the events between two such points, and one block. */
+/* The NetTrace reader (nettrace-read.h): the V4/V5 container and V6 blocks, read a block at a
+ * time and parsed through the cursor, an event block one event per step. Events go out in
+ * timestamp order: within a capture thread they already are, and an IsSorted event, a sequence
+ * point or the end says when nothing older can follow (TraceEvent's rule). Memory: what waits
+ * until then, the region's stacks, the metadata and threads in use and one block, each within
+ * a limit (rasp_nt_limits) past which a file is refused. */
 #include "nettrace-read.h"
 
 #include <errno.h>
@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "index.h"
 #include "nettrace-format.h"
@@ -102,9 +104,11 @@ static int v4_object(struct rasp_nt_reader *r)
 			return feof(r->f) ? 2 : -1;
 		size = (uint32_t)sz[0] | (uint32_t)sz[1] << 8 | (uint32_t)sz[2] << 16 |
 		       (uint32_t)sz[3] << 24;
-		if (size > MAX_BLOCK)
-			return rasp__nt_fail(r, r->off - 4, "%s of %" PRIu32 " bytes (at most %u)",
-					     name, size, MAX_BLOCK);
+		if (size > r->lim.block_bytes)
+			return rasp__nt_fail(r, r->off - 4,
+					     "%s of %" PRIu32 " bytes (limit block_bytes = %" PRIu32
+					     ")",
+					     name, size, r->lim.block_bytes);
 		/* Content is 4-byte aligned from the start of the stream. */
 		if (read_exact(r, pad, (4 - r->off % 4) % 4))
 			return feof(r->f) ? 2 : -1;
@@ -139,6 +143,11 @@ static int v6_block(struct rasp_nt_reader *r)
 		return rc > 0 ? 2 : (feof(r->f) ? 2 : -1);
 	size = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16;
 	kind = h[3];
+	if (size > r->lim.block_bytes)
+		return rasp__nt_fail(r, at,
+				     "block of kind %" PRIu32 " of %" PRIu32
+				     " bytes (limit block_bytes = %" PRIu32 ")",
+				     kind, size, r->lim.block_bytes);
 	buf = block_buffer(r, size ? size : 1);
 	if (!buf)
 		return rasp__nt_fail(r, at, "out of memory");
@@ -191,6 +200,7 @@ static struct rasp_nt_reader *trace_first(struct rasp_nt_reader *r, char *err, s
 	uint64_t at = r->off;
 	int rc = r->info.format == 6 ? v6_block(r) : v4_object(r);
 
+	r->region_at = r->off;
 	if (rc != 0 || r->info.frequency == 0) {
 		if (r->failed)
 			snprintf(err, errlen, "%s", r->err);
@@ -204,7 +214,53 @@ static struct rasp_nt_reader *trace_first(struct rasp_nt_reader *r, char *err, s
 	return r;
 }
 
+void rasp_nt_limits_default(struct rasp_nt_limits *l)
+{
+	*l = (struct rasp_nt_limits){
+	    .block_bytes = UINT32_C(64) << 20,
+	    .event_bytes = UINT32_C(1) << 20,
+	    .stack_frames = 4096,
+	    .kept_frames = 100,
+	    .stack_bytes = UINT64_C(64) << 20,
+	    .held_events = UINT64_C(1) << 20,
+	    .held_bytes = UINT64_C(256) << 20,
+	    .metadata_ids = UINT32_C(1) << 20,
+	    .metadata_bytes = UINT64_C(64) << 20,
+	    .threads = UINT32_C(1) << 22,
+	};
+}
+
+/* The caller's limits, each 0 replaced by its default. */
+static struct rasp_nt_limits limits_of(const struct rasp_nt_limits *l)
+{
+	struct rasp_nt_limits d, o;
+
+	rasp_nt_limits_default(&d);
+	if (!l)
+		return d;
+	o = *l;
+#define DEFAULT(f) (o.f = o.f ? o.f : d.f)
+	DEFAULT(block_bytes);
+	DEFAULT(event_bytes);
+	DEFAULT(stack_frames);
+	DEFAULT(kept_frames);
+	DEFAULT(stack_bytes);
+	DEFAULT(held_events);
+	DEFAULT(held_bytes);
+	DEFAULT(metadata_ids);
+	DEFAULT(metadata_bytes);
+	DEFAULT(threads);
+#undef DEFAULT
+	return o;
+}
+
 struct rasp_nt_reader *rasp_nt_open(const char *path, char *err, size_t errlen)
+{
+	return rasp_nt_open_limited(path, NULL, err, errlen);
+}
+
+struct rasp_nt_reader *rasp_nt_open_limited(const char *path, const struct rasp_nt_limits *l,
+					    char *err, size_t errlen)
 {
 	struct rasp_nt_reader *r = calloc(1, sizeof(*r));
 	uint8_t head[RASP_NT_MAGIC_LEN + 4 + RASP_NT_FS_HEADER_LEN];
@@ -214,6 +270,11 @@ struct rasp_nt_reader *rasp_nt_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
+	r->lim = limits_of(l);
+	/* Ids from the file go through the hash tables: with a seed it cannot know, it cannot
+	 * choose ids that collide. The clock and an address when getrandom fails. */
+	if (getrandom(&r->seed, sizeof(r->seed), GRND_NONBLOCK) != (ssize_t)sizeof(r->seed))
+		r->seed = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)r ^ (uint64_t)clock();
 	r->f = fopen(path, "rbe");
 	if (!r->f) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -260,24 +321,18 @@ void rasp_nt_close(struct rasp_nt_reader *r)
 		return;
 	if (r->f)
 		fclose(r->f);
-	for (size_t i = 0; i < r->nmeta; i++)
-		rasp__nt_meta_free(r->meta[i]);
-	free(r->meta);
-	for (size_t i = 0; i < r->nretired; i++)
-		rasp__nt_meta_free(r->retired[i]);
-	free(r->retired);
-	rasp__nt_stacks_clear(r);
-	free(r->stacks);
-	free(r->seqs);
-	free(r->threads);
 	while (r->nheap) {
 		struct queued q = rasp__nt_dequeue(r);
 
-		rasp__nt_queued_free(&q);
+		rasp__nt_queued_free(r, &q);
 	}
 	free(r->heap);
 	if (r->have_out)
-		rasp__nt_queued_free(&r->out);
+		rasp__nt_queued_free(r, &r->out);
+	rasp__nt_stacks_clear(r);
+	free(r->stacks);
+	rasp__nt_meta_flush(r);
+	rasp__nt_threads_free(r);
 	free(r->block);
 	free(r->path);
 	free(r);
@@ -308,10 +363,17 @@ uint64_t rasp_nt_events(const struct rasp_nt_reader *r)
 	return r->events;
 }
 
+const struct rasp_nt_stats *rasp_nt_stats(const struct rasp_nt_reader *r)
+{
+	return &r->st;
+}
+
 int rasp_nt_next(struct rasp_nt_reader *r, struct rasp_nt_item *item)
 {
+	static const uint8_t empty[1];
+
 	if (r->have_out) {
-		rasp__nt_queued_free(&r->out);
+		rasp__nt_queued_free(r, &r->out);
 		r->have_out = false;
 	}
 	for (;;) {
@@ -320,12 +382,12 @@ int rasp_nt_next(struct rasp_nt_reader *r, struct rasp_nt_item *item)
 		if (r->failed)
 			return -1;
 		/* Ready: the oldest queued event, once nothing older can come. */
-		if (r->nheap &&
-		    (r->done || r->heap[0].ev.timestamp <= r->mark || r->nheap > MAX_QUEUE)) {
+		if (r->nheap && (r->done || r->heap[0].ev.timestamp <= r->mark)) {
 			r->out = rasp__nt_dequeue(r);
 			r->have_out = true;
-			r->out.ev.payload = r->out.payload;
-			r->out.ev.stack = r->out.stack;
+			r->out.ev.payload = r->out.payload ? r->out.payload : empty;
+			r->out.ev.stack = r->out.stack ? r->out.stack->ips : NULL;
+			rasp__nt_queue_shrink(r);
 			*item =
 			    (struct rasp_nt_item){.kind = RASP_NT_ITEM_EVENT, .event = r->out.ev};
 			return 1;
@@ -336,6 +398,12 @@ int rasp_nt_next(struct rasp_nt_reader *r, struct rasp_nt_item *item)
 			    .kind = RASP_NT_ITEM_LOST, .lost = r->lost, .lost_at = r->last_ts};
 			r->lost = 0;
 			return 1;
+		}
+		/* The block being read first, also after the end of a file cut short. */
+		if (r->blk_active) {
+			if (rasp__nt_next_event(r))
+				return -1;
+			continue;
 		}
 		if (r->done)
 			return 0;

@@ -1,6 +1,7 @@
 /* The NetTrace reader's shared state (nettrace-internal.h), below the files that parse: its
  * first error, with the file and the offset, and the events it holds for time order (a
- * min-heap by timestamp, then arrival, so equal timestamps keep the file's order). */
+ * min-heap by timestamp, then arrival, so equal timestamps keep the file's order) within the
+ * limits held_events and held_bytes. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,18 +32,60 @@ static bool before(const struct queued *a, const struct queued *b)
 	       (a->ev.timestamp == b->ev.timestamp && a->arrival < b->arrival);
 }
 
+/* The held events' cost: the heap's array (its capacity: it follows the peak until it
+ * drains) and their payloads. */
+static uint64_t held_bytes(const struct rasp_nt_reader *r, size_t cap)
+{
+	return (uint64_t)cap * sizeof(struct queued) + r->held_payload;
+}
+
+static void note_held(struct rasp_nt_reader *r)
+{
+	r->st.held_events = r->nheap;
+	r->st.held_bytes = held_bytes(r, r->capheap);
+	if (r->st.held_events > r->st.held_events_peak)
+		r->st.held_events_peak = r->st.held_events;
+	if (r->st.held_bytes > r->st.held_bytes_peak)
+		r->st.held_bytes_peak = r->st.held_bytes;
+}
+
 int rasp__nt_queue(struct rasp_nt_reader *r, struct queued *q)
 {
-	size_t i;
+	size_t i, cap = r->capheap;
+	uint64_t at = q->ev.offset;
 
-	if (rasp_array_grow((void **)&r->heap, &r->capheap, r->nheap, sizeof(*r->heap)))
-		return -1;
+	if (r->nheap >= r->lim.held_events) {
+		rasp__nt_queued_free(r, q);
+		return rasp__nt_fail(r, at,
+				     "more than %" PRIu64 " events held for time order (limit "
+				     "held_events = %" PRIu64 "): no sorted event or sequence "
+				     "point since offset %" PRIu64 " lets them go",
+				     r->lim.held_events, r->lim.held_events, r->region_at);
+	}
+	if (r->nheap == cap)
+		cap = cap ? 2 * cap : 16;
+	if (held_bytes(r, cap) + q->ev.payload_len > r->lim.held_bytes) {
+		uint64_t want = held_bytes(r, cap) + q->ev.payload_len;
+
+		rasp__nt_queued_free(r, q);
+		return rasp__nt_fail(r, at,
+				     "%" PRIu64 " events held for time order would take %" PRIu64
+				     " bytes (limit held_bytes = %" PRIu64 "): no sorted event or "
+				     "sequence point since offset %" PRIu64 " lets them go",
+				     (uint64_t)r->nheap + 1, want, r->lim.held_bytes, r->region_at);
+	}
+	if (rasp_array_grow((void **)&r->heap, &r->capheap, r->nheap, sizeof(*r->heap))) {
+		rasp__nt_queued_free(r, q);
+		return rasp__nt_fail(r, at, "out of memory (%zu events held)", r->nheap);
+	}
+	r->held_payload += q->ev.payload_len;
 	i = r->nheap++;
 	while (i > 0 && before(q, &r->heap[(i - 1) / 2])) {
 		r->heap[i] = r->heap[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
 	r->heap[i] = *q;
+	note_held(r);
 	return 0;
 }
 
@@ -65,13 +108,29 @@ struct queued rasp__nt_dequeue(struct rasp_nt_reader *r)
 	}
 	if (r->nheap)
 		r->heap[i] = last;
+	r->held_payload -= top.ev.payload_len;
+	note_held(r);
 	return top;
 }
 
-void rasp__nt_queued_free(struct queued *q)
+void rasp__nt_queue_shrink(struct rasp_nt_reader *r)
+{
+	/* A small array stays: most regions hold a few events. */
+	if (r->nheap == 0 && r->capheap > 1024) {
+		free(r->heap);
+		r->heap = NULL;
+		r->capheap = 0;
+		note_held(r);
+	}
+}
+
+void rasp__nt_queued_free(struct rasp_nt_reader *r, struct queued *q)
 {
 	free(q->payload);
-	free(q->stack);
 	q->payload = NULL;
+	rasp__nt_stack_unref(r, q->stack);
 	q->stack = NULL;
+	if (q->ev.meta)
+		rasp__nt_meta_unref(r, q->ev.meta);
+	q->ev.meta = NULL;
 }

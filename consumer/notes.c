@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,85 @@ static int assumed_notes(const struct rasp_tally *t, const char *mean_flag, stru
 	return ret;
 }
 
+/* What the tally read: EventPipe files declare their process's mean (rasp_tally_declare_mean,
+ * one process a file); anything else (a CTF trace, an lttng-live session) does not. An input
+ * that gave no event at all counts as CTF unless every input is accounted for by a file. */
+static void input_kinds(const struct rasp_tally *t, bool *eventpipe, bool *ctf)
+{
+	size_t declared = 0, other = 0;
+
+	for (size_t i = 0; i < t->nprocs; i++)
+		t->procs[i].declared ? declared++ : other++;
+	*eventpipe = declared > 0;
+	*ctf = other > 0 || declared == 0 || t->ninputs > declared;
+}
+
+static bool only_eventpipe(const struct rasp_tally *t)
+{
+	bool eventpipe, ctf;
+
+	input_kinds(t, &eventpipe, &ctf);
+	return eventpipe && !ctf;
+}
+
+/* How to record AllocationSampled, for the kinds of input read. */
+#define EVENTPIPE_HINT                                                                             \
+	"record with dotnet-trace collect --providers "                                            \
+	"Microsoft-Windows-DotNETRuntime:0x80000000000:4 (the AllocationSampling keyword, .NET "   \
+	"10 and later; rasp record -p PID asks for it), or start the program with "                \
+	"DOTNET_EnableEventPipe=1 and "                                                            \
+	"DOTNET_EventPipeConfig=Microsoft-Windows-DotNETRuntime:0x80000000000:4"
+#define LTTNG_HINT                                                                                 \
+	"was the event enabled (lttng enable-event -u %s), and does the program allocate "         \
+	"through librasp, or run .NET with DOTNET_EnableEventLog=1 and the sampling keyword?"
+
+/* The no-samples note of an input that holds events, none of them samples. */
+static int no_samples_note(const struct rasp_tally *t, struct rasp_notes *n)
+{
+	uint64_t events = t->other_events + t->ticks_total + t->configured;
+	bool eventpipe, ctf;
+
+	input_kinds(t, &eventpipe, &ctf);
+	if (!eventpipe)
+		return add(n, "no-samples",
+			   "no %s events among the %" PRIu64 " events read: " LTTNG_HINT,
+			   RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG, events,
+			   RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
+	if (!ctf)
+		return add(
+		    n, "no-samples",
+		    "no AllocationSampled events among the %" PRIu64
+		    " events of the EventPipe input: it was recorded without the "
+		    "AllocationSampling keyword (0x80000000000) of "
+		    "Microsoft-Windows-DotNETRuntime, or from a .NET older than 10; " EVENTPIPE_HINT
+		    ".",
+		    events);
+	return add(n, "no-samples",
+		   "no %s events among the %" PRIu64
+		   " events read: for the EventPipe files, " EVENTPIPE_HINT
+		   "; for the LTTng traces, " LTTNG_HINT,
+		   RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG, events,
+		   RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
+}
+
+/* The no-samples note of an input without any event. */
+static int no_events_note(const struct rasp_tally *t, struct rasp_notes *n)
+{
+	bool eventpipe, ctf;
+
+	input_kinds(t, &eventpipe, &ctf);
+	if (eventpipe && !ctf)
+		return add(n, "no-samples",
+			   "the EventPipe input holds no events at all: the program allocated "
+			   "nothing while it was recorded, or the session enabled none of its "
+			   "events; " EVENTPIPE_HINT ".");
+	return add(n, "no-samples",
+		   "the input holds no events at all: the traced program emitted none (does it "
+		   "allocate through librasp, and did a session enable %s?)%s",
+		   RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+		   eventpipe ? "; for the EventPipe files, " EVENTPIPE_HINT "." : ".");
+}
+
 const char *rasp_note_code(const char *code)
 {
 	static const char *const codes[] = {"lost-data", "skipped-events", "assumed-mean",
@@ -150,7 +230,17 @@ int rasp_notes_build(const struct rasp_tally *t, const struct rasp_rows *rows,
 			"to be trusted.",
 			rows->contradictions, rows->contradictions == 1 ? " lies" : "s lie",
 			rows->contradictions == 1 ? "its" : "their");
-	if (!ret && rows && rows->unplaced_samples)
+	if (!ret && rows && rows->unplaced_samples && only_eventpipe(t))
+		ret =
+		    add(out, "unplaced-frames",
+			"%" PRIu64 " of the %" PRIu64 " samples with a stack were allocated in "
+			"code that no method event of the input names (shown as [no object] "
+			"0x...): the file lacks the MethodLoadVerbose events of those methods "
+			"(the runtime's Jit and Loader keywords, 0x18) and the rundown that names "
+			"the methods still alive at its end, which rasp record -p asks for, so "
+			"their sites cannot be named.",
+			rows->unplaced_samples, rows->stacked_samples);
+	else if (!ret && rows && rows->unplaced_samples)
 		ret =
 		    add(out, "unplaced-frames",
 			"%" PRIu64 " of the %" PRIu64 " samples with a stack were allocated in "
@@ -176,20 +266,9 @@ int rasp_notes_build(const struct rasp_tally *t, const struct rasp_rows *rows,
 				"section is all it holds.",
 				RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG, t->ticks_total);
 		else if (t->other_events || t->configured)
-			ret = add(out, "no-samples",
-				  "no %s events among the %" PRIu64
-				  " events read: was the event enabled (lttng enable-event -u "
-				  "%s), and does the program allocate through librasp, or run "
-				  ".NET with DOTNET_EnableEventLog=1 and the sampling keyword?",
-				  RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
-				  t->other_events + t->ticks_total + t->configured,
-				  RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
+			ret = no_samples_note(t, out);
 		else
-			ret = add(out, "no-samples",
-				  "the input holds no events at all: the traced program emitted "
-				  "none (does it allocate through librasp, and did a session "
-				  "enable %s?).",
-				  RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG);
+			ret = no_events_note(t, out);
 	}
 	if (ret)
 		rasp_notes_free(out);

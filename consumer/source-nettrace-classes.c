@@ -1,8 +1,10 @@
 /* source.rasp.nettrace's classes (see source-nettrace.c): the trace, clock and stream
  * classes and the stream; event classes named and laid out as CoreCLR's LTTng events for the
- * events rasp knows, named "Provider:id" with no fields for the others, and the ClrStackWalk
- * class of the file's stacks. */
+ * events rasp knows, named "Provider:id" with no fields for the others, each made once per
+ * (name, layout) and found again by the current definition of an event's metadata id (which
+ * V6 may redefine); and the ClrStackWalk class of the file's stacks. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,54 +87,194 @@ error:
 	return NULL;
 }
 
-/* Room in the class table for id. */
-static bool classes_reserve(struct iter *it, size_t id)
-{
-	if (id < it->nclasses)
-		return true;
-	{
-		size_t n = id + 64;
-		bt_event_class **v = realloc(it->classes, n * sizeof(*v));
+/* A flag of by_id[]: the metadata id is already some class's id. */
+#define ID_TAKEN (UINT32_C(1) << 31)
 
-		if (!v)
-			return false;
-		memset(v + it->nclasses, 0, (n - it->nclasses) * sizeof(*v));
-		it->classes = v;
-		it->nclasses = n;
-	}
-	return true;
+/* A class whose metadata id is some class's id already gets one from the top of the 32-bit
+ * range down (metadata ids are small), skipping metadata ids in use: CTF readers keep event
+ * class ids in 32 bits (babeltrace2 2.0's source.ctf.fs took 2^32 + 1 for 1). */
+static uint64_t extra_class_id(struct iter *it)
+{
+	while (it->next_extra_id < it->nby_id && (it->by_id[it->next_extra_id] & ID_TAKEN))
+		it->next_extra_id--;
+	return it->next_extra_id--;
 }
 
-/* The event class of a metadata record: the manifest's layout, or a named one with no
- * fields ("Provider:id" with LTTng's provider naming) for events rasp does not decode. */
-bt_event_class *rasp__nt_source_event_class(struct iter *it, const struct rasp_nt_meta *m)
+/* Whether class id `id` (a metadata id) is taken: by the first class of that metadata id, or
+ * as an extra id. */
+static bool class_id_taken(const struct iter *it, uint32_t id)
 {
-	const struct rasp_event_desc *d = m->desc;
-	char name[256];
+	return id > it->next_extra_id || (id < it->nby_id && (it->by_id[id] & ID_TAKEN));
+}
 
-	if (m->id < it->nclasses && it->classes[m->id])
-		return it->classes[m->id];
-	if (!classes_reserve(it, m->id))
-		return NULL;
-	if (d) {
-		/* A later version appends fields: its known prefix decodes as this one. */
-		snprintf(name, sizeof(name), "%s", d->lttng);
-	} else {
-		const char *p = m->provider;
-		size_t k = 0;
+/* FNV-1a of a class's key: its name and layout. */
+static size_t class_hash(const char *name, const struct rasp_event_desc *d)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
 
-		/* CoreCLR's LTTng naming: no Microsoft-/Windows-, '-' becomes '_'. */
-		if (!strncmp(p, "Microsoft-", 10))
-			p += 10;
-		if (!strncmp(p, "Windows-", 8))
-			p += 8;
-		for (; *p && k < sizeof(name) - 32; p++)
-			name[k++] = *p == '-' ? '_' : *p;
-		snprintf(name + k, sizeof(name) - k, ":%" PRIu32 "_V%" PRIu32, m->event_id,
-			 m->version);
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * UINT64_C(1099511628211);
+	h = (h ^ (uintptr_t)d) * UINT64_C(1099511628211);
+	return (size_t)(h ^ h >> 29);
+}
+
+/* The index slot of (name, d): the class's, or the empty one where it would go. */
+static uint32_t *class_slot(struct iter *it, const char *name, const struct rasp_event_desc *d)
+{
+	size_t mask = it->capindex - 1;
+
+	/* The index is at most half full: the probe ends at an empty slot. */
+	for (size_t i = class_hash(name, d) & mask;; i = (i + 1) & mask) {
+		uint32_t *s = &it->class_index[i];
+		const struct nt_class *c = *s ? &it->classes[*s - 1] : NULL;
+
+		if (!c || (c->desc == d && strcmp(c->name, name) == 0))
+			return s;
 	}
-	it->classes[m->id] = make_class(it, m->id, name, d);
-	return it->classes[m->id];
+}
+
+/* Room for one more class in the table and the index. */
+static int classes_reserve(struct iter *it)
+{
+	if (it->nclasses == it->capclasses) {
+		size_t n = it->capclasses ? it->capclasses * 2 : 64;
+		struct nt_class *v = realloc(it->classes, n * sizeof(*v));
+
+		if (!v)
+			return -1;
+		it->classes = v;
+		it->capclasses = n;
+	}
+	if (2 * (it->nclasses + 1) > it->capindex) {
+		size_t n = it->capindex ? it->capindex * 2 : 128;
+		uint32_t *v = calloc(n, sizeof(*v)), *old = it->class_index;
+
+		if (!v)
+			return -1;
+		it->class_index = v;
+		it->capindex = n;
+		for (size_t i = 0; i < it->nclasses; i++)
+			*class_slot(it, it->classes[i].name, it->classes[i].desc) = (uint32_t)i + 1;
+		free(old);
+	}
+	return 0;
+}
+
+/* Room in by_id for id. */
+static int by_id_reserve(struct iter *it, uint32_t id)
+{
+	if (id < it->nby_id)
+		return 0;
+	{
+		size_t n = (size_t)id + 64;
+		uint32_t *v = realloc(it->by_id, n * sizeof(*v));
+
+		if (!v)
+			return -1;
+		memset(v + it->nby_id, 0, (n - it->nby_id) * sizeof(*v));
+		it->by_id = v;
+		it->nby_id = n;
+	}
+	return 0;
+}
+
+/* Whether class c is what definition m names (its name depends on these alone). */
+static bool class_fits(const struct nt_class *c, const struct rasp_nt_meta *m)
+{
+	if (c->desc || m->desc)
+		return c->desc == m->desc;
+	return c->event_id == m->event_id && c->version == m->version &&
+	       strcmp(c->provider, m->provider) == 0;
+}
+
+/* The class name of a definition: the manifest's LTTng name, or "Provider:id_Vversion" with
+ * CoreCLR's LTTng provider naming for events rasp does not decode. */
+static void class_name(const struct rasp_nt_meta *m, char *name, size_t cap)
+{
+	const char *p = m->provider;
+	size_t k = 0;
+
+	if (m->desc) {
+		/* A later version appends fields: its known prefix decodes as this one. */
+		snprintf(name, cap, "%s", m->desc->lttng);
+		return;
+	}
+	/* No Microsoft-/Windows-, '-' becomes '_'. */
+	if (!strncmp(p, "Microsoft-", 10))
+		p += 10;
+	if (!strncmp(p, "Windows-", 8))
+		p += 8;
+	for (; *p && k < cap - 32; p++)
+		name[k++] = *p == '-' ? '_' : *p;
+	snprintf(name + k, cap - k, ":%" PRIu32 "_V%" PRIu32, m->event_id, m->version);
+}
+
+bt_event_class *rasp__nt_source_event_class(struct iter *it, const struct rasp_nt_meta *m,
+					    uint64_t offset)
+{
+	uint32_t *by, *slot;
+	struct nt_class *c;
+	char name[256];
+	uint64_t id;
+
+	if (m->id < it->nby_id && (it->by_id[m->id] & ~ID_TAKEN)) {
+		c = &it->classes[(it->by_id[m->id] & ~ID_TAKEN) - 1];
+		if (class_fits(c, m))
+			return c->ec;
+	}
+	if (by_id_reserve(it, m->id) || classes_reserve(it))
+		goto oom;
+	by = &it->by_id[m->id];
+	class_name(m, name, sizeof(name));
+	slot = class_slot(it, name, m->desc);
+	if (*slot) {
+		/* Redefined as an event some class already stands for. */
+		*by = (*by & ID_TAKEN) | *slot;
+		return it->classes[*slot - 1].ec;
+	}
+	if (it->nclasses >= RASP_NT_MAX_CLASSES) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
+		    it->self,
+		    "%s: at offset %" PRIu64 ": metadata id %" PRIu32 " (%s): more than %u "
+		    "distinct event classes (a corrupt or hostile file)",
+		    it->path, offset, m->id, name, RASP_NT_MAX_CLASSES);
+		return NULL;
+	}
+	/* The metadata id as class id the first time, so ids read as the file's. */
+	id = class_id_taken(it, m->id) ? extra_class_id(it) : m->id;
+	c = &it->classes[it->nclasses];
+	*c = (struct nt_class){.desc = m->desc, .event_id = m->event_id, .version = m->version};
+	c->name = strdup(name);
+	c->provider = strdup(m->provider);
+	if (c->name && c->provider)
+		c->ec = make_class(it, id, name, m->desc);
+	if (!c->ec) {
+		free(c->name);
+		free(c->provider);
+		goto oom;
+	}
+	it->nclasses++;
+	*slot = (uint32_t)it->nclasses;
+	*by = (id == m->id ? ID_TAKEN : *by & ID_TAKEN) | (uint32_t)it->nclasses;
+	return c->ec;
+oom:
+	BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
+	    it->self, "%s: at offset %" PRIu64 ": out of memory for event classes", it->path,
+	    offset);
+	return NULL;
+}
+
+void rasp__nt_source_classes_free(struct iter *it)
+{
+	for (size_t i = 0; i < it->nclasses; i++) {
+		bt_event_class_put_ref(it->classes[i].ec);
+		free(it->classes[i].name);
+		free(it->classes[i].provider);
+	}
+	free(it->classes);
+	free(it->class_index);
+	free(it->by_id);
+	bt_event_class_put_ref(it->stack_class);
 }
 
 /* Trace, clock, stream classes and the stream. The clock counts the file's ticks; its
@@ -146,6 +288,7 @@ int rasp__nt_source_make_stream(struct iter *it)
 	int64_t secs;
 	uint64_t cycles;
 
+	it->next_extra_id = UINT32_MAX;
 	it->tc = bt_trace_class_create(comp);
 	it->cc = bt_clock_class_create(comp);
 	if (!it->tc || !it->cc)
@@ -170,7 +313,8 @@ int rasp__nt_source_make_stream(struct iter *it)
 		return -1;
 	bt_stream_class_set_assigns_automatic_event_class_id(it->sc, BT_FALSE);
 	bt_stream_class_set_default_clock_class(it->sc, it->cc);
-	bt_stream_class_set_supports_packets(it->sc, BT_TRUE, BT_FALSE, BT_FALSE);
+	/* Packets with times, as CTF wants them to place losses (source-nettrace.c). */
+	bt_stream_class_set_supports_packets(it->sc, BT_TRUE, BT_TRUE, BT_TRUE);
 	bt_stream_class_set_supports_discarded_events(it->sc, BT_TRUE, BT_TRUE);
 	for (int i = 0; i < 2; i++) {
 		bt_field_class *id = bt_field_class_integer_signed_create(it->tc);
@@ -210,9 +354,7 @@ bt_event_class *rasp__nt_source_stack_class(struct iter *it)
 {
 	const struct rasp_event_desc *d = &rasp_event_descs[RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK];
 
-	if (!classes_reserve(it, STACK_CLASS_ID))
-		return NULL;
-	if (!it->classes[STACK_CLASS_ID])
-		it->classes[STACK_CLASS_ID] = make_class(it, STACK_CLASS_ID, d->lttng, d);
-	return it->classes[STACK_CLASS_ID];
+	if (!it->stack_class)
+		it->stack_class = make_class(it, STACK_CLASS_ID, d->lttng, d);
+	return it->stack_class;
 }

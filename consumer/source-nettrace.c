@@ -7,8 +7,10 @@
  * comes just before it as a DotNETRuntime:ClrStackWalk event, as rasp emits it in LTTng.
  * Other events keep their provider and id
  * in the name and carry no payload fields: counted, not decoded. Losses the sequence numbers
- * show become discarded-events messages; a file without its end marker ends with one of an
- * unknown count, so the report says events are missing. */
+ * show become discarded-events messages between timed packets, as CTF has them; a file
+ * without its end marker ends with one of an unknown count, so the report says events are
+ * missing. A corrupt file ends its stream cleanly, then fails with the offset. The source
+ * answers babeltrace.support-info for files with the NetTrace magic. */
 #include "source-nettrace.h"
 
 #include <inttypes.h>
@@ -117,9 +119,9 @@ rasp__nettrace_iter_initialize(bt_self_message_iterator *self,
 	if (!it->r || rasp__nt_source_make_stream(it)) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
 		    self, "%s", it->r ? "cannot create the trace's classes" : err);
+		/* Whatever was made, freed the one way. */
+		bt_self_message_iterator_set_data(self, it);
 		rasp__nettrace_iter_finalize(self);
-		if (!it->r)
-			free(it);
 		return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
 	}
 	it->last_ts = INT64_MIN;
@@ -133,9 +135,9 @@ void rasp__nettrace_iter_finalize(bt_self_message_iterator *self)
 
 	if (!it)
 		return;
-	for (size_t i = 0; i < it->nclasses; i++)
-		bt_event_class_put_ref(it->classes[i]);
-	free(it->classes);
+	if (it->error)
+		bt_error_release(it->error);
+	rasp__nt_source_classes_free(it);
 	bt_packet_put_ref(it->packet);
 	bt_stream_put_ref(it->stream);
 	bt_trace_put_ref(it->trace);
@@ -176,7 +178,7 @@ static bt_message *new_event(struct iter *it, bt_event_class *ec, const struct r
 static bt_message *event_message(struct iter *it, const struct rasp_nt_event *e)
 {
 	const struct rasp_nt_meta *m = e->meta;
-	bt_event_class *ec = rasp__nt_source_event_class(it, m);
+	bt_event_class *ec = rasp__nt_source_event_class(it, m, e->offset);
 	union rasp_nt_value vals[32];
 	bt_message *msg;
 	bt_field *payload;
@@ -271,23 +273,133 @@ static bt_message *stack_message(struct iter *it, const struct rasp_nt_event *e)
 	return msg;
 }
 
-/* Between two packets: what the sequence numbers (or an unknown amount, count 0 with
- * known false) say was lost, at the time of the last event. */
-static int lost_messages(struct iter *it, bt_message **out, uint64_t *n, uint64_t count, bool known)
+/* Packets, as CTF 1.8 and sink.ctf.fs take them: each has a beginning and an end time, and a
+ * loss lies between two packets, from the end of the one before to the end of the one after
+ * (whose context counts it). The loss's packet is therefore an empty one at the loss's time,
+ * and events open a packet of their own at their time when none is open. Every message's
+ * time is at or after the one before. */
+
+/* Opens a packet at ts (ticks). */
+static int packet_open(struct iter *it, bt_message **out, uint64_t *n, uint64_t ts)
 {
-	uint64_t ts = it->last_ts == INT64_MIN ? 0 : (uint64_t)it->last_ts;
+	it->packet = bt_packet_create(it->stream);
+	out[(*n)++] = it->packet ? bt_message_packet_beginning_create_with_default_clock_snapshot(
+				       it->self, it->packet, ts)
+				 : NULL;
+	return out[*n - 1] ? 0 : -1;
+}
+
+/* Closes the open packet, if any, at ts. */
+static int packet_close(struct iter *it, bt_message **out, uint64_t *n, uint64_t ts)
+{
+	if (!it->packet)
+		return 0;
+	out[(*n)++] =
+	    bt_message_packet_end_create_with_default_clock_snapshot(it->self, it->packet, ts);
+	bt_packet_put_ref(it->packet);
+	it->packet = NULL;
+	return out[*n - 1] ? 0 : -1;
+}
+
+/* What the sequence numbers (or an unknown amount: known false) say was lost, at the time of
+ * the last event (before any: at, which the clock has): at most four messages. */
+static int lost_messages(struct iter *it, bt_message **out, uint64_t *n, uint64_t count, bool known,
+			 uint64_t at)
+{
+	uint64_t ts = it->last_ts == INT64_MIN ? at : (uint64_t)it->last_ts;
 	bt_message *m;
 
-	out[(*n)++] = bt_message_packet_end_create(it->self, it->packet);
-	bt_packet_put_ref(it->packet);
+	if (packet_close(it, out, n, ts))
+		return -1;
 	m = bt_message_discarded_events_create_with_default_clock_snapshots(it->self, it->stream,
 									    ts, ts);
 	if (m && known)
 		bt_message_discarded_events_set_count(m, count);
 	out[(*n)++] = m;
-	it->packet = bt_packet_create(it->stream);
-	out[(*n)++] = it->packet ? bt_message_packet_beginning_create(it->self, it->packet) : NULL;
-	return out[*n - 3] && out[*n - 2] && out[*n - 1] ? 0 : -1;
+	if (!m || packet_open(it, out, n, ts) || packet_close(it, out, n, ts))
+		return -1;
+	it->last_ts = (int64_t)ts;
+	return 0;
+}
+
+/* Whether the clock can give ts (ticks): babeltrace2 clocks count up from their offset, in
+ * 64-bit ns. */
+static bool clock_has(const struct iter *it, int64_t ts)
+{
+	__int128 ns = it->off_ns + (__int128)ts * 1000000000 / rasp_nt_info(it->r)->frequency;
+
+	return ts >= 0 && ns <= INT64_MAX && ns >= INT64_MIN;
+}
+
+/* Where a loss before any event goes: the header's sync time, or the clock's origin when the
+ * clock cannot give that. */
+static uint64_t start_time(const struct iter *it)
+{
+	int64_t sync = rasp_nt_info(it->r)->sync_ticks;
+
+	return clock_has(it, sync) ? (uint64_t)sync : 0;
+}
+
+/* Whether ts (ticks) is a time of the clock at or after the last message's; else an error
+ * naming the file and offset. */
+static bool time_ok(struct iter *it, int64_t ts, uint64_t offset, const char *what)
+{
+	if (!clock_has(it, ts)) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
+		    it->self,
+		    "%s: at offset %" PRIu64 ": %s timestamp %" PRId64
+		    " ticks lies outside the clock's range (a corrupt header or event)",
+		    it->path, offset, what, ts);
+		return false;
+	}
+	if (it->last_ts != INT64_MIN && ts < it->last_ts) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
+		    it->self,
+		    "%s: at offset %" PRIu64 ": %s timestamp %" PRId64
+		    " ticks precedes the previous one, %" PRId64
+		    " (events out of time order: a corrupt file)",
+		    it->path, offset, what, ts, it->last_ts);
+		return false;
+	}
+	return true;
+}
+
+/* An event's messages: a packet's beginning when none is open, its stack (a known event's, as
+ * the ClrStackWalk before it) and the event. On failure (a corrupt event, or out of memory)
+ * the messages it made are taken back: 0, or -1 with an error cause. */
+static int event_messages(struct iter *it, bt_message **out, uint64_t *n,
+			  const struct rasp_nt_event *e)
+{
+	uint64_t first = *n;
+	bool opened = false;
+
+	if (!time_ok(it, e->timestamp, e->offset, "event"))
+		return -1;
+	if (!it->packet) {
+		opened = true;
+		if (packet_open(it, out, n, (uint64_t)e->timestamp))
+			goto undo;
+	}
+	if (e->stack_len && e->meta->desc) {
+		out[*n] = stack_message(it, e);
+		if (!out[*n])
+			goto undo;
+		(*n)++;
+	}
+	out[*n] = event_message(it, e);
+	if (!out[*n])
+		goto undo;
+	(*n)++;
+	it->last_ts = e->timestamp;
+	return 0;
+undo:
+	while (*n > first)
+		bt_message_put_ref(out[--*n]);
+	if (opened) {
+		bt_packet_put_ref(it->packet);
+		it->packet = NULL;
+	}
+	return -1;
 }
 
 bt_message_iterator_class_next_method_status
@@ -298,17 +410,22 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 	bt_message **out = (bt_message **)msgs;
 	uint64_t n = 0;
 
+	if (it->state == S_FAILED) {
+		bt_current_thread_move_error(it->error);
+		it->error = NULL;
+		it->state = S_DONE;
+		return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
+	}
 	if (it->state == S_DONE)
 		return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_END;
 	if (it->state == S_BEGIN) {
-		it->packet = bt_packet_create(it->stream);
 		out[n++] = bt_message_stream_beginning_create(self, it->stream);
-		out[n++] = it->packet ? bt_message_packet_beginning_create(self, it->packet) : NULL;
-		if (!out[0] || !out[1])
+		if (!out[0])
 			goto error;
 		it->state = S_EVENTS;
 	}
-	/* Room for the three messages of a loss, or the four of the end. */
+	/* Room for the four messages of a loss, or the three of an event, and then the two of a
+	 * failure's end. */
 	while (it->state == S_EVENTS && n + 4 <= capacity) {
 		struct rasp_nt_item item;
 		int rc = rasp_nt_next(it->r, &item);
@@ -316,55 +433,38 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 		if (rc < 0) {
 			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
 			    self, "%s", rasp_nt_error(it->r));
-			goto error;
+			goto failed;
 		}
 		if (rc == 0) {
 			it->state = S_END;
 			break;
 		}
 		if (item.kind == RASP_NT_ITEM_LOST) {
-			if (lost_messages(it, out, &n, item.lost, true))
+			/* Before any event: at the sequence point's time, if the clock has it. */
+			uint64_t at =
+			    clock_has(it, item.lost_at) ? (uint64_t)item.lost_at : start_time(it);
+
+			if (lost_messages(it, out, &n, item.lost, true, at))
 				goto error;
 			continue;
 		}
-		{
-			/* babeltrace2 clocks count up from their offset, in 64-bit ns. */
-			__int128 ns = it->off_ns + (__int128)item.event.timestamp * 1000000000 /
-						       rasp_nt_info(it->r)->frequency;
-
-			if (item.event.timestamp < 0 || ns > INT64_MAX || ns < INT64_MIN) {
-				BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
-				    self,
-				    "%s: at offset %" PRIu64 ": event timestamp %" PRId64
-				    " ticks lies outside the clock's range (a corrupt header or "
-				    "event)",
-				    it->path, item.event.offset, item.event.timestamp);
-				goto error;
-			}
-		}
-		/* A known event's stack goes before it, as ClrStackWalk. */
-		if (item.event.stack_len && item.event.meta->desc) {
-			out[n] = stack_message(it, &item.event);
-			if (!out[n])
-				goto error;
-			n++;
-		}
-		out[n] = event_message(it, &item.event);
-		if (!out[n])
-			goto error;
-		n++;
-		it->last_ts = item.event.timestamp;
+		if (event_messages(it, out, &n, &item.event))
+			goto failed;
 	}
 	if (it->state == S_END && n + 5 <= capacity) {
+		uint64_t end = it->last_ts == INT64_MIN ? 0 : (uint64_t)it->last_ts;
+
+		if (packet_close(it, out, &n, end))
+			goto error;
 		/* A file cut short: an unknown number of events never reached it. */
-		if (!rasp_nt_complete(it->r) && lost_messages(it, out, &n, 0, false))
+		if (!rasp_nt_complete(it->r) &&
+		    lost_messages(it, out, &n, 0, false, start_time(it)))
 			goto error;
 		if (it->src && it->src->init.ended)
 			it->src->init.ended(it->src->init.ctx, it->path, rasp_nt_complete(it->r),
 					    rasp_nt_end_offset(it->r));
-		out[n++] = bt_message_packet_end_create(self, it->packet);
 		out[n++] = bt_message_stream_end_create(self, it->stream);
-		if (!out[n - 2] || !out[n - 1])
+		if (!out[n - 1])
 			goto error;
 		it->state = S_DONE;
 	}
@@ -373,10 +473,74 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 		return it->state == S_DONE ? BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_END
 					   : BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_AGAIN;
 	return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_OK;
+failed:
+	/* A corrupt file: the events before the bad one go out in a stream ended as usual, and
+	 * the error with the next call. Sinks see whole packets and streams (sink.ctf.fs 2.0
+	 * crashes when a graph is torn down while it holds a packet open), and fail the graph
+	 * when the error comes. */
+	it->error = bt_current_thread_take_error();
+	if (packet_close(it, out, &n, it->last_ts == INT64_MIN ? 0 : (uint64_t)it->last_ts))
+		goto error;
+	out[n++] = bt_message_stream_end_create(self, it->stream);
+	if (!out[n - 1])
+		goto error;
+	it->state = S_FAILED;
+	*count = n;
+	return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_OK;
 error:
-	for (uint64_t i = 0; i < n + 1 && i < capacity; i++)
+	/* Only the n messages made by this call are ours: the slots past them still hold
+	 * messages of earlier batches, which their consumers own now. */
+	for (uint64_t i = 0; i < n; i++)
 		bt_message_put_ref(out[i]);
+	if (it->error) {
+		/* The file's error first, then why its stream could not be ended. */
+		const bt_error *now = bt_current_thread_take_error();
+
+		bt_current_thread_move_error(it->error);
+		it->error = NULL;
+		if (now)
+			bt_error_release(now);
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
+		    self, "%s: out of memory ending the stream", it->path);
+	}
+	it->state = S_DONE;
 	return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
+}
+
+bt_component_class_query_method_status
+rasp__nettrace_source_query(bt_self_component_class_source *cls, bt_private_query_executor *exec,
+			    const char *object, const bt_value *params, void *data,
+			    const bt_value **result)
+{
+	bt_self_component_class *self = bt_self_component_class_source_as_self_component_class(cls);
+	const bt_value *input, *type;
+	double weight;
+
+	(void)exec;
+	(void)data;
+	if (strcmp(object, "babeltrace.support-info") != 0)
+		return BT_COMPONENT_CLASS_QUERY_METHOD_STATUS_UNKNOWN_OBJECT;
+	input = params && bt_value_is_map(params)
+		    ? bt_value_map_borrow_entry_value_const(params, "input")
+		    : NULL;
+	type = params && bt_value_is_map(params)
+		   ? bt_value_map_borrow_entry_value_const(params, "type")
+		   : NULL;
+	if (!input || !type || !bt_value_is_string(input) || !bt_value_is_string(type)) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT_CLASS(
+		    self, "babeltrace.support-info: bad parameters: accepted=input (string), type "
+			  "(string)");
+		return BT_COMPONENT_CLASS_QUERY_METHOD_STATUS_ERROR;
+	}
+	/* A file that starts with the NetTrace magic is ours, whatever its name; directories
+	 * and strings are not. */
+	weight = strcmp(bt_value_string_get(type), "file") == 0 &&
+			 rasp_nt_is_nettrace(bt_value_string_get(input))
+		     ? 1.0
+		     : 0.0;
+	*result = bt_value_real_create_init(weight);
+	return *result ? BT_COMPONENT_CLASS_QUERY_METHOD_STATUS_OK
+		       : BT_COMPONENT_CLASS_QUERY_METHOD_STATUS_MEMORY_ERROR;
 }
 
 bt_component_class_source *rasp_nettrace_source_class_create(void)
@@ -395,7 +559,8 @@ bt_component_class_source *rasp_nettrace_source_class_create(void)
 	     bt_component_class_set_help(bt_component_class_source_as_component_class(c),
 					 RASP_NETTRACE_SOURCE_HELP) ||
 	     bt_component_class_source_set_initialize_method(c, rasp__nettrace_source_initialize) ||
-	     bt_component_class_source_set_finalize_method(c, rasp__nettrace_source_finalize))) {
+	     bt_component_class_source_set_finalize_method(c, rasp__nettrace_source_finalize) ||
+	     bt_component_class_source_set_query_method(c, rasp__nettrace_source_query))) {
 		bt_component_class_source_put_ref(c);
 		c = NULL;
 	}

@@ -13,6 +13,12 @@ rasp__nettrace_source_initialize(bt_self_component_source *self,
 				 bt_self_component_source_configuration *config,
 				 const bt_value *params, void *init_data);
 void rasp__nettrace_source_finalize(bt_self_component_source *self);
+/* Answers babeltrace.support-info (babeltrace2's auto-discovery): weight 1 for a file that
+ * starts with the NetTrace magic, 0 for anything else. */
+bt_component_class_query_method_status
+rasp__nettrace_source_query(bt_self_component_class_source *cls, bt_private_query_executor *exec,
+			    const char *object, const bt_value *params, void *data,
+			    const bt_value **result);
 bt_message_iterator_class_initialize_method_status
 rasp__nettrace_iter_initialize(bt_self_message_iterator *self,
 			       bt_self_message_iterator_configuration *config,
@@ -43,7 +49,7 @@ bt_component_class_source *rasp_nettrace_source_class_create(void);
 	"Read EventPipe .nettrace files (NetTrace V4, V5, V6) as events shaped like CoreCLR's "    \
 	"LTTng events."
 #define RASP_NETTRACE_SOURCE_HELP                                                                  \
-	"Parameters: inputs=[\"FILE.nettrace\", ...]. One output port per file. See "              \
-	"docs/eventpipe.md."
+	"Parameters: inputs=[\"FILE.nettrace\", ...]. One output port per file. Answers "          \
+	"babeltrace.support-info, so `babeltrace2 FILE.nettrace` finds it. See docs/eventpipe.md."
 
 #endif /* RASP_CONSUMER_SOURCE_NETTRACE_H */

@@ -7,13 +7,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "sanitize.h"
+
+/* Names and notes print as their safe text (sanitize.h): nothing of a trace acts on the
+ * terminal. */
 static size_t width_of(const char *s)
 {
-	size_t w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	return w;
+	return rasp_safe_width(s);
 }
 
 static void change_text(const struct rasp_diff_change *c, char *buf, size_t len)
@@ -34,10 +34,13 @@ static void change_text(const struct rasp_diff_change *c, char *buf, size_t len)
 
 static void notes_text(FILE *out, const char *side, const struct rasp_notes *n)
 {
-	for (size_t i = 0; i < n->n; i++)
-		fprintf(out, "%s (%s): %s\n",
-			strcmp(n->v[i].code, "no-samples") == 0 ? "NOTE" : "WARNING", side,
-			n->v[i].text);
+	for (size_t i = 0; i < n->n; i++) {
+		fprintf(out,
+			"%s (%s): ", strcmp(n->v[i].code, "no-samples") == 0 ? "NOTE" : "WARNING",
+			side);
+		rasp_safe_put(out, n->v[i].text);
+		fputc('\n', out);
+	}
 }
 
 int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v)
@@ -49,10 +52,14 @@ int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v)
 	for (size_t i = 0; i < v->n; i++)
 		if (width_of(v->changes[i].type) > w)
 			w = width_of(v->changes[i].type);
+	fputs("rasp diff: ", out);
+	rasp_safe_put(out, v->base_name);
+	fputs(" -> ", out);
+	rasp_safe_put(out, v->new_name);
 	fprintf(out,
-		"rasp diff: %s -> %s, estimated bytes per %s; '*' marks a significant change "
-		"(false discovery rate %g%%)\n",
-		v->base_name, v->new_name, v->by_site ? "site" : "type", (1 - v->confidence) * 100);
+		", estimated bytes per %s; '*' marks a significant change (false discovery rate "
+		"%g%%)\n",
+		v->by_site ? "site" : "type", (1 - v->confidence) * 100);
 	notes_text(out, "base", v->base_notes);
 	notes_text(out, "new", v->new_notes);
 	fputc('\n', out);
@@ -69,8 +76,7 @@ int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v)
 		rasp_format_count(c->base.objects, oa, sizeof(oa));
 		rasp_format_count(c->new_.objects, ob, sizeof(ob));
 		change_text(c, ch, sizeof(ch));
-		for (const char *s = c->type; *s; s++)
-			fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+		rasp_safe_put(out, c->type);
 		for (size_t k = width_of(c->type); k < w; k++)
 			fputc(' ', out);
 		fprintf(out, "  %11s  %11s  %8s  %12s  %12s  %8.2g  %s\n", a, b, ch, oa, ob,

@@ -5,8 +5,9 @@
  * scripts do; an unresolved one keeps "object+0xoffset". Rows that give the same line (other
  * keys: kind, thread, process; call sites of one function) are one line: point estimates add.
  * A row without a stack reads "(no stack);Type BYTES". ';' separates frames and the last space
- * the count, so inside names ';', whitespace and control characters become '_' (bytes of 0x80
- * and up pass: UTF-8 stays UTF-8), and an empty name reads "(no name)"; these two markers of the
+ * the count, so inside names ';', spaces and each byte of a character a terminal would act on
+ * (sanitize.h: controls, C1, bidirectional overrides, bytes that are not UTF-8) become '_'
+ * (UTF-8 stays UTF-8), and an empty name reads "(no name)"; these two markers of the
  * writer's own keep their space, which no reader mistakes for the last one. Lines are
  * sorted bytewise, so one trace always gives the same file. GCAllocationTick rows are biased
  * counts, not estimates: left out. The notes go to standard error, as csv's do. */
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sanitize.h"
 #include "writer.h"
 
 struct line {
@@ -55,11 +57,15 @@ static int append(struct text *b, const char *s, int sep, int marker)
 	}
 	if (sep)
 		b->s[b->len++] = ';';
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
+	for (size_t i = 0; i < n;) {
+		int32_t cp;
+		size_t len = rasp_utf8_next(s + i, &cp);
 
-		b->s[b->len++] =
-		    !marker && (c == ';' || c == ' ' || c < 0x20 || c == 0x7f) ? '_' : (char)c;
+		/* A character a terminal acts on (sanitize.h): '_' for each of its bytes. */
+		for (size_t k = 0; k < len; k++, i++)
+			b->s[b->len++] = !marker && (cp == ';' || cp == ' ' || rasp_char_unsafe(cp))
+					     ? '_'
+					     : s[i];
 	}
 	b->s[b->len] = '\0';
 	return 0;
@@ -102,10 +108,12 @@ static int write_folded(const struct rasp_report_view *v, FILE *out)
 	size_t n = 0;
 	int rc = 0;
 
-	for (size_t i = 0; i < v->notes->n; i++)
-		fprintf(stderr, "sink.rasp.report: %s: %s\n",
-			strcmp(v->notes->v[i].code, "no-samples") == 0 ? "NOTE" : "WARNING",
-			v->notes->v[i].text);
+	for (size_t i = 0; i < v->notes->n; i++) {
+		fprintf(stderr, "sink.rasp.report: %s: ",
+			strcmp(v->notes->v[i].code, "no-samples") == 0 ? "NOTE" : "WARNING");
+		rasp_safe_put(stderr, v->notes->v[i].text);
+		fputc('\n', stderr);
+	}
 	if (r->n && !lines)
 		return -ENOMEM;
 	for (; n < r->n; n++) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rasp/event-meta.h"
+#include "sanitize.h"
 #include "writer.h"
 
 /* Rows with fewer samples have wide intervals (the legend says how wide; docs/sampling.md). */
@@ -43,17 +44,15 @@ struct line {
 /* Frames shown of a stack in the table (JSON and CSV have them all). */
 #define TEXT_FRAMES 4
 
-/* Display width in columns: UTF-8 code points. */
+/* Display width in columns: code points of the cell's safe text. */
 static size_t width_of(const char *s)
 {
-	size_t w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	return w;
+	return rasp_safe_width(s);
 }
 
-/* Control characters print as '?' so that one row stays one line. */
+/* Every cell as its safe text (sanitize.h): controls, escape sequences and bidirectional
+ * overrides from a trace show as \xNN, so one row stays one line and nothing in a name acts
+ * on the terminal. */
 static void put_cell(FILE *out, const char *s, size_t width, bool right)
 {
 	size_t w = width_of(s);
@@ -61,8 +60,7 @@ static void put_cell(FILE *out, const char *s, size_t width, bool right)
 	if (right)
 		for (size_t i = w; i < width; i++)
 			fputc(' ', out);
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+	rasp_safe_put(out, s);
 	if (!right)
 		for (size_t i = w; i < width; i++)
 			fputc(' ', out);
@@ -216,8 +214,11 @@ static void header(const struct rasp_report_view *v, FILE *out)
 		fprintf(out, " over %s",
 			rasp_format_duration(rasp_tally_duration_ns(t), buf, sizeof(buf)));
 	fputc('\n', out);
-	for (size_t i = 0; i < t->ninputs; i++)
-		fprintf(out, "  input:     %s\n", t->inputs[i]);
+	for (size_t i = 0; i < t->ninputs; i++) {
+		fputs("  input:     ", out);
+		rasp_safe_put(out, t->inputs[i]);
+		fputc('\n', out);
+	}
 	for (size_t i = 0; i < t->nprocs; i++) {
 		const struct rasp_tally_process *p = &t->procs[i];
 
@@ -237,8 +238,9 @@ static void header(const struct rasp_report_view *v, FILE *out)
 			if (!p->samples)
 				continue;
 			process_text(t, p->pid, label, sizeof(label));
-			fprintf(out, "  process:   %s",
-				p->pid == RASP_ID_UNKNOWN ? "unknown (no vpid context)" : label);
+			fputs("  process:   ", out);
+			rasp_safe_put(out, p->pid == RASP_ID_UNKNOWN ? "unknown (no vpid context)"
+								     : label);
 			print_means(out, p);
 			fputc('\n', out);
 		}
@@ -260,10 +262,13 @@ static void header(const struct rasp_report_view *v, FILE *out)
 		fputs("  lost:      none reported\n", out);
 	fprintf(out, "  intervals: %s confidence\n",
 		rasp_format_percent(v->opt->confidence, buf, sizeof(buf)));
-	for (size_t i = 0; i < v->notes->n; i++)
-		fprintf(out, "%s: %s\n",
-			strcmp(v->notes->v[i].code, "no-samples") == 0 ? "NOTE" : "WARNING",
-			v->notes->v[i].text);
+	/* Notes quote names and paths from the input. */
+	for (size_t i = 0; i < v->notes->n; i++) {
+		fprintf(out, "%s: ",
+			strcmp(v->notes->v[i].code, "no-samples") == 0 ? "NOTE" : "WARNING");
+		rasp_safe_put(out, v->notes->v[i].text);
+		fputc('\n', out);
+	}
 	fputc('\n', out);
 }
 

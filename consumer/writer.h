@@ -54,8 +54,9 @@ const char *rasp_format_percent(double c, char *buf, size_t len);
 const char *rasp_format_duration(uint64_t ns, char *buf, size_t len);
 
 /* JSON helpers shared by every JSON writer: a string literal with its quotes (RFC 8259
- * escapes; invalid UTF-8 bytes become U+FFFD so the output always parses), and a number
- * (null when not finite). */
+ * escapes; invalid UTF-8 bytes become U+FFFD so the output always parses; DEL, C1 controls and
+ * bidirectional overrides (sanitize.h) are \u escaped too, so no byte of it acts on a
+ * terminal), and a number (null when not finite). */
 void rasp_json_string(FILE *out, const char *s);
 void rasp_json_number(FILE *out, double v, const char *fmt);
 

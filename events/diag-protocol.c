@@ -284,3 +284,69 @@ int rasp_diag_process_parse(const uint8_t *p, size_t n, uint64_t *pid, char *cmd
 	get_string(&r, cmdline, cap, "the command line");
 	return r.bad ? -EBADMSG : 0;
 }
+
+/* ---- /proc/net/unix ------------------------------------------------------------------------ */
+
+/* The kernel's flag of a listening socket (__SO_ACCEPTCON), and SOCK_STREAM as it prints it. */
+#define UNIX_ACCEPTCON 0x10000UL
+#define UNIX_STREAM    1UL
+
+/* The hexadecimal field at *p (after blanks): its value (wrapped past 16 digits), *p past it;
+ * false when none. */
+static bool hex_field(const char **p, unsigned long *v)
+{
+	const char *s = *p;
+	unsigned long x = 0;
+	int digits = 0;
+
+	while (*s == ' ')
+		s++;
+	for (; digits < 20; s++, digits++) {
+		int d = *s >= '0' && *s <= '9'	 ? *s - '0'
+			: *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+			: *s >= 'A' && *s <= 'F' ? *s - 'A' + 10
+						 : -1;
+
+		if (d < 0)
+			break;
+		x = x << 4 | (unsigned long)d;
+	}
+	if (!digits || (*s != ' ' && *s != ':'))
+		return false;
+	*p = s;
+	*v = x;
+	return true;
+}
+
+bool rasp_diag_unix_listens(const char *line, const char *path)
+{
+	const char *p = line;
+	unsigned long v[7];
+
+	/* Num (then ':'), RefCount, Protocol, Flags, Type, St, Inode: Inode is decimal, but
+	 * read as hexadecimal digits it still ends where it ends. */
+	for (int i = 0; i < 7; i++) {
+		if (!hex_field(&p, &v[i]))
+			return false;
+		if (i == 0 && *p++ != ':')
+			return false;
+	}
+	if (!(v[3] & UNIX_ACCEPTCON) || v[4] != UNIX_STREAM || *p != ' ')
+		return false;
+	p++;
+	/* The path to the line's end, against path, a run of '/' in either as one. */
+	while (*path) {
+		if (*p != *path)
+			return false;
+		if (*p == '/') {
+			while (*p == '/')
+				p++;
+			while (*path == '/')
+				path++;
+		} else {
+			p++;
+			path++;
+		}
+	}
+	return *p == '\0' || *p == '\n';
+}

@@ -1,7 +1,8 @@
 /* The .NET diagnostic IPC protocol (docs/diagnostics.md): the 20-byte message header, the
  * EventPipe and Process commands rasp answers as a server (diag-server.c) and sends as a
- * client (`rasp record -p`), and the replies. Pure functions of their bytes: no I/O, no
- * allocation, every length checked, so the fuzzer drives them directly. */
+ * client (`rasp record -p`), the replies, and whether a socket file has a listener. Pure
+ * functions of their bytes: no I/O, no allocation, every length checked, so the fuzzer drives
+ * them directly. */
 #ifndef RASP_EVENTS_DIAG_PROTOCOL_H
 #define RASP_EVENTS_DIAG_PROTOCOL_H
 
@@ -106,5 +107,12 @@ size_t rasp_diag_process_write(uint8_t id, const struct rasp_diag_process *pi, u
 /* The strings of a ProcessInfo payload (the first version), as UTF-8 into the caller's
  * buffers: 0 or -EBADMSG. */
 int rasp_diag_process_parse(const uint8_t *p, size_t n, uint64_t *pid, char *cmdline, size_t cap);
+
+/* One line of /proc/net/unix, the kernel's table of Unix sockets ("Num: RefCount Protocol Flags
+ * Type St Inode Path"): true when it is a stream socket listening at path (runs of '/' count
+ * as one, so "/tmp//x" is "/tmp/x"). A diagnostic socket file whose process has exec'd stays,
+ * under the same pid and start key, with nobody listening (diag-server.c): clients skip it by
+ * this. Any other line, a malformed one included: false. */
+bool rasp_diag_unix_listens(const char *line, const char *path);
 
 #endif /* RASP_EVENTS_DIAG_PROTOCOL_H */

@@ -39,6 +39,9 @@ struct rasp__ep_session {
 	struct rasp_nt_stream nt;
 	struct sthread *thr;
 	size_t nthr, capthr;
+	/* The end written (rasp__ep_session_end), and the first error of the end or its drain. */
+	bool ended;
+	int end_rc;
 	/* A client's bytes not yet sent: q[qoff, qlen). */
 	uint8_t *q;
 	size_t qoff, qlen, qcap, qmax;
@@ -321,6 +324,72 @@ static int drain(struct rasp__ep_session *s, int timeout_ms)
 	return 0;
 }
 
+int rasp__ep_session_end(struct rasp__ep_session *s, int64_t ts)
+{
+	int rc;
+
+	if (s->ended)
+		return s->end_rc;
+	s->ended = true;
+	/* Each thread's last number, so a tail the session dropped is counted. */
+	for (size_t k = 0; k < s->capthr; k++)
+		if (s->thr[k].used && s->thr[k].last != rasp_nt_stream_seq(&s->nt, s->thr[k].tid))
+			rasp_nt_stream_note(&s->nt, s->thr[k].tid, s->thr[k].last);
+	rc = rasp_nt_stream_sequence_point(&s->nt, ts);
+	if (!rc)
+		rc = rasp_nt_write_end(&s->out);
+	s->end_rc = rc;
+	return rc;
+}
+
+void rasp__ep_sessions_drain(struct rasp__ep_session *const *v, size_t n, int timeout_ms)
+{
+	struct pollfd p[RASP__EP_DRAIN_MAX];
+	size_t at[RASP__EP_DRAIN_MAX];
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Each pass sends to every client that can take bytes, or the time ends: bounded by
+	 * timeout_ms whatever the clients do. */
+	for (;;) {
+		nfds_t k = 0;
+		long left;
+
+		for (size_t i = 0; i < n && k < RASP__EP_DRAIN_MAX; i++) {
+			struct rasp__ep_session *s = v[i];
+
+			if (!s || !s->stream || s->fd < 0 || s->end_rc || s->qoff == s->qlen)
+				continue;
+			p[k] = (struct pollfd){.fd = s->fd, .events = POLLOUT};
+			at[k++] = i;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = timeout_ms -
+		       ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (!k || left <= 0)
+			return;
+		if (poll(p, k, (int)left) < 0 && errno != EINTR)
+			return;
+		for (nfds_t j = 0; j < k; j++) {
+			struct rasp__ep_session *s = v[at[j]];
+			ssize_t w;
+
+			if (p[j].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+				s->end_rc = -EPIPE;
+				continue;
+			}
+			if (!(p[j].revents & POLLOUT))
+				continue;
+			w = send(s->fd, s->q + s->qoff, s->qlen - s->qoff,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (w > 0)
+				s->qoff += (size_t)w;
+			else if (w < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+				s->end_rc = -errno;
+		}
+	}
+}
+
 int rasp__ep_session_close(struct rasp__ep_session *s, bool clean, int64_t ts, int timeout_ms)
 {
 	int rc = 0;
@@ -328,14 +397,7 @@ int rasp__ep_session_close(struct rasp__ep_session *s, bool clean, int64_t ts, i
 	if (!s)
 		return 0;
 	if (clean) {
-		/* Each thread's last number, so a tail the session dropped is counted. */
-		for (size_t k = 0; k < s->capthr; k++)
-			if (s->thr[k].used &&
-			    s->thr[k].last != rasp_nt_stream_seq(&s->nt, s->thr[k].tid))
-				rasp_nt_stream_note(&s->nt, s->thr[k].tid, s->thr[k].last);
-		rc = rasp_nt_stream_sequence_point(&s->nt, ts);
-		if (!rc)
-			rc = rasp_nt_write_end(&s->out);
+		rc = rasp__ep_session_end(s, ts);
 		if (!rc && s->stream)
 			rc = drain(s, timeout_ms);
 	}

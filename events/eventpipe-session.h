@@ -52,8 +52,21 @@ void rasp__ep_session_drop_fd(struct rasp__ep_session *s);
 /* Bytes queued and not yet sent. */
 size_t rasp__ep_session_backlog(const struct rasp__ep_session *s);
 
-/* Ends the session. clean: a last sequence point (each thread's final number) and the end
- * tag, then (a client) the queue sent, waiting up to timeout_ms for the client to read it.
+/* The end of a clean close, ahead of it: each thread's final number in a last sequence point
+ * at ts, and the end tag, written (a file) or queued (a client). Once; later calls return the
+ * first one's result. 0 or the write's error. */
+int rasp__ep_session_end(struct rasp__ep_session *s, int64_t ts);
+
+/* At most this many sessions are drained together. */
+#define RASP__EP_DRAIN_MAX 16
+/* Sends the queues of the client sessions among v[0..n) (NULL entries and file sessions are
+ * skipped) all at once, until each is sent or its client gone, or timeout_ms has passed for
+ * them all: n clients that do not read cost timeout_ms, not n times it. An error is kept for
+ * the session's close to return. */
+void rasp__ep_sessions_drain(struct rasp__ep_session *const *v, size_t n, int timeout_ms);
+
+/* Ends the session. clean: rasp__ep_session_end unless done, then (a client) the rest of the
+ * queue sent, waiting up to timeout_ms for the client to read it.
  * Closes the descriptor and frees the session. 0 or the first error seen. */
 int rasp__ep_session_close(struct rasp__ep_session *s, bool clean, int64_t ts, int timeout_ms);
 

@@ -31,10 +31,10 @@
  * flushes, so the sequence point shows its final number and readers count the tail it lost.
  *
  * At exit (library destructor) every session ends: the writer writes the rest and the end
- * tag. Every write after a header happens on the writer thread, which blocks all signals (a
- * pipe's reader gone or a file size limit is an error code there, not a signal that ends the
- * program). A write error is reported once and ends that session; the program goes on. A
- * forked child has no session. */
+ * tag, and gives all clients together CLOSE_TIMEOUT_MS to read their last bytes. Every write after
+ * a header happens on the writer thread, which blocks all signals (a pipe's reader gone or a file
+ * size limit is an error code there, not a signal that ends the program). A write error is reported
+ * once and ends that session; the program goes on. A forked child has no session. */
 #define _GNU_SOURCE
 #include "eventpipe.h"
 
@@ -60,9 +60,11 @@
 #define FLUSH_WAIT_S	  5
 /* Retries of a flush held back by a record in flight before the writer waits a period. */
 #define MAX_RETRIES 1000
-/* A client's last bytes at the end of its session: how long it has to read them. */
+/* A client's last bytes at the end of its session: how long it has to read them. At exit, how
+ * long all clients have together (their ends are sent at once). */
 #define CLOSE_TIMEOUT_MS 5000
 #define MAX_SESSIONS	 16
+_Static_assert(MAX_SESSIONS <= RASP__EP_DRAIN_MAX, "the exit drains every session at once");
 /* The pool when a client's session starts it (mapped, not committed: untouched pages cost
  * nothing). */
 #define CLIENT_POOL_BYTES ((uint64_t)256 << 20)
@@ -152,9 +154,10 @@ static void update_mask(void)
 	atomic_store_explicit(&rasp__ep_mask, m, memory_order_release);
 }
 
-/* Ends session j: clean (a stop or the exit) with its end tag, else (an error, a client gone)
- * at once, said once on stderr unless the client just went away. */
-static int end_session(size_t j, int err, bool clean)
+/* Ends session j: clean (a stop or the exit) with its end tag, its client given timeout_ms to
+ * read the rest, else (an error, a client gone) at once, said once on stderr unless the client
+ * just went away. */
+static int end_session(size_t j, int err, bool clean, int timeout_ms)
 {
 	struct rasp__ep_session *x = S.sessions[j];
 	uint64_t id = rasp__ep_session_id(x), dropped = rasp__ep_session_dropped(x);
@@ -175,7 +178,7 @@ static int end_session(size_t j, int err, bool clean)
 	S.sessions[j] = NULL;
 	update_mask();
 	rasp__ep_state_publish(); /* (a start publishes once, after its epoch) */
-	rc = rasp__ep_session_close(x, clean && !err, rasp__ep_now(), CLOSE_TIMEOUT_MS);
+	rc = rasp__ep_session_close(x, clean && !err, rasp__ep_now(), timeout_ms);
 	pthread_mutex_lock(&S.lock);
 	S.nsessions--;
 	if (file) {
@@ -260,7 +263,7 @@ static int64_t flush(bool final, int *rc)
 		if (!e)
 			e = rasp__ep_session_send(x);
 		if (e)
-			end_session(j, e, false);
+			end_session(j, e, false, 0);
 	}
 
 	for (size_t i = 0; i < P.nbufs; i++) {
@@ -339,7 +342,7 @@ static void stop_session(struct request *q, int64_t asked)
 	}
 	/* flush may have ended it on an error (or its client left) */
 	if (S.sessions[j] && rasp__ep_session_id(S.sessions[j]) == q->id)
-		q->rc = end_session(j, rc, true);
+		q->rc = end_session(j, rc, true, CLOSE_TIMEOUT_MS);
 }
 
 /* The requests waiting, taken under the lock; each done when handled. */
@@ -410,15 +413,23 @@ static void *writer_main(void *arg)
 			S.flushed_to = cut;
 		pthread_cond_broadcast(&S.done);
 	}
-	/* The end: what is left, then every session's end. Requests still queued fail. */
+	/* The end: what is left, then every session's end, their last bytes sent to all clients
+	 * at once: CLOSE_TIMEOUT_MS in all however many do not read (one after another, 16 such
+	 * clients would hold it 80 s). Requests still queued fail. */
 	{
+		int64_t ts;
 		int rc;
 
 		pthread_mutex_unlock(&S.lock);
 		flush(true, &rc);
+		ts = rasp__ep_now();
 		for (size_t j = 0; j < MAX_SESSIONS; j++)
 			if (S.sessions[j])
-				end_session(j, 0, true);
+				rasp__ep_session_end(S.sessions[j], ts);
+		rasp__ep_sessions_drain(S.sessions, MAX_SESSIONS, CLOSE_TIMEOUT_MS);
+		for (size_t j = 0; j < MAX_SESSIONS; j++)
+			if (S.sessions[j])
+				end_session(j, 0, true, 0);
 		pthread_mutex_lock(&S.lock);
 		for (struct request *r = S.requests; r; r = r->next) {
 			r->rc = -ESHUTDOWN;

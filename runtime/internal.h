@@ -735,7 +735,9 @@ double rasp__log1p(double x);
 /* Sets the mean a context draws with (and the constant its draws need). */
 void rasp__context_set_mean(struct rasp_context *c, uint64_t mean);
 /* Adopts the heap's sampling state (mode, mean, listener) for the calling thread's next
- * trials, announcing a change for this thread. Returns true if sampling or the mean changed. */
+ * trials, announcing a change for this thread. Returns true if sampling or the mean changed:
+ * the caller redraws then, and only then (an announcement of an unchanged state to a new
+ * listener keeps the draws, so a seeded thread's samples never depend on the clock). */
 bool rasp__sampling_update_full(struct rasp_context *c);
 /* The same, inline where nothing it follows changed since the thread's last update: the
  * heap's generation, the EventPipe session epoch and events (one word), and the LTTng states

@@ -53,8 +53,8 @@ void rasp__context_set_mean(struct rasp_context *c, uint64_t mean)
  * (one heap-wide announcement could not order other threads' samples in flight). A thread
  * also re-announces when a SamplingConfigured listener appears (a session that enabled
  * Rasp_Runtime after sampling started). Where nothing changed, the inline part in internal.h
- * answers without coming here; no shared write either way. Returns true when the thread's
- * state changed. */
+ * answers without coming here; no shared write either way. rasp__sampling_update_full returns
+ * true when the thread samples under another state from here (sampling_change). */
 static void announce(struct rasp_context *c, uint64_t mean, int mode)
 {
 	struct rasp_heap *h = c->heap;
@@ -69,10 +69,17 @@ static void announce(struct rasp_context *c, uint64_t mean, int mode)
 }
 
 /* The change itself: rare, out of line, so the check keeps few registers (its prologue and
- * epilogue were 17 of its ~55 instructions when this was inline). */
+ * epilogue were 17 of its ~55 instructions when this was inline). Returns true when the thread
+ * samples from here under another state (sampling switched, or another mean), so its pending
+ * draws, drawn under the old one, go (context.c redraws them). An announcement of the same
+ * state to a new listener (or the second one to a new LTTng listener) returns false and keeps
+ * the draws: they were drawn under the mean it announces, the trials are memoryless, and
+ * redrawing there consumed the thread's stream at a point set by the clock, so a seeded run
+ * under rasp record gave other samples each time (test-record-seed.c). */
 RASP__NOINLINE static bool sampling_change(struct rasp_context *c, int mode, uint64_t mean, bool on)
 {
 	struct rasp_heap *h = c->heap;
+	bool changed = on != c->sampling || mean != c->mean;
 
 	if (on) {
 		if (!c->sampling)
@@ -85,7 +92,7 @@ RASP__NOINLINE static bool sampling_change(struct rasp_context *c, int mode, uin
 		rasp_event_sampling_stopped(h->cfg.clr_instance_id);
 	}
 	c->sampling = on;
-	return true;
+	return changed;
 }
 
 bool rasp__sampling_update_full(struct rasp_context *c)
@@ -128,9 +135,9 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 	/* LTTng enables a session's events in a process before the session records there (lttng
 	 * start: the events, then the start), so the announcement to a new LTTng listener may be
 	 * lost; it was, for both threads of a test program, in 2 of 5 runs under TSan. The thread
-	 * announces once more RASP__LTTNG_CONFIRM_NS later. Meanwhile its inline check never
-	 * matches (it keeps a word the state cannot have), so each due check comes here: a clock
-	 * read per quantum of allocation, for that long. */
+	 * announces once more RASP__LTTNG_CONFIRM_NS later, keeping its draws (sampling_change).
+	 * Meanwhile its inline check never matches (it keeps a word the state cannot have), so
+	 * each due check comes here: a clock read per quantum of allocation, for that long. */
 	if (!lttng_listens) {
 		c->lttng_confirm_ns = 0;
 	} else if (lttng_new) {

@@ -13,9 +13,11 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DRASP_FUZZ=ON -DRASP_SA
   -DRASP_BUILD_TESTS=OFF >/dev/null
 targets=(fuzz-cli-args fuzz-report-events fuzz-ctf-index fuzz-nettrace fuzz-diag-protocol
   fuzz-heap-ops)
+targets+=(fuzz-diag-client fuzz-nettrace-report fuzz-nettrace-ctf)
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >/dev/null
-# The real .NET traces of ../shared seed the NetTrace fuzzer too, where they are (a clone of
-# the repository alone has the committed seeds only); inputs are cut at 64 KiB.
+# The real .NET traces of ../shared seed the NetTrace fuzzers too (the reader's and the graph
+# ones), where they are (a clone of the repository alone has the committed seeds only); inputs
+# are cut at 64 KiB.
 shared="$root/../shared/data/dotnet"
 nt_seeds="$build/seeds/fuzz-nettrace"
 rm -rf "$nt_seeds"
@@ -35,10 +37,12 @@ for t in "${targets[@]}"; do
   flags=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -close_fd_mask=3
          -print_final_stats=1)
   dirs=("$work" "$root/tests/fuzz/corpus/$t")
-  if [ "$t" = fuzz-nettrace ]; then
-    flags+=(-max_len=65536)
-    dirs+=("$nt_seeds")
-  fi
+  case "$t" in
+    fuzz-nettrace | fuzz-nettrace-report | fuzz-nettrace-ctf)
+      flags+=(-max_len=65536)
+      dirs+=("$nt_seeds")
+      ;;
+  esac
   echo "== $t: ${seconds}s on tests/fuzz/corpus/$t"
   # -close_fd_mask=3: the targets' messages on bad input are expected, not news.
   if ! (cd "$build" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The consumer at scale (docs/performance.md, "Scale"): builds bench/consumer/scale.c against
+# docs/performance.md, "The consumer at scale": builds bench/consumer/scale.c against
 # a build tree's report library and runs it.
 #   bench/consumer/scale.sh [BUILD_DIR] [TYPES] [THREADS] [PROCS]   (build 1000000 8 300000)
 set -euo pipefail

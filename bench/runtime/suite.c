@@ -272,7 +272,7 @@ static void run_cache(void)
 static double now(clockid_t id);
 
 /* SUITE_PHASES=1: the allocation loops' time and the free loops' apart, on stderr (where a
- * gap to a peer lies; docs/performance.md, "The free path and the lean miss"). */
+ * gap to a peer lies; docs/performance.md, "The free path"). */
 static void run_bulk(void)
 {
 	enum { BURST = 100000, BURSTS = 200 };

@@ -2,7 +2,9 @@
  * failures exit at once and leave no session; buffers too large are refused and too small
  * warned about; a full file system neither stalls the program nor passes for a complete
  * trace; a session never outlives a killed rasp record (guard) and stale ones are destroyed;
- * the summary's counts are the report's; -a records only the caller's user. */
+ * the summary's counts are the report's; -a records only the caller's user; an output
+ * directory of another user is refused. Each check is about the sessions of the rasp record
+ * it ran (rasp-record-<its pid>): other rasp records may run on the same session daemon. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <signal.h>
@@ -74,20 +77,63 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* `lttng list` output, and whether it names a session. */
+/* Whether `lttng list` names session `name` (not merely a longer name it begins). */
 static int session_listed(const char *name)
 {
 	static char list[65536];
 	const char *ls[] = {"list", NULL};
+	size_t len = strlen(name);
 
 	rasp_test_lttng(list, sizeof(list), ls);
-	return name ? strstr(list, name) != NULL : strstr(list, "rasp-record-") != NULL;
+	for (const char *p = list; (p = strstr(p, name)); p += len)
+		if (p[len] < '0' || p[len] > '9')
+			return 1;
+	return 0;
 }
 
-static void expect(const char *const *argv, int status, const char *message, char *out)
+/* The session of the rasp record with this pid. */
+static const char *session_of(pid_t pid)
 {
-	int rc = rasp_test_run(out, OUT, argv, NULL);
+	static char name[64];
 
+	snprintf(name, sizeof(name), "rasp-record-%ld", (long)pid);
+	return name;
+}
+
+/* One output buffer for every check: a failed check jumps out of its test, and a buffer of
+ * its own would leak there. */
+static char out[OUT];
+static pid_t last_pid;
+static int runs;
+
+/* Runs argv (rasp and its arguments), its pid in last_pid and its output (stdout and stderr)
+ * in out; fails the test unless it exits with status and says message (if not NULL). */
+static void expect(const char *const *argv, int status, const char *message)
+{
+	posix_spawn_file_actions_t fa;
+	char log[64];
+	FILE *f;
+	size_t n;
+	int st, rc;
+
+	snprintf(log, sizeof(log), "run-%d.out", runs++);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, in_work(log), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	rc = posix_spawn(&last_pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
+		fail_msg("cannot run %s: %s", argv[0], strerror(rc));
+	while (waitpid(last_pid, &st, 0) < 0)
+		if (errno != EINTR)
+			fail_msg("waitpid: %s", strerror(errno));
+	rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	f = fopen(in_work(log), "r");
+	n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	out[n] = '\0';
 	if (rc != status || (message && !strstr(out, message)))
 		fail_msg("'rasp %s' gave status %d (want %d) and:\n%s\n(want: %s)", argv[1], rc,
 			 status, out, message ? message : "");
@@ -97,29 +143,34 @@ static void expect(const char *const *argv, int status, const char *message, cha
  * at once and leaves no session (it hung: the held program kept a pipe end open). */
 static void test_setup_failure_exits_and_leaves_no_session(void **state)
 {
-	const char *argv[] = {rasp(), "record", "-o", "/proc/rasp-no/trace", "--", "/bin/true",
-			      NULL};
-	char *out = malloc(OUT);
+	const char *argv[] = {rasp(), "record",	   "-o", "/proc/rasp-no/trace",
+			      "--",   "/bin/true", NULL};
 
 	(void)state;
-	expect(argv, 2, "cannot start session rasp-record-", out);
-	assert_false(session_listed(NULL));
-	free(out);
+	expect(argv, 2, "cannot start session rasp-record-");
+	assert_false(session_listed(session_of(last_pid)));
 }
 
 static void test_buffer_sizes(void **state)
 {
-	const char *huge[] = {rasp(),	       "record", "-o",		 in_work("huge"),
-			      "--subbuf-size", "256M",	 "--num-subbuf", "1024",
-			      "--",	       "/bin/true", NULL};
+	const char *huge[] = {rasp(),
+			      "record",
+			      "-o",
+			      in_work("huge"),
+			      "--subbuf-size",
+			      "256M",
+			      "--num-subbuf",
+			      "1024",
+			      "--",
+			      "/bin/true",
+			      NULL};
 	const char *over[] = {rasp(), "record", "--subbuf-size", "4G", "--", "/bin/true", NULL};
-	char *out = malloc(OUT);
 
 	(void)state;
-	expect(huge, 2, "exceed half of this machine's memory", out);
-	expect(over, 2, "--subbuf-size '4G' is not an integer in [4096, 268435456]", out);
-	assert_false(session_listed(NULL));
-	free(out);
+	expect(huge, 2, "exceed half of this machine's memory");
+	assert_false(session_listed(session_of(last_pid)));
+	expect(over, 2, "--subbuf-size '4G' is not an integer in [4096, 268435456]");
+	assert_false(session_listed(session_of(last_pid)));
 }
 
 /* Two 4 KiB sub-buffers: events are lost, never waited for (blocking mode slowed a program
@@ -139,59 +190,50 @@ static void test_small_buffers_warn_and_count_like_the_report(void **state)
 			      "-n",
 			      "100000",
 			      NULL};
-	const char *report[] = {rasp(), "report",	       "--format", "json",
-				"-o",	in_work("small.json"), in_work("small"), NULL};
-	char *out = malloc(OUT);
+	const char *report[] = {rasp(),		  "report", "--format",
+				"json",		  "-o",	    in_work("small.json"),
+				in_work("small"), NULL};
 	json_object *rep, *v;
 	uint64_t discarded;
 	const char *line;
 
 	(void)state;
-	expect(argv, 0, "buffers of 8 KiB per CPU are small", out);
+	expect(argv, 0, "buffers of 8 KiB per CPU are small");
 	line = strstr(out, " events, ");
 	assert_non_null(line);
 	assert_int_equal(sscanf(line, " events, %" SCNu64 " discarded", &discarded), 1);
 	assert_true(discarded > 0);
 	assert_non_null(strstr(out, "the tracer discarded"));
-	expect(report, 0, NULL, out);
+	expect(report, 0, NULL);
 	rep = json_object_from_file(in_work("small.json"));
 	assert_non_null(rep);
 	assert_true(json_object_object_get_ex(rep, "discarded_events", &v));
 	assert_int_equal((uint64_t)json_object_get_int64(v), discarded);
 	json_object_put(rep);
-	free(out);
 }
 
 /* A file system that fills up: the program runs at full speed (events are discarded, not
  * waited for) and the trace is called incomplete; exit 1 although the program succeeded. */
 static void test_full_file_system(void **state)
 {
-	const char *argv[] = {rasp(),
-			      "record",
-			      "-o",
-			      NULL,
-			      "--",
-			      rasp_test_build_path("bin/rasp-emit"),
-			      "-n",
-			      "2000000",
-			      NULL};
-	char *out = malloc(OUT), mnt[4200], dir[4300];
+	const char *argv[] = {rasp(), "record",	 "-o",
+			      NULL,   "--",	 rasp_test_build_path("bin/rasp-emit"),
+			      "-n",   "2000000", NULL};
+	char mnt[4200], dir[4300];
 
 	(void)state;
 	snprintf(mnt, sizeof(mnt), "%s", in_work("tiny-fs"));
 	assert_int_equal(mkdir(mnt, 0755), 0);
 	if (geteuid() != 0 || mount("tmpfs", mnt, "tmpfs", 0, "size=256k") != 0) {
 		printf("skipped: cannot mount a small tmpfs here (%s)\n", strerror(errno));
-		free(out);
 		skip();
 	}
 	snprintf(dir, sizeof(dir), "%s/trace", mnt);
 	argv[3] = dir;
-	expect(argv, 1, "INCOMPLETE", out);
+	expect(argv, 1, "INCOMPLETE");
 	assert_non_null(strstr(out, "is full"));
-	assert_false(session_listed(NULL));
+	assert_false(session_listed(session_of(last_pid)));
 	umount(mnt);
-	free(out);
 }
 
 static pid_t spawn(const char *const *argv)
@@ -213,8 +255,8 @@ static void wait_listed(const char *session, int present)
 /* kill -9 of rasp record: its guard destroys the session (it recorded forever). */
 static void test_killed_record_leaves_no_session(void **state)
 {
-	const char *argv[] = {rasp(), "record", "-o", in_work("killed"), "--", "/bin/sleep", "3",
-			      NULL};
+	const char *argv[] = {rasp(), "record",	    "-o", in_work("killed"),
+			      "--",   "/bin/sleep", "3",  NULL};
 	char session[64];
 	int status;
 	pid_t pid = spawn(argv);
@@ -231,41 +273,46 @@ static void test_killed_record_leaves_no_session(void **state)
  * next rasp record, which says so. */
 static void test_stale_session_destroyed(void **state)
 {
-	const char *argv[] = {rasp(), "record", "-o", in_work("next"), "--", "/bin/true", NULL};
-	char name[64], output[4300], created[256];
+	const char *argv[] = {rasp(), "record", "-o", NULL, "--", "/bin/true", NULL};
+	char name[64], output[4300], created[256], next[64];
 	long dead = 4194000;
-	char *out = malloc(OUT);
 
 	(void)state;
 	while (dead > 1000 && (kill((pid_t)dead, 0) == 0 || errno != ESRCH))
 		dead--;
 	snprintf(name, sizeof(name), "rasp-record-%ld", dead);
-	snprintf(output, sizeof(output), "--output=%s", in_work("stale"));
-	const char *create[] = {"create", name, output, NULL};
-	assert_int_equal(rasp_test_lttng(created, sizeof(created), create), 0);
-	assert_true(session_listed(name));
-	expect(argv, 0, "destroyed the stale session", out);
-	assert_non_null(strstr(out, name));
-	assert_false(session_listed(name));
-	free(out);
+	/* Any rasp record starting on the daemon destroys it: one of another test that starts
+	 * between its creation and this rasp record leaves this one nothing to say. Tried
+	 * again then, up to 5 times. */
+	for (int attempt = 0; attempt < 5; attempt++) {
+		snprintf(output, sizeof(output), "--output=%s/stale-%d", work, attempt);
+		snprintf(next, sizeof(next), "next-%d", attempt);
+		argv[3] = in_work(next);
+		const char *create[] = {"create", name, output, NULL};
+		assert_int_equal(rasp_test_lttng(created, sizeof(created), create), 0);
+		assert_true(session_listed(name));
+		expect(argv, 0, NULL);
+		assert_false(session_listed(name));
+		if (strstr(out, "destroyed the stale session") && strstr(out, name))
+			return;
+	}
+	fail_msg("rasp record never said it destroyed %s:\n%s", name, out);
 }
 
 /* A program that emits nothing (no librasp) gets an explanation, not "0 events". */
 static void test_program_without_events_explained(void **state)
 {
 	const char *argv[] = {rasp(), "record", "-o", in_work("none"), "--", "/bin/true", NULL};
-	char *out = malloc(OUT);
 
 	(void)state;
-	expect(argv, 0, "emitted no allocation events: does it allocate through librasp", out);
-	free(out);
+	expect(argv, 0, "emitted no allocation events: does it allocate through librasp");
 }
 
 /* -a records the caller's user only (as root it recorded every user's processes). */
 static void test_all_is_limited_to_the_user(void **state)
 {
-	const char *argv[] = {rasp(), "record", "-a", "-o", in_work("all"), "--", "/bin/sleep",
-			      "2", NULL};
+	const char *argv[] = {rasp(), "record",	    "-a", "-o", in_work("all"),
+			      "--",   "/bin/sleep", "2",  NULL};
 	char session[64], list[8192], uid[64];
 	int status;
 	pid_t pid = spawn(argv);
@@ -273,13 +320,48 @@ static void test_all_is_limited_to_the_user(void **state)
 	(void)state;
 	snprintf(session, sizeof(session), "rasp-record-%ld", (long)pid);
 	wait_listed(session, 1);
+	/* The session is listed from its creation, before its tracker is set and it starts:
+	 * read it once it is active (10 s at most). */
 	const char *ls[] = {"list", session, NULL};
-	rasp_test_lttng(list, sizeof(list), ls);
+	for (int i = 0; i < 200; i++) {
+		rasp_test_lttng(list, sizeof(list), ls);
+		if (strstr(list, "[active]"))
+			break;
+		sleep_ms(50);
+	}
 	snprintf(uid, sizeof(uid), "Virtual user IDs:     %ld", (long)getuid());
 	if (!strstr(list, uid))
 		fail_msg("no '%s' tracker in:\n%s", uid, list);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* An empty output directory another user made (in a shared directory, say) is refused: its
+ * owner could read or replace the trace. The same directory once it is the caller's is
+ * used; one that does not exist is made by rasp, the caller's. */
+static void test_output_directory_of_another_user_refused(void **state)
+{
+	const char *dir = in_work("theirs"), *made = in_work("made");
+	const char *argv[] = {rasp(), "record", "-o", dir, "--", "/bin/true", NULL};
+	const char *argv_made[] = {rasp(), "record", "-o", made, "--", "/bin/true", NULL};
+	char message[4400];
+	struct stat st;
+
+	(void)state;
+	expect(argv_made, 0, NULL);
+	assert_int_equal(stat(made, &st), 0);
+	assert_int_equal(st.st_uid, geteuid());
+	if (geteuid() != 0) {
+		printf("skipped: only root can make a directory of another user\n");
+		skip();
+	}
+	assert_int_equal(mkdir(dir, 0777), 0);
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	snprintf(message, sizeof(message), "output directory '%s' belongs to uid 65534", dir);
+	expect(argv, 2, message);
+	assert_false(session_listed(session_of(last_pid)));
+	assert_int_equal(chown(dir, geteuid(), getegid()), 0);
+	expect(argv, 0, NULL);
 }
 
 int main(void)
@@ -293,6 +375,7 @@ int main(void)
 	    cmocka_unit_test(test_stale_session_destroyed),
 	    cmocka_unit_test(test_program_without_events_explained),
 	    cmocka_unit_test(test_all_is_limited_to_the_user),
+	    cmocka_unit_test(test_output_directory_of_another_user_refused),
 	};
 
 	return cmocka_run_group_tests_name("cmd-record", tests, setup, teardown);

@@ -907,6 +907,127 @@ static void test_directory_without_trace_is_explained(void **state)
 	free(out);
 }
 
+/* A .nettrace without samples gets EventPipe's advice, not LTTng's: a rasp program's own file
+ * from a session without the AllocationSampling keyword (no event at all), and a file of
+ * events without samples (rasp convert of emit-none). Old: lttng enable-event and
+ * DOTNET_EnableEventLog, which do nothing for an EventPipe session. */
+static void test_nettrace_without_samples_gets_eventpipe_advice(void **state)
+{
+	char *out = malloc(CMD_OUT);
+	const char *nokw = cmd_work("nokw.nettrace"), *none = cmd_work("none.nettrace");
+	const char *conv[] = {"convert", "-o", none, cmd_golden("emit-none"), NULL};
+	char path[4200];
+
+	(void)state;
+	snprintf(path, sizeof(path), "DOTNET_EventPipeOutputPath=%s", nokw);
+	{
+		const char *run[] = {"/usr/bin/env",
+				     "DOTNET_EnableEventPipe=1",
+				     path,
+				     "DOTNET_EventPipeConfig=Microsoft-Windows-DotNETRuntime:0x1:4",
+				     "RASP_LTTNG=0",
+				     RASP_TEST_BUILD_DIR "/bin/rasp-ep-prog",
+				     "1",
+				     "20",
+				     NULL};
+
+		cmd_tool(run);
+	}
+	assert_int_equal(cmd_rasp(out, CMD_OUT, conv, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		const char *a[] = {"report", i ? none : nokw, NULL};
+
+		assert_int_equal(cmd_rasp(out, CMD_OUT, a, NULL), 0);
+		cmd_expect_in(out,
+			      i ? "NOTE: no AllocationSampled events among the 2 events of the "
+				  "EventPipe input"
+				: "NOTE: the EventPipe input holds no events at all",
+			      a[1]);
+		cmd_expect_in(out,
+			      "dotnet-trace collect --providers "
+			      "Microsoft-Windows-DotNETRuntime:0x80000000000:4",
+			      a[1]);
+		cmd_expect_in(
+		    out, "DOTNET_EventPipeConfig=Microsoft-Windows-DotNETRuntime:0x80000000000:4",
+		    a[1]);
+		cmd_expect_not_in(out, "lttng enable-event", a[1]);
+		cmd_expect_not_in(out, "DOTNET_EnableEventLog", a[1]);
+	}
+	free(out);
+}
+
+/* Operands that are no trace, each named for what it is. Old: a missing .nettrace file was
+ * "cannot read trace directory", and a FIFO blocked rasp report forever (its check opened
+ * it for reading). */
+static void test_operands_named_for_what_they_are(void **state)
+{
+	char *out = malloc(CMD_OUT);
+	const char *nosuch = cmd_work("nosuch.nettrace"), *fifo = cmd_work("fifo"),
+		   *dir = cmd_work("files"), *none = cmd_work("files/none.nettrace");
+	const char *mk[] = {"/bin/mkdir", "-p", dir, NULL};
+	const char *mkfifo[] = {"/usr/bin/mkfifo", fifo, NULL};
+	const char *conv[] = {"convert", "-o", none, cmd_golden("emit-none"), NULL};
+	char want[4400];
+
+	(void)state;
+	{
+		const char *a[] = {"report", nosuch, NULL};
+
+		assert_int_equal(cmd_rasp(out, CMD_OUT, a, NULL), 1);
+		snprintf(want, sizeof(want),
+			 "rasp report: cannot read '%s': No such file or directory\n", nosuch);
+		cmd_expect_in(out, want, "a missing .nettrace file");
+		cmd_expect_not_in(out, "trace directory", "a missing .nettrace file");
+	}
+	cmd_tool(mkfifo);
+	{
+		const char *a[] = {"report", fifo, NULL};
+
+		assert_int_equal(cmd_rasp(out, CMD_OUT, a, NULL), 1);
+		cmd_expect_in(out, "is neither a trace directory nor a regular file", "a FIFO");
+	}
+	cmd_tool(mk);
+	assert_int_equal(cmd_rasp(out, CMD_OUT, conv, NULL), 0);
+	{
+		const char *a[] = {"report", dir, NULL};
+
+		assert_int_equal(cmd_rasp(out, CMD_OUT, a, NULL), 1);
+		cmd_expect_in(out,
+			      "holds no CTF trace (no metadata file) but holds EventPipe "
+			      ".nettrace files: give each file as an operand",
+			      "a directory of .nettrace files");
+	}
+	free(out);
+}
+
+/* Operands are paths anyone may name (a glob in a shared directory): a name holding ESC and
+ * BEL, missing or a cut .nettrace file, reaches the terminal as \xNN in rasp's messages and
+ * in babeltrace2's error causes, never as those bytes. */
+static void test_operand_names_inert(void **state)
+{
+	char *out = malloc(CMD_OUT);
+	const char *whole = cmd_work("whole.nettrace"), *cut = cmd_work("cut\x1b]0;t\x07.nettrace");
+	const char *conv[] = {"convert", "-o", whole, cmd_golden("emit-none"), NULL};
+	const char *trunc[] = {"/usr/bin/truncate", "-s", "60", whole, NULL};
+	const char *mv[] = {"/bin/mv", whole, cut, NULL};
+	const char *missing = cmd_work("gone\x1b[2J.nettrace");
+
+	(void)state;
+	assert_int_equal(cmd_rasp(out, CMD_OUT, conv, NULL), 0);
+	cmd_tool(trunc);
+	cmd_tool(mv);
+	for (int i = 0; i < 2; i++) {
+		const char *a[] = {"report", i ? missing : cut, NULL};
+
+		assert_int_equal(cmd_rasp(out, CMD_OUT, a, NULL), 1);
+		if (strpbrk(out, "\x1b\x07"))
+			fail_msg("an ESC or BEL of the operand's name reached the output");
+		cmd_expect_in(out, i ? "gone\\x1b[2J.nettrace" : "cut\\x1b]0;t\\x07.nettrace",
+			      a[1]);
+	}
+	free(out);
+}
+
 /* ---- 8. -o FILE ---------------------------------------------------------------------------- */
 
 static void expect_kept(const char *const *args, const char *file, const char *what)
@@ -993,6 +1114,9 @@ int main(void)
 	    cmocka_unit_test(test_live_session_that_does_not_exist),
 	    cmocka_unit_test(test_no_samples_is_explained),
 	    cmocka_unit_test(test_directory_without_trace_is_explained),
+	    cmocka_unit_test(test_nettrace_without_samples_gets_eventpipe_advice),
+	    cmocka_unit_test(test_operands_named_for_what_they_are),
+	    cmocka_unit_test(test_operand_names_inert),
 	    cmocka_unit_test(test_output_file_kept_on_failure),
 	};
 

@@ -203,7 +203,7 @@ static void test_failure_messages(void **state)
 	}
 	{
 		const char *a[] = {rasp(), "report", in_work("missing-dir"), NULL};
-		expect_failure(a, NULL, 1, "cannot read trace directory");
+		expect_failure(a, NULL, 1, "missing-dir': No such file or directory");
 	}
 	{
 		const char *a[] = {rasp(), "report", RASP_TEST_SOURCE_DIR "/docs", NULL};

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,80 @@ struct rasp_tally *golden_unknown(unsigned group_by)
 
 	add(t, s, sizeof(s) / sizeof(s[0]));
 	return t;
+}
+
+const char *const golden_hostile_types[] = {
+    "Clear\x1b[2J\x07"
+    "Bell",
+    "Rlo\xe2\x80\xae"
+    "txt.exe",
+    "Isolate\xe2\x81\xa6"
+    "x\xe2\x81\xa9",
+    "Csi\xc2\x9b"
+    "31m",
+    "=cmd|' /C calc'!A0",
+    "+SUM(1,2)",
+    "-1+2",
+    "@SUM(A1)",
+    "-42",
+    "+1.5e3",
+    NULL,
+};
+const char golden_hostile_proc300[] = "\x1b]0;pwned\x07\xe2\x80\xae"
+				      "eman",
+	   golden_hostile_proc301[] = "=HYPERLINK(\"http://x\")",
+	   golden_hostile_method[] = "Ns.\x1b[2JAlloc\xe2\x80\xae",
+	   golden_hostile_module[] = "/lib/\x1b]0;t\x07lib.so";
+
+struct rasp_tally *golden_hostile(unsigned group_by)
+{
+	const uint64_t stack[] = {0x10000010, 0x20000010};
+	struct rasp_tally *t = create(group_by);
+
+	assert_int_equal(rasp_tally_add_input(t, "/traces/\x1b[31mred\x1b[0m"), 0);
+	assert_int_equal(rasp_tally_add_warning(t, "stream %s is cut short",
+						"\x1b[2J\x07"
+						"ch0"),
+			 0);
+	assert_int_equal(rasp_tally_set_process_name(t, 300, golden_hostile_proc300), 0);
+	assert_int_equal(rasp_tally_set_process_name(t, 301, golden_hostile_proc301), 0);
+	for (int64_t pid = 300; pid <= 301; pid++) {
+		assert_int_equal(rasp_tally_set_mean(t, pid, UNK, 4096), 0);
+		assert_int_equal(rasp_modules_add_method(&t->modules, pid, 0x10000000, 0x100,
+							 golden_hostile_method),
+				 0);
+		assert_int_equal(rasp_modules_add(&t->modules, pid, 0x20000000, 0x1000,
+						  golden_hostile_module, true),
+				 0);
+	}
+	for (size_t i = 0; golden_hostile_types[i]; i++)
+		for (uint64_t k = 0; k < 3; k++)
+			assert_int_equal(rasp_tally_add_sample_stack(t, golden_hostile_types[i], 0,
+								     300 + (int64_t)(i % 2), 7,
+								     64 + 8 * i, k, stack, 2),
+					 0);
+	rasp_tally_note_time(t, 0);
+	rasp_tally_note_time(t, 2000000000);
+	return t;
+}
+
+void golden_check_inert(const char *text, size_t len, bool tabs, const char *what)
+{
+	const unsigned char *p = (const unsigned char *)text;
+
+	for (size_t i = 0; i < len; i++) {
+		bool c1 = p[i] == 0xc2 && i + 1 < len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f;
+		bool bidi = p[i] == 0xe2 && i + 2 < len &&
+			    ((p[i + 1] == 0x80 && p[i + 2] >= 0xaa && p[i + 2] <= 0xae) ||
+			     (p[i + 1] == 0x81 && p[i + 2] >= 0xa6 && p[i + 2] <= 0xa9));
+
+		if ((p[i] < 0x20 && p[i] != '\n' && !(tabs && p[i] == '\t')) || p[i] == 0x7f ||
+		    c1 || bidi) {
+			printf("%s: byte 0x%02x at offset %zu would act on a terminal\n", what,
+			       p[i], i);
+			fail();
+		}
+	}
 }
 
 void golden_render(struct rasp_tally *t, const struct rasp_report_options *opt,

@@ -5,6 +5,7 @@
 #ifndef RASP_TEST_GOLDEN_H
 #define RASP_TEST_GOLDEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "params.h"
@@ -27,9 +28,20 @@ struct rasp_tally *golden_empty(unsigned group_by);
 struct rasp_tally *golden_ticks(unsigned group_by);
 struct rasp_tally *golden_many(unsigned group_by);
 struct rasp_tally *golden_unknown(unsigned group_by);
+/*   hostile:   what a traced program controls, aimed at a terminal or a spreadsheet: type,
+ *              process (thread) and method names, a module path, an input and a warning
+ *              holding ESC sequences (ESC[2J, OSC title), BEL, a C1 CSI, bidirectional
+ *              overrides and isolates, and formulas (=cmd|..., +, -, @); "-42" and "+1.5e3"
+ *              are numbers. Two processes (300, 301), every sample with a two-frame stack
+ *              (a .NET method, then an unresolved frame of the module). */
+struct rasp_tally *golden_hostile(unsigned group_by);
 
-/* The awkward fixture's type names, NULL-terminated. */
+/* The awkward and hostile fixtures' type names, NULL-terminated; the hostile one's process
+ * names, method name and module path. */
 extern const char *const golden_awkward_types[];
+extern const char *const golden_hostile_types[];
+extern const char golden_hostile_proc300[], golden_hostile_proc301[], golden_hostile_method[],
+    golden_hostile_module[];
 
 struct golden_out {
 	char *out; /* what the writer wrote (NUL-terminated), caller frees */
@@ -53,5 +65,11 @@ int golden_python(const char *text, size_t len, const char *script, char *out, s
 
 /* Fails the test unless `python3 -m json.tool` accepts text. */
 void golden_check_json(const char *text, size_t len);
+
+/* Fails the test, naming the offset, when text holds what a terminal would act on (checked
+ * byte by byte, apart from consumer/sanitize.c): a C0 byte other than LF (and tab when
+ * tabs), DEL, a UTF-8 C1 control (C2 80..9F) or a bidirectional control (E2 80 AA..AE,
+ * E2 81 A6..A9). */
+void golden_check_inert(const char *text, size_t len, bool tabs, const char *what);
 
 #endif /* RASP_TEST_GOLDEN_H */

@@ -7,6 +7,9 @@
 #   nettrace-read-dotnet  the real .NET Core 3.0 file against TraceEvent's baseline, unzipped
 #                         from ../shared by the fixture nettrace-dotnet-file; both skip visibly
 #                         when ../shared is not there (a user's clone)
+#   nettrace-source-files fixture: nettrace/make-source-cases.py writes the source's own cases
+#                         (corrupt after their first events, V6 metadata redefined, too many
+#                         event classes) into the same directory
 #   source-nettrace       rasp report and babeltrace2 with source.rasp.nettrace on those files
 find_program(RASP_SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(RASP_SYSTEM_PYTHON3)
@@ -19,6 +22,10 @@ set(nt_dir ${CMAKE_CURRENT_BINARY_DIR}/nettrace)
 add_test(NAME nettrace-files
          COMMAND ${nt_python} ${CMAKE_CURRENT_SOURCE_DIR}/nettrace/make-nettrace.py --suite ${nt_dir})
 set_tests_properties(nettrace-files PROPERTIES FIXTURES_SETUP nettrace-files)
+# The source's own cases (late corruption, redefined metadata, the class limit), beside them.
+add_test(NAME nettrace-source-files
+         COMMAND ${nt_python} ${CMAKE_CURRENT_SOURCE_DIR}/nettrace/make-source-cases.py ${nt_dir})
+set_tests_properties(nettrace-source-files PROPERTIES FIXTURES_SETUP nettrace-files)
 
 rasp_add_test(nettrace-read SOURCES test-nettrace-read.c LIBS rasp-report ARGS ${nt_dir})
 set_tests_properties(nettrace-read PROPERTIES FIXTURES_REQUIRED nettrace-files TIMEOUT 120)

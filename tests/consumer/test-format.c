@@ -127,9 +127,10 @@ static const struct {
     {"a\"b\\c/d", "\"a\\\"b\\\\c/d\""},
     {"\b\t\n\f\r", "\"\\b\\t\\n\\f\\r\""},
     {"\x01\x0b\x1f", "\"\\u0001\\u000b\\u001f\""},
-    {"del\x7f", "\"del\x7f\""}, /* DEL needs no escape in JSON */
+    /* DEL, C1 controls and bidirectional overrides: JSON needs no escape, a terminal does. */
+    {"del\x7f", "\"del\\u007f\""},
     /* Well-formed UTF-8 is kept, at each boundary of a length and around the surrogates. */
-    {"\xc2\x80", "\"\xc2\x80\""}, /* U+0080 */
+    {"\xc2\x80", "\"\\u0080\""}, /* U+0080, a C1 control */
     {"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\""},
     {"\xe0\xa0\x80", "\"\xe0\xa0\x80\""},			  /* U+0800 */
     {"\xed\x9f\xbf\xee\x80\x80", "\"\xed\x9f\xbf\xee\x80\x80\""}, /* U+D7FF, U+E000 */
@@ -149,6 +150,15 @@ static const struct {
     {"\xe2\x82", "\"\\ufffd\\ufffd\""},		   /* cut */
     {"\xf0\x9f\x98", "\"\\ufffd\\ufffd\\ufffd\""}, /* cut */
     {"x\xe2\x82\xacy\xfez", "\"x\xe2\x82\xacy\\ufffdz\""},
+    /* 25..: what a terminal would act on, escaped; the characters beside them kept. */
+    {"\x1b[2J\x07", "\"\\u001b[2J\\u0007\""},
+    {"\xc2\x9b"
+     "31m\xc2\x9f\xc2\xa0",
+     "\"\\u009b31m\\u009f\xc2\xa0\""}, /* CSI, U+009F, U+00A0 */
+    {"\xe2\x80\xa9\xe2\x80\xaa\xe2\x80\xae\xe2\x80\xaf",
+     "\"\xe2\x80\xa9\\u202a\\u202e\xe2\x80\xaf\""}, /* U+2029, LRE, RLO, U+202F */
+    {"\xe2\x81\xa5\xe2\x81\xa6\xe2\x81\xa9\xe2\x81\xaa",
+     "\"\xe2\x81\xa5\\u2066\\u2069\xe2\x81\xaa\""}, /* U+2065, LRI, PDI, U+206A */
 };
 
 static void test_format_json_string(void **state)
@@ -175,7 +185,8 @@ static void test_format_json_string_parses(void **state)
 	    "import json, sys\n"
 	    "v = json.load(open(sys.argv[1], encoding='utf-8'))\n"
 	    "print(len(v), v[3] == '\\b\\t\\n\\f\\r', v[18] == '\\ufffd' * 3,\n"
-	    "      v[11] == '\\U0010ffff', v[24] == 'x\\u20acy\\ufffdz', v[2] == 'a\"b\\\\c/d')\n";
+	    "      v[11] == '\\U0010ffff', v[24] == 'x\\u20acy\\ufffdz', v[2] == 'a\"b\\\\c/d',\n"
+	    "      v[25] == '\\x1b[2J\\x07', v[27] == '\\u2029\\u202a\\u202e\\u202f')\n";
 	char *text = NULL, out[128];
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -190,7 +201,7 @@ static void test_format_json_string_parses(void **state)
 	assert_int_equal(fclose(f), 0);
 	golden_check_json(text, len);
 	assert_int_equal(golden_python(text, len, script, out, sizeof(out)), 0);
-	assert_string_equal(out, "25 True True True True True\n");
+	assert_string_equal(out, "29 True True True True True True True\n");
 	free(text);
 }
 

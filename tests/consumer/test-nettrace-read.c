@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "nettrace-read.h"
@@ -614,17 +616,20 @@ static void test_nettrace_read_corrupt(void **state)
 	} cases[] = {
 	    {"v4-corrupt-tag", "found 7"},
 	    {"v4-corrupt-name-length", "200 bytes"},
-	    {"v4-corrupt-block-size", "at most"},
+	    {"v4-corrupt-block-size", "limit block_bytes = 67108864"},
 	    {"v4-corrupt-payload-size", "cut short"},
 	    {"v4-corrupt-undefined-metadata", "undefined metadata id 9"},
 	    {"v5-corrupt-tag", "found 7"},
 	    {"v5-corrupt-name-length", "200 bytes"},
-	    {"v5-corrupt-block-size", "at most"},
+	    {"v5-corrupt-block-size", "limit block_bytes = 67108864"},
 	    {"v5-corrupt-payload-size", "cut short"},
 	    {"v5-corrupt-undefined-metadata", "undefined metadata id 9"},
 	    {"v6-corrupt-payload-size", "cut short"},
 	    {"v6-corrupt-undefined-metadata", "undefined metadata id 9"},
 	    {"v6-corrupt-unknown-thread", "unknown thread index 77"},
+	    /* An event of a removed thread (TraceEvent refuses it too). */
+	    {"v6-thread-removed", "unknown thread index 1"},
+	    {"v4-stack-twice", "stack id 1 defined twice"},
 	};
 
 	(void)state;
@@ -745,6 +750,525 @@ static void test_nettrace_read_not_nettrace(void **state)
 	assert_non_null(strstr(err, "/nonexistent/x.nettrace"));
 	assert_false(rasp_nt_is_nettrace("/nonexistent/x.nettrace"));
 	assert_true(rasp_nt_is_nettrace(nt_path("v6")));
+}
+
+/* ---- Files that cost a careless reader far more than their size --------------------------- */
+
+/* ASan and TSan reserve terabytes of shadow: no address-space limit under them, and more CPU
+ * time (they slow the reader down up to tenfold). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
+/* Address space a bounded read may map past what the process maps before it, and the CPU
+ * seconds it may take: each bomb costs a careless reader several times the first (or is
+ * refused for lack of it) and several times the second; the reader needs a few MiB and well
+ * under a second. */
+#define BOUND_MEMORY (UINT64_C(256) << 20)
+#ifdef UNDER_SANITIZER
+#define BOUND_CPU 60
+#else
+#define BOUND_CPU 10
+#endif
+
+#ifndef UNDER_SANITIZER
+/* The address space this process maps (VmSize), in bytes; 0 if unknown. */
+static uint64_t mapped_now(void)
+{
+	char line[256];
+	uint64_t kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %" SCNu64, &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb * 1024;
+}
+#endif
+
+/* What a bounded read must have given: 0, or -1 with the reason in why. */
+typedef int (*bounded_check)(struct rasp_nt_reader *r, char *why, size_t cap);
+
+/* Reads the generated file `name` in a child limited to BOUND_MEMORY more address space and
+ * BOUND_CPU seconds of CPU; check says whether what it read is right. A reader whose memory
+ * follows what it saw rather than what it keeps fails an allocation (an error, or a stack
+ * silently dropped); one that is quadratic is killed by SIGXCPU. */
+static void read_bounded(const char *name, bounded_check check)
+{
+	const char *path = nt_path(name);
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char why[512] = "", err[512];
+		struct rasp_nt_reader *r;
+
+		setrlimit(RLIMIT_CORE, &(struct rlimit){0, 0});
+		if (setrlimit(RLIMIT_CPU, &(struct rlimit){BOUND_CPU, BOUND_CPU + 1}) != 0)
+			_exit(3);
+#ifndef UNDER_SANITIZER
+		{
+			uint64_t now = mapped_now(), cap = now + BOUND_MEMORY;
+
+			if (now && setrlimit(RLIMIT_AS, &(struct rlimit){cap, cap}) != 0)
+				_exit(3);
+		}
+#endif
+		r = rasp_nt_open(path, err, sizeof(err));
+		if (!r) {
+			fprintf(stderr, "%s: %s\n", name, err);
+			_exit(1);
+		}
+		if (check(r, why, sizeof(why))) {
+			fprintf(stderr, "%s: %s\n", name, why);
+			_exit(1);
+		}
+		rasp_nt_close(r);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (WIFSIGNALED(st))
+		fail_msg("%s: the reader was killed by signal %d (%s; SIGXCPU: over %d s of CPU)",
+			 name, WTERMSIG(st), strsignal(WTERMSIG(st)), BOUND_CPU);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("%s: wrong within %" PRIu64 " MiB more address space and %d s of CPU "
+			 "(status %d; the reason above)",
+			 name, BOUND_MEMORY >> 20, BOUND_CPU, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+#define WHY(...) (snprintf(why, cap, __VA_ARGS__), -1)
+
+/* make-nettrace.py bomb_stacks: 40,000 unsorted events held until the sequence point, each
+ * with the same 4096-frame stack (1.3 GB when every held event copied it). Each comes out
+ * with its stack's innermost frames, in order. */
+static int bomb_stacks_read(struct rasp_nt_reader *r, char *why, size_t cap)
+{
+	struct rasp_nt_item it;
+	uint64_t n = 0;
+	int rc;
+
+	while ((rc = rasp_nt_next(r, &it)) == 1) {
+		const struct rasp_nt_event *e = &it.event;
+
+		if (it.kind != RASP_NT_ITEM_EVENT)
+			return WHY("a loss item (%" PRIu64 ")", it.lost);
+		if (e->stack_len == 0)
+			return WHY("event %" PRIu64 " (offset %" PRIu64 ") without its stack", n,
+				   e->offset);
+		for (size_t k = 0; k < e->stack_len; k++)
+			if (e->stack[k] != UINT64_C(0x7F0000000000) + 16 * k)
+				return WHY("event %" PRIu64 ": frame %zu is 0x%" PRIx64, n, k,
+					   e->stack[k]);
+		n++;
+	}
+	if (rc != 0)
+		return WHY("%s", rasp_nt_error(r));
+	return n == 40000 ? 0 : WHY("%" PRIu64 " events, want 40000", n);
+}
+
+static void test_nettrace_read_bomb_stacks(void **state)
+{
+	(void)state;
+	read_bounded("bomb-stacks", bomb_stacks_read);
+}
+
+/* bomb_metadata: 3.2 million rows redefining metadata id 1 (430 MB when every retired
+ * definition was kept to the end), then the definition the one event uses. */
+static int bomb_metadata_read(struct rasp_nt_reader *r, char *why, size_t cap)
+{
+	struct rasp_nt_item it;
+	const struct rasp_nt_meta *m;
+	int rc = rasp_nt_next(r, &it);
+
+	if (rc != 1)
+		return WHY("no event: %s", rc ? rasp_nt_error(r) : "the end");
+	m = it.event.meta;
+	if (strcmp(m->provider, "Contoso-Final") || strcmp(m->name, "Last") || m->event_id != 9 ||
+	    m->version != 1 || m->keywords != 0x20)
+		return WHY("the event's metadata is %s/%s %" PRIu32 " v%" PRIu32, m->provider,
+			   m->name, m->event_id, m->version);
+	rc = rasp_nt_next(r, &it);
+	if (rc != 0)
+		return WHY("after the event: %d %s", rc, rasp_nt_error(r));
+	return rasp_nt_complete(r) ? 0 : WHY("not complete");
+}
+
+static void test_nettrace_read_bomb_metadata(void **state)
+{
+	(void)state;
+	read_bounded("bomb-metadata", bomb_metadata_read);
+}
+
+/* bomb_threads: 100,000 V6 threads, 600,000 sorted events of the last one (182 s when each
+ * event looked its thread up one by one). */
+static int bomb_threads_read(struct rasp_nt_reader *r, char *why, size_t cap)
+{
+	struct rasp_nt_item it;
+	uint64_t n = 0;
+	int rc;
+
+	while ((rc = rasp_nt_next(r, &it)) == 1) {
+		if (it.kind != RASP_NT_ITEM_EVENT)
+			return WHY("a loss item (%" PRIu64 ")", it.lost);
+		if (it.event.thread_id != 200000 || it.event.pid != 4242 ||
+		    it.event.sequence != n + 1)
+			return WHY("event %" PRIu64 ": thread %" PRIu64 ", pid %" PRId64
+				   ", sequence %" PRIu32,
+				   n, it.event.thread_id, it.event.pid, it.event.sequence);
+		n++;
+	}
+	if (rc != 0)
+		return WHY("%s", rasp_nt_error(r));
+	return n == 600000 ? 0 : WHY("%" PRIu64 " events, want 600000", n);
+}
+
+static void test_nettrace_read_bomb_threads(void **state)
+{
+	(void)state;
+	read_bounded("bomb-threads", bomb_threads_read);
+}
+
+/* bomb_sequence_point: one V4 sequence point of 300,000 threads, ids descending (57 s when
+ * each was inserted into a sorted array). Nothing lost: no thread had an event. */
+static int bomb_sequence_point_read(struct rasp_nt_reader *r, char *why, size_t cap)
+{
+	struct rasp_nt_item it;
+	int rc = rasp_nt_next(r, &it);
+
+	if (rc != 0)
+		return WHY("%s", rc < 0 ? rasp_nt_error(r) : "an item");
+	return rasp_nt_complete(r) ? 0 : WHY("not complete");
+}
+
+static void test_nettrace_read_bomb_sequence_point(void **state)
+{
+	(void)state;
+	read_bounded("bomb-sequence-point", bomb_sequence_point_read);
+}
+
+/* bomb_hash_flood: a sequence point of 200,000 thread ids whose hashes, were they not seeded
+ * by the reader, would share their low 32 bits (one probe sequence of them all). */
+static void test_nettrace_read_bomb_hash_flood(void **state)
+{
+	(void)state;
+	read_bounded("bomb-hash-flood", bomb_sequence_point_read);
+}
+
+/* The same bombs read in process: what the reader's own accounting says it held. The stack is
+ * kept once, its first 100 frames (kept_frames); the records of the held events and nothing
+ * per event besides; one metadata definition at a time; a thread table as large as its
+ * threads. */
+static void test_nettrace_read_bomb_counters(void **state)
+{
+	char err[512];
+	struct rasp_nt_item it;
+	const struct rasp_nt_stats *st;
+	struct rasp_nt_reader *r = rasp_nt_open(nt_path("bomb-stacks"), err, sizeof(err));
+	uint64_t n = 0;
+	int rc;
+
+	(void)state;
+	assert_non_null(r);
+	while ((rc = rasp_nt_next(r, &it)) == 1) {
+		assert_int_equal(it.event.stack_len, 100);
+		assert_int_equal(it.event.stack_dropped, 3996);
+		assert_int_equal(it.event.stack[99], UINT64_C(0x7F0000000000) + 16 * 99);
+		n++;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 40000);
+	st = rasp_nt_stats(r);
+	assert_int_equal(st->frames_read, 4096);
+	assert_int_equal(st->frames_kept, 100);
+	assert_true(st->stack_bytes_peak <= 100 * 8 + 64);
+	assert_int_equal(st->stack_bytes, 0); /* all released */
+	assert_int_equal(st->held_events_peak, 40000);
+	/* 40,000 records of about 100 bytes, in an array that doubles: 8 MiB at most. */
+	assert_true(st->held_bytes_peak <= UINT64_C(8) << 20);
+	assert_int_equal(st->held_events, 0);
+	rasp_nt_close(r);
+
+	r = rasp_nt_open(nt_path("bomb-metadata"), err, sizeof(err));
+	assert_non_null(r);
+	while ((rc = rasp_nt_next(r, &it)) == 1)
+		;
+	assert_int_equal(rc, 0);
+	st = rasp_nt_stats(r);
+	assert_int_equal(st->metadata_defined, 3200001);
+	assert_int_equal(st->metadata_freed, 3200000);
+	/* One definition at a time: the limit metadata_bytes could be 512. */
+	assert_true(st->metadata_bytes_peak < 512);
+	rasp_nt_close(r);
+
+	r = rasp_nt_open(nt_path("bomb-threads"), err, sizeof(err));
+	assert_non_null(r);
+	while ((rc = rasp_nt_next(r, &it)) == 1)
+		;
+	assert_int_equal(rc, 0);
+	st = rasp_nt_stats(r);
+	assert_int_equal(st->threads_peak, 100000);
+	assert_int_equal(st->capture_threads, 1);
+	/* Sorted events go out one by one, not a block (100,000 of them) at a time. */
+	assert_int_equal(st->held_events_peak, 1);
+	rasp_nt_close(r);
+
+	r = rasp_nt_open(nt_path("bomb-sequence-point"), err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(rasp_nt_next(r, &it), 0);
+	assert_int_equal(rasp_nt_stats(r)->capture_threads, 300000);
+	rasp_nt_close(r);
+}
+
+/* V6 metadata id 1 defined four times (make-nettrace.py redefine_held): held events keep the
+ * definition they were read with, and each definition is freed once its id names another one
+ * and its last event has gone out; a sequence point's flag 2 forgets the current one, its
+ * flag 1 the threads. */
+static void test_nettrace_read_redefine_held(void **state)
+{
+	static const struct {
+		int ms;
+		const char *provider, *name;
+		uint32_t event_id;
+	} want[] = {
+	    {10, "Contoso-First", "First", 1},	 {15, "Contoso-Second", "Second", 2},
+	    {20, "Contoso-First", "First", 1},	 {25, "Contoso-Second", "Second", 2},
+	    {30, "Contoso-First", "First", 1},	 {35, "Contoso-Second", "Second", 2},
+	    {40, "Contoso-Fourth", "Fourth", 4},
+	};
+	char err[512];
+	struct rasp_nt_item it;
+	struct rasp_nt_reader *r = rasp_nt_open(nt_path("v6-redefine-held"), err, sizeof(err));
+	const struct rasp_nt_stats *st;
+	size_t n = 0;
+	int rc;
+
+	(void)state;
+	assert_non_null(r);
+	st = rasp_nt_stats(r);
+	while ((rc = rasp_nt_next(r, &it)) == 1) {
+		const struct rasp_nt_meta *m = it.event.meta;
+
+		assert_int_equal(it.kind, RASP_NT_ITEM_EVENT);
+		assert_true(n < 7);
+		assert_int_equal(it.event.timestamp, INT64_C(1000000000) + want[n].ms * 1000000);
+		assert_string_equal(m->provider, want[n].provider);
+		assert_string_equal(m->name, want[n].name);
+		assert_int_equal(m->event_id, want[n].event_id);
+		assert_int_equal(m->id, 1);
+		/* Thread index 1 is defined again after the flush, for another thread. */
+		assert_int_equal(it.event.thread_id, n < 6 ? 4242 : 4243);
+		if (n == 0) /* all six held together: both definitions alive, Third freed */
+			assert_int_equal(st->metadata_freed, 1);
+		n++;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 7);
+	assert_int_equal(st->metadata_defined, 4);
+	assert_int_equal(st->metadata_freed, 3);
+	assert_int_equal(st->held_events_peak, 6);
+	rasp_nt_close(r);
+}
+
+/* V6 thread index 1 defined, used and removed 1000 times for 1000 OS threads: each event gets
+ * the thread of its time, and the table holds one thread at most. */
+static void test_nettrace_read_thread_churn(void **state)
+{
+	char err[512];
+	struct rasp_nt_item it;
+	struct rasp_nt_reader *r = rasp_nt_open(nt_path("v6-thread-churn"), err, sizeof(err));
+	uint64_t n = 0;
+	int rc;
+
+	(void)state;
+	assert_non_null(r);
+	while ((rc = rasp_nt_next(r, &it)) == 1) {
+		assert_int_equal(it.kind, RASP_NT_ITEM_EVENT);
+		assert_int_equal(it.event.thread_id, 1000 + n);
+		assert_int_equal(it.event.pid, 4242);
+		n++;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 1000);
+	assert_int_equal(rasp_nt_stats(r)->threads_peak, 1);
+	assert_int_equal(rasp_nt_stats(r)->threads, 0);
+	assert_int_equal(rasp_nt_stats(r)->capture_threads, 1000);
+	rasp_nt_close(r);
+}
+
+/* The offset of the first occurrence of bytes in a file, or -1. */
+static long find_bytes(const char *path, const void *bytes, size_t len)
+{
+	FILE *f = fopen(path, "rb");
+	long size = file_size(path), at = -1;
+	char *data = malloc((size_t)size);
+	void *p;
+
+	assert_non_null(f);
+	assert_non_null(data);
+	assert_int_equal(fread(data, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	p = memmem(data, (size_t)size, bytes, len);
+	if (p)
+		at = (long)((char *)p - data);
+	free(data);
+	return at;
+}
+
+/* Reads a file within limits l to its error; the message must start with the file and
+ * `at offset N: ` (N = at, or any offset when at < 0) and name the limit and its value. */
+static void refused(const char *name, const struct rasp_nt_limits *l, long at, const char *why,
+		    long *got_at)
+{
+	const char *path = nt_path(name);
+	char err[512], prefix[4200];
+	struct rasp_nt_item it;
+	struct rasp_nt_reader *r = rasp_nt_open_limited(path, l, err, sizeof(err));
+	const char *msg = err;
+	int rc = -1;
+
+	if (r) {
+		while ((rc = rasp_nt_next(r, &it)) == 1)
+			;
+		msg = rasp_nt_error(r);
+	}
+	if (rc != -1)
+		fail_msg("%s: read to its end within limits it should pass (want '%s')", name, why);
+	snprintf(prefix, sizeof(prefix), "%s: at offset ", path);
+	if (strncmp(msg, prefix, strlen(prefix)) != 0 || !strstr(msg, why))
+		fail_msg("%s: '%s', want '%s...%s'", name, msg, prefix, why);
+	*got_at = atol(msg + strlen(prefix));
+	if (at >= 0 && *got_at != at)
+		fail_msg("%s: '%s', want offset %ld", name, msg, at);
+	rasp_nt_close(r);
+}
+
+/* Each limit refuses a file past it with the limit's name, its value and the offset; below
+ * every limit the same files read (the tests above), and a redefined id's definitions do not
+ * add up. */
+static void test_nettrace_read_limits(void **state)
+{
+	/* bomb-stacks' stack block: FirstId 1, Count 1, 4096 frames of 8 bytes. */
+	static const uint8_t stack_head[] = {1, 0, 0, 0, 1, 0, 0, 0, 0, 0x80, 0, 0};
+	/* bomb-sequence-point's 1001st thread: id 10,000,000 - 1000, number 1. */
+	static const uint8_t sp_1001[] = {0x98, 0x92, 0x98, 0, 0, 0, 0, 0, 1, 0, 0, 0};
+	char stacks[4096];
+	long stack_at, at;
+	struct rasp_nt_limits l;
+	struct rasp_nt_item it;
+	uint64_t offsets[1001];
+	struct rasp_nt_reader *r;
+	char err[512], why[128];
+	size_t n = 0;
+	int rc;
+
+	(void)state;
+	snprintf(stacks, sizeof(stacks), "%s", nt_path("bomb-stacks")); /* nt_path's rotate */
+	stack_at = find_bytes(stacks, stack_head, sizeof(stack_head)) + 8;
+	assert_true(stack_at > 8);
+	/* Where bomb-stacks' events are (they come out in file order). */
+	r = rasp_nt_open(stacks, err, sizeof(err));
+	assert_non_null(r);
+	while (n < 1001 && rasp_nt_next(r, &it) == 1)
+		offsets[n++] = it.event.offset;
+	assert_int_equal(n, 1001);
+	rasp_nt_close(r);
+
+	memset(&l, 0, sizeof(l));
+	l.held_events = 1000;
+	refused("bomb-stacks", &l, (long)offsets[1000], "limit held_events = 1000", &at);
+	memset(&l, 0, sizeof(l));
+	l.held_bytes = 65536;
+	refused("bomb-stacks", &l, -1, "limit held_bytes = 65536", &at);
+	for (n = 0; n < 1001 && offsets[n] != (uint64_t)at; n++)
+		;
+	assert_true(n < 1001); /* an event's offset */
+	memset(&l, 0, sizeof(l));
+	l.stack_frames = 1000;
+	refused("bomb-stacks", &l, stack_at, "stack 1 of 4096 frames (limit stack_frames = 1000)",
+		&at);
+	memset(&l, 0, sizeof(l));
+	l.stack_bytes = 512;
+	refused("bomb-stacks", &l, stack_at, "limit stack_bytes = 512", &at);
+
+	memset(&l, 0, sizeof(l));
+	l.threads = 1000;
+	refused("bomb-threads", &l, -1,
+		"thread index 1001: more than 1000 threads defined at once (limit threads = 1000)",
+		&at);
+	refused("bomb-sequence-point", &l,
+		find_bytes(nt_path("bomb-sequence-point"), sp_1001, sizeof(sp_1001)),
+		"capture thread 9999000: more than 1000 threads with sequence numbers (limit "
+		"threads = 1000)",
+		&at);
+
+	memset(&l, 0, sizeof(l));
+	l.metadata_ids = 2;
+	refused("v6", &l, -1, "metadata id 2 out of range 1..1 (limit metadata_ids = 2)", &at);
+	memset(&l, 0, sizeof(l));
+	l.metadata_bytes = 100;
+	refused("v4", &l, -1, "limit metadata_bytes = 100", &at);
+	memset(&l, 0, sizeof(l));
+	l.event_bytes = 32;
+	refused("v4", &l, -1, "payload bytes (limit event_bytes = 32)", &at);
+	memset(&l, 0, sizeof(l));
+	l.block_bytes = 64;
+	refused("v4", &l, -1, "bytes (limit block_bytes = 64)", &at);
+	{
+		/* The offset is the block's size field: the size the message gives. */
+		FILE *f = fopen(nt_path("v4"), "rb");
+		uint8_t b[4];
+
+		assert_non_null(f);
+		assert_int_equal(fseek(f, at, SEEK_SET), 0);
+		assert_int_equal(fread(b, 1, 4, f), 4);
+		fclose(f);
+		snprintf(why, sizeof(why), " of %u bytes (limit block_bytes = 64)",
+			 (unsigned)(b[0] | b[1] << 8 | b[2] << 16 | (unsigned)b[3] << 24));
+		refused("v4", &l, at, why, &at);
+	}
+
+	/* 600,000 sorted events in blocks of 100,000, holding two at most. */
+	memset(&l, 0, sizeof(l));
+	l.held_events = 2;
+	r = rasp_nt_open_limited(nt_path("bomb-threads"), &l, err, sizeof(err));
+	assert_non_null(r);
+	while ((rc = rasp_nt_next(r, &it)) == 1)
+		;
+	if (rc != 0)
+		fail_msg("%s", rasp_nt_error(r));
+	rasp_nt_close(r);
+
+	/* Frames past kept_frames are dropped, not refused, and counted. */
+	memset(&l, 0, sizeof(l));
+	l.kept_frames = 10;
+	r = rasp_nt_open_limited(stacks, &l, err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(rasp_nt_next(r, &it), 1);
+	assert_int_equal(it.event.stack_len, 10);
+	assert_int_equal(it.event.stack_dropped, 4086);
+	rasp_nt_close(r);
+
+	/* The defaults, as docs/eventpipe.md gives them. */
+	rasp_nt_limits_default(&l);
+	assert_int_equal(l.block_bytes, 64 << 20);
+	assert_int_equal(l.event_bytes, 1 << 20);
+	assert_int_equal(l.stack_frames, 4096);
+	assert_int_equal(l.kept_frames, 100);
+	assert_int_equal(l.stack_bytes, 64 << 20);
+	assert_int_equal(l.held_events, 1 << 20);
+	assert_int_equal(l.held_bytes, 256 << 20);
+	assert_int_equal(l.metadata_ids, 1 << 20);
+	assert_int_equal(l.metadata_bytes, 64 << 20);
+	assert_int_equal(l.threads, 1 << 22);
 }
 
 /* ---- The real .NET Core 3.0 file ------------------------------------------------------------ */
@@ -954,6 +1478,15 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_nettrace_read_corrupt),
 	    cmocka_unit_test(test_nettrace_read_sync_time),
 	    cmocka_unit_test(test_nettrace_read_not_nettrace),
+	    cmocka_unit_test(test_nettrace_read_bomb_stacks),
+	    cmocka_unit_test(test_nettrace_read_bomb_metadata),
+	    cmocka_unit_test(test_nettrace_read_bomb_threads),
+	    cmocka_unit_test(test_nettrace_read_bomb_sequence_point),
+	    cmocka_unit_test(test_nettrace_read_bomb_hash_flood),
+	    cmocka_unit_test(test_nettrace_read_bomb_counters),
+	    cmocka_unit_test(test_nettrace_read_redefine_held),
+	    cmocka_unit_test(test_nettrace_read_thread_churn),
+	    cmocka_unit_test(test_nettrace_read_limits),
 	};
 	const struct CMUnitTest dotnet[] = {
 	    cmocka_unit_test(test_nettrace_read_dotnet_baseline),

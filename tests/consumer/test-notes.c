@@ -1,8 +1,9 @@
 /* Unit tests of consumer/notes.c: the sentences every writer prints before its figures, from
  * hand-built tallies: lost data (counts, unknown counts, singular and plural), skipped events,
  * the assumed sampling mean per process and the summary past 5 processes (also at 10^5),
- * input warnings, the three no-samples variants, their order and the flags; by site, the
- * samples allocated in no recorded object. */
+ * input warnings, the three no-samples variants (with advice for the kind of input: LTTng's for
+ * CTF traces, EventPipe's for .nettrace files), their order and the flags; by site, the samples
+ * allocated in no recorded object. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,6 +143,78 @@ static void test_notes_no_samples(void **state)
 	sample(t, 1);
 	build(t, &n);
 	assert_int_equal(n.n, 0);
+	rasp_notes_free(&n);
+	rasp_tally_destroy(t);
+}
+
+static void check_lacks(const struct rasp_notes *n, size_t i, const char *part)
+{
+	if (i < n->n && strstr(n->v[i].text, part)) {
+		printf("note %zu has \"%s\"\n", i, part);
+		print_notes(n);
+		fail();
+	}
+}
+
+#define EP_PROVIDERS                                                                               \
+	"dotnet-trace collect --providers Microsoft-Windows-DotNETRuntime:0x80000000000:4"
+#define EP_CONFIG "DOTNET_EventPipeConfig=Microsoft-Windows-DotNETRuntime:0x80000000000:4"
+
+/* An EventPipe file without samples gets EventPipe's advice (dotnet-trace's providers,
+ * DOTNET_EventPipeConfig), never LTTng's; a CTF trace beside it gets both, each named. */
+static void test_notes_no_samples_eventpipe(void **state)
+{
+	(void)state;
+	struct rasp_tally *t = tally(102400);
+	struct rasp_notes n;
+
+	/* An EventPipe file (its process's mean declared), no event at all. */
+	assert_int_equal(rasp_tally_add_input(t, "/traces/app.nettrace"), 0);
+	assert_int_equal(rasp_tally_declare_mean(t, 4242, 102400), 0);
+	build(t, &n);
+	check_codes(&n, "no-samples");
+	check_has(&n, 0, "the EventPipe input holds no events at all");
+	check_has(&n, 0, EP_PROVIDERS);
+	check_has(&n, 0, "DOTNET_EnableEventPipe=1 and " EP_CONFIG);
+	check_lacks(&n, 0, "lttng");
+	check_lacks(&n, 0, "librasp");
+	check_lacks(&n, 0, "DOTNET_EnableEventLog");
+	rasp_notes_free(&n);
+
+	/* Events, none of them samples: a session without the AllocationSampling keyword. */
+	for (int i = 0; i < 7; i++)
+		rasp_tally_add_other_event(t);
+	build(t, &n);
+	check_codes(&n, "no-samples");
+	check_text(&n, 0,
+		   "no AllocationSampled events among the 7 events of the EventPipe input: it was "
+		   "recorded without the AllocationSampling keyword (0x80000000000) of "
+		   "Microsoft-Windows-DotNETRuntime, or from a .NET older than 10; record "
+		   "with " EP_PROVIDERS " (the AllocationSampling keyword, .NET 10 and later; "
+		   "rasp record -p PID asks for it), or start the program with "
+		   "DOTNET_EnableEventPipe=1 and " EP_CONFIG ".");
+	rasp_notes_free(&n);
+
+	/* And a CTF trace beside it: both, each for its own kind. */
+	assert_int_equal(rasp_tally_add_input(t, "/traces/ctf"), 0);
+	assert_int_equal(rasp_tally_set_mean(t, 77, UNK, 4096), 0);
+	build(t, &n);
+	check_codes(&n, "no-samples");
+	check_has(&n, 0,
+		  "among the 8 events read: for the EventPipe files, record with " EP_PROVIDERS);
+	check_has(&n, 0,
+		  "; for the LTTng traces, was the event enabled (lttng enable-event -u " SAMPLED);
+	rasp_notes_free(&n);
+	rasp_tally_destroy(t);
+
+	/* Two inputs, one an EventPipe file, nothing read from the other: both. */
+	t = tally(102400);
+	assert_int_equal(rasp_tally_add_input(t, "/traces/app.nettrace"), 0);
+	assert_int_equal(rasp_tally_add_input(t, "/traces/ctf"), 0);
+	assert_int_equal(rasp_tally_declare_mean(t, 4242, 102400), 0);
+	build(t, &n);
+	check_has(&n, 0, "the input holds no events at all");
+	check_has(&n, 0, "; for the EventPipe files, record with " EP_PROVIDERS);
 	rasp_notes_free(&n);
 	rasp_tally_destroy(t);
 }
@@ -382,6 +455,16 @@ static void test_notes_unplaced_frames(void **state)
 		  "no object the trace recorded");
 	check_has(&n, 0, "lttng_ust_statedump:*");
 	rasp_notes_free(&n);
+	/* From an EventPipe file: the method events are what is missing, not a state dump. */
+	assert_int_equal(rasp_tally_declare_mean(t, 1, 102400), 0);
+	assert_int_equal(rasp_notes_build(t, &rows, "--sampling-mean", &n), 0);
+	check_codes(&n, "unplaced-frames");
+	check_has(&n, 0,
+		  "3 of the 4 samples with a stack were allocated in code that no method "
+		  "event of the input names");
+	check_has(&n, 0, "MethodLoadVerbose");
+	check_lacks(&n, 0, "lttng");
+	rasp_notes_free(&n);
 	rasp_rows_free(&rows);
 	rasp_tally_destroy(t);
 }
@@ -391,6 +474,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_notes_none),
 	    cmocka_unit_test(test_notes_no_samples),
+	    cmocka_unit_test(test_notes_no_samples_eventpipe),
 	    cmocka_unit_test(test_notes_lost_data),
 	    cmocka_unit_test(test_notes_skipped),
 	    cmocka_unit_test(test_notes_assumed_mean),

@@ -2,8 +2,9 @@
  * RASP_UPDATE_EXPECT=1 ctest -R write-csv, then review the diff), and the format itself: an
  * RFC 4180 parser here reads every output back (quotes only around whole fields, doubled
  * inside; commas, quotes, CR and LF only in quoted fields), every record has the header's
- * fields, type and process names come back byte for byte, tick rows put ticks under samples
- * and the amount under bytes, Python's csv agrees, and the notes go to standard error only. */
+ * fields, type and process names come back as their safe text, no cell is a spreadsheet
+ * formula, tick rows put ticks under samples and the amount under bytes, Python's csv agrees,
+ * and the notes go to standard error only. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "golden.h"
+#include "sanitize.h"
 #include "writer.h"
 
 #define MAX_RECORDS 64
@@ -196,8 +198,9 @@ static void test_write_csv_two_procs(void **state)
 	}
 }
 
-/* Names with commas, quotes, CR, LF, control bytes and any UTF-8 (or not) come back byte for
- * byte; tick rows line up with the header. */
+/* Names with commas, quotes, CR, LF, control bytes and any UTF-8 (or not) come back as their
+ * safe text (sanitize.h: controls and bytes that are not UTF-8 as \xNN, UTF-8 as it is); tick
+ * rows line up with the header. */
 static void test_write_csv_quoting(void **state)
 {
 	(void)state;
@@ -216,11 +219,13 @@ static void test_write_csv_quoting(void **state)
 	kb = column(&c, "bytes");
 	kn = column(&c, "process_name");
 	for (size_t i = 0; golden_awkward_types[i]; i++) {
+		char safe[256];
 		bool found = false;
 
+		assert_true(rasp_safe_text(safe, sizeof(safe), golden_awkward_types[i]) <
+			    sizeof(safe));
 		for (size_t r = 1; r < c.n && !found; r++)
-			found = strcmp(c.f[r][0], "group") == 0 &&
-				strcmp(c.f[r][kt], golden_awkward_types[i]) == 0;
+			found = strcmp(c.f[r][0], "group") == 0 && strcmp(c.f[r][kt], safe) == 0;
 		if (!found) {
 			printf("type %zu not read back from the csv\n", i);
 			fail();
@@ -253,6 +258,81 @@ static void test_write_csv_quoting(void **state)
 	assert_non_null(strstr(g.err, "WARNING: the tracer discarded 257 events and 2 packets"));
 	assert_non_null(strstr(g.err, "WARNING: 3 malformed events were skipped"));
 	assert_null(strstr(g.out, "WARNING"));
+	csv_free(&c);
+	golden_out_free(&g);
+	rasp_tally_destroy(t);
+}
+
+/* What a traced program controls (golden_hostile) neither acts on a terminal that shows the
+ * file nor runs in a spreadsheet: escapes as \xNN, any cell starting with '=', '+', '-' or '@'
+ * led by a quote (OWASP) unless it is a number, in every text column (type, stack, process
+ * name) and in the notes on standard error; Python's csv reads it. */
+static void test_write_csv_hostile(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *type, *cell;
+	} want[] = {
+	    {"=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0"},
+	    {"+SUM(1,2)", "'+SUM(1,2)"},
+	    {"-1+2", "'-1+2"},
+	    {"@SUM(A1)", "'@SUM(A1)"},
+	    {"-42", "-42"},
+	    {"+1.5e3", "+1.5e3"},
+	    {"Clear\x1b[2J\x07"
+	     "Bell",
+	     "Clear\\x1b[2J\\x07Bell"},
+	    {"Rlo\xe2\x80\xae"
+	     "txt.exe",
+	     "Rlo\\xe2\\x80\\xaetxt.exe"},
+	};
+	unsigned by = RASP_GROUP_TYPE | RASP_GROUP_PROCESS | RASP_GROUP_STACK;
+	struct rasp_tally *t = golden_hostile(by);
+	struct golden_out g = render(t, by);
+	struct csv c;
+	size_t kt, kn, kst, rows = 0;
+
+	golden_check(g.out, g.len, "csv-hostile.expect");
+	golden_check_inert(g.out, g.len, false, "csv");
+	golden_check_inert(g.err, strlen(g.err), false, "csv's notes");
+	assert_non_null(strstr(g.err, "WARNING: stream \\x1b[2J\\x07ch0 is cut short"));
+	assert_int_equal(csv_parse(g.out, g.len, &c), 0);
+	check_shape(&c);
+	check_python(&g, c.n);
+	kt = column(&c, "type");
+	kn = column(&c, "process_name");
+	kst = column(&c, "stack");
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		bool found = false;
+
+		for (size_t r = 1; r < c.n && !found; r++)
+			found = strcmp(c.f[r][kt], want[i].cell) == 0;
+		if (!found) {
+			printf("type %s: no cell %s\n", want[i].type, want[i].cell);
+			fail();
+		}
+	}
+	for (size_t r = 1; r < c.n; r++) {
+		/* No cell of any column starts a formula but as its quoted self or a number. */
+		for (size_t f = 0; f < c.nf[r]; f++)
+			if (strchr("=+-@", c.f[r][f][0]) && c.f[r][f][0] &&
+			    strcmp(c.f[r][f], "-42") != 0 && strcmp(c.f[r][f], "+1.5e3") != 0) {
+				printf("record %zu field %zu starts a formula: %s\n", r, f,
+				       c.f[r][f]);
+				fail();
+			}
+		if (strcmp(c.f[r][0], "group") != 0)
+			continue;
+		rows++;
+		assert_string_equal(c.f[r][kst], "Ns.\\x1b[2JAlloc\\xe2\\x80\\xae < "
+						 "\\x1b]0;t\\x07lib.so+0xf");
+		assert_true(strcmp(c.f[r][kn], "'=HYPERLINK(\"http://x\")") == 0 ||
+			    strcmp(c.f[r][kn], "\\x1b]0;pwned\\x07\\xe2\\x80\\xae"
+					       "eman") == 0);
+	}
+	assert_int_equal(rows, 10);
+	/* Quoted whole, the quote inside: "'=HYPERLINK(""http://x"")" as RFC 4180 says. */
+	assert_non_null(strstr(g.out, ",\"'=HYPERLINK(\"\"http://x\"\")\"\n"));
 	csv_free(&c);
 	golden_out_free(&g);
 	rasp_tally_destroy(t);
@@ -346,6 +426,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_write_csv_two_procs),
 	    cmocka_unit_test(test_write_csv_quoting),
+	    cmocka_unit_test(test_write_csv_hostile),
 	    cmocka_unit_test(test_write_csv_tick_rows),
 	    cmocka_unit_test(test_write_csv_empty_and_unknown),
 	    cmocka_unit_test(test_write_csv_parser),

@@ -53,6 +53,10 @@ static const struct smp samples[] = {
     {"System.String", 0, PID, PID + 1, 1000, 999, 3, B_LINE ";System.String"},
     {"System.String", 0, PID, PID + 1, 64, 8, 1, A_LINE ";System.String"},
     {"Weird; Type\tName\n\x01", 0, PID, PID + 1, 24, 3, 1, A_LINE ";Weird__Type_Name__"},
+    /* What a terminal acts on (ESC, RLO, CSI, a byte that is not UTF-8): '_' per byte. */
+    {"Esc\x1b[2J\xe2\x80\xae"
+     "Rlo\xc2\x9b\xff",
+     0, PID, PID + 1, 24, 5, 1, A_LINE ";Esc_[2J___Rlo___"},
     {"", 0, PID, PID + 1, 24, 3, 1, A_LINE ";(no name)"},
     {"Demo.Leaf", 2, PID, PID + 1, 4096, 100, 0, "(no stack);Demo.Leaf"},
     {"Demo.Leaf", 0, PID, PID + 1, 200000, 1500, 4, ODD_LINE ";Demo.Leaf"},

@@ -999,6 +999,32 @@ done:
 	rasp_report_options_fini(&opt);
 }
 
+/* The page is a file too: shown with cat or less, none of its bytes acts on a terminal, and
+ * what a traced program controls (golden_hostile: escapes, C1, bidirectional controls in
+ * types, method names, module paths, process names, inputs, warnings) is in its JSON as \u
+ * escapes. */
+static void test_write_html_escapes(void **state)
+{
+	(void)state;
+	struct rasp_report_options opt;
+	struct rasp_tally *t;
+	struct page p;
+
+	rasp_report_options_init(&opt);
+	snprintf(opt.format, sizeof(opt.format), "html");
+	t = golden_hostile(rasp_report_keys(&opt));
+	render(t, &opt, &p);
+	golden_check_inert(p.text, p.len, true, "html");
+	assert_non_null(strstr(p.text, "Clear\\u001b[2J\\u0007Bell"));
+	assert_non_null(strstr(p.text, "Rlo\\u202etxt.exe"));
+	assert_non_null(strstr(p.text, "Ns.\\u001b[2JAlloc\\u202e"));
+	assert_non_null(strstr(p.text, "\\u001b]0;pwned\\u0007\\u202eeman"));
+	assert_non_null(strstr(p.text, "/traces/\\u001b[31mred\\u001b[0m"));
+	page_free(&p);
+	rasp_tally_destroy(t);
+	rasp_report_options_fini(&opt);
+}
+
 /* Every note of the report on the page as the notes say it, the lost-data warning above
  * them, the GCAllocationTick section apart: the golden "awkward" fixture (lost events and
  * packets, skipped events, an incomplete input, assumed means, names with control
@@ -1243,6 +1269,7 @@ int main(void)
 	    cmocka_unit_test(test_write_html_browser),
 	    cmocka_unit_test(test_write_html_zoom_search),
 	    cmocka_unit_test(test_write_html_hostile),
+	    cmocka_unit_test(test_write_html_escapes),
 	    cmocka_unit_test(test_write_html_notes),
 	    cmocka_unit_test(test_write_html_empty),
 	    cmocka_unit_test(test_write_html_many),

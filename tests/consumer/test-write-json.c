@@ -2,7 +2,8 @@
  * RASP_UPDATE_EXPECT=1 ctest -R write-json, then review the diff). Every output is parsed by
  * python3 -m json.tool and a strict load (no NaN), and read back in Python: the keys
  * docs/consumer.md lists, rows that add up to the total, type names decoded as written (invalid
- * UTF-8 as U+FFFD), unknown ids as null, lost data flagged. Nothing goes to standard error. */
+ * UTF-8 as U+FFFD), controls escaped so that no byte acts on a terminal, unknown ids as null,
+ * lost data flagged. Nothing goes to standard error. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -135,6 +136,35 @@ static void test_write_json_awkward(void **state)
 	rasp_tally_destroy(t);
 }
 
+/* What a traced program controls (golden_hostile): the JSON encoder escapes every control
+ * (ESC as \u001b, C1 and bidirectional controls as \u escapes), so no byte of the file acts on
+ * a terminal, and a parser gets every name back exactly as the trace wrote it. */
+static void test_write_json_hostile(void **state)
+{
+	(void)state;
+	unsigned by = RASP_GROUP_TYPE | RASP_GROUP_PROCESS | RASP_GROUP_STACK;
+	struct rasp_tally *t = golden_hostile(by);
+	struct golden_out g = render(t, by, "json-hostile.expect");
+
+	golden_check_inert(g.out, g.len, false, "json");
+	assert_non_null(strstr(g.out, "\"Clear\\u001b[2J\\u0007Bell\""));
+	assert_non_null(strstr(g.out, "\"Rlo\\u202etxt.exe\""));
+	check_py(
+	    &g,
+	    "types = {r['type'] for r in d['rows']}\n"
+	    "want = {'Clear\\x1b[2J\\x07Bell', 'Rlo\\u202etxt.exe', 'Isolate\\u2066x\\u2069',\n"
+	    "        'Csi\\x9b31m', \"=cmd|' /C calc'!A0\", '+SUM(1,2)', '-1+2', '@SUM(A1)',\n"
+	    "        '-42', '+1.5e3'}\n"
+	    "names = {r['process_name'] for r in d['rows']}\n"
+	    "frames = {f['name'] for r in d['rows'] for f in r['stack']}\n"
+	    "print(types == want, names == {'\\x1b]0;pwned\\x07\\u202eeman',\n"
+	    "      '=HYPERLINK(\"http://x\")'}, d['inputs'] == ['/traces/\\x1b[31mred\\x1b[0m'],\n"
+	    "      'Ns.\\x1b[2JAlloc\\u202e' in frames, ascii(d['notes'][0]['text']))\n",
+	    "True True True True 'stream \\x1b[2J\\x07ch0 is cut short'\n");
+	golden_out_free(&g);
+	rasp_tally_destroy(t);
+}
+
 static void test_write_json_empty_ticks_many(void **state)
 {
 	(void)state;
@@ -192,6 +222,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_write_json_two_procs),
 	    cmocka_unit_test(test_write_json_awkward),
+	    cmocka_unit_test(test_write_json_hostile),
 	    cmocka_unit_test(test_write_json_empty_ticks_many),
 	    cmocka_unit_test(test_write_json_unknown),
 	};

@@ -1,8 +1,9 @@
 /* Golden tests of consumer/write-text.c: hand-built tallies (golden.c) rendered with
  * rasp_report_render and compared with tests/consumer/expect/text-*.expect (regenerate with
  * RASP_UPDATE_EXPECT=1 ctest -R write-text, then review the diff). Beyond the files: control
- * characters never reach the output, every table line has the same display width, top cuts
- * rows but not the total, and nothing goes to standard error. */
+ * characters never reach the output (any field of a hostile trace shows as its safe text),
+ * every table line has the same display width, top cuts rows but not the total, and nothing
+ * goes to standard error. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -152,7 +153,9 @@ static void test_write_text_awkward(void **state)
 	golden_check(g.out, g.len, "text-awkward.expect");
 	check_printable(&g);
 	check_aligned(&g, "TYPE ");
-	assert_non_null(strstr(g.out, "Ctl???End"));
+	assert_non_null(strstr(g.out, "Ctl\\x01\\x1f\\x7f"
+				      "End"));
+	assert_non_null(strstr(g.out, "Bad\\xff\\xfe\\xc3UTF8"));
 	assert_non_null(strstr(g.out, "\xc3\x9cn\xc3\xaf"
 				      "code.\xd0\xa2\xd0\xb8\xd0\xbf"));
 	assert_non_null(strstr(g.out, "WARNING: the tracer discarded 257 events and 2 packets"));
@@ -202,6 +205,50 @@ static void test_write_text_many_and_unknown(void **state)
 	rasp_tally_destroy(t);
 }
 
+/* What a traced program controls (golden_hostile) never acts on the terminal: the header's
+ * input, process and warning, and the type, process and stack cells (method names, module
+ * paths) come out as their safe text, \xNN for each byte of a control, and the table stays
+ * aligned. */
+static void test_write_text_hostile(void **state)
+{
+	(void)state;
+	static const char *const want[] = {
+	    "  input:     /traces/\\x1b[31mred\\x1b[0m\n",
+	    "  process:   300 \\x1b]0;pwned\\x07\\xe2\\x80\\xaeeman, sampling mean 4096 bytes\n",
+	    "  process:   301 =HYPERLINK(\"http://x\"), sampling mean 4096 bytes\n",
+	    "WARNING: stream \\x1b[2J\\x07ch0 is cut short\n",
+	    "\nClear\\x1b[2J\\x07Bell ",
+	    "\nRlo\\xe2\\x80\\xaetxt.exe ",
+	    "\nIsolate\\xe2\\x81\\xa6x\\xe2\\x81\\xa9 ",
+	    "\nCsi\\xc2\\x9b31m ",
+	    " 300 \\x1b]0;pwned\\x07\\xe2\\x80\\xaeeman ",
+	    " Ns.\\x1b[2JAlloc\\xe2\\x80\\xae < \\x1b]0;t\\x07lib.so+0x",
+	};
+	unsigned by = RASP_GROUP_TYPE | RASP_GROUP_PROCESS | RASP_GROUP_STACK;
+	struct rasp_tally *t = golden_hostile(by);
+	struct golden_out g = render(t, by, 0, 0.95);
+
+	golden_check(g.out, g.len, "text-hostile.expect");
+	golden_check_inert(g.out, g.len, false, "text");
+	check_aligned(&g, "TYPE ");
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(g.out, want[i])) {
+			printf("not in the report: %s\n", want[i]);
+			fail();
+		}
+	golden_out_free(&g);
+	rasp_tally_destroy(t);
+
+	/* By site: the method's name alone. */
+	t = golden_hostile(RASP_GROUP_TYPE | RASP_GROUP_SITE);
+	g = render(t, RASP_GROUP_TYPE | RASP_GROUP_SITE, 0, 0.95);
+	golden_check_inert(g.out, g.len, false, "text by site");
+	check_aligned(&g, "TYPE ");
+	assert_non_null(strstr(g.out, " Ns.\\x1b[2JAlloc\\xe2\\x80\\xae "));
+	golden_out_free(&g);
+	rasp_tally_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +257,7 @@ int main(void)
 	    cmocka_unit_test(test_write_text_awkward),
 	    cmocka_unit_test(test_write_text_empty_and_ticks),
 	    cmocka_unit_test(test_write_text_many_and_unknown),
+	    cmocka_unit_test(test_write_text_hostile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

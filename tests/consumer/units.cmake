@@ -14,7 +14,7 @@ set(RASP_UNIT_DEFS
   RASP_TEST_EXPECT_DIR="${CMAKE_CURRENT_SOURCE_DIR}/expect"
   RASP_TEST_PYTHON="${rasp_unit_python}")
 
-foreach(unit index tally rows params notes output ctf-index diff event)
+foreach(unit index tally rows params notes output ctf-index diff event sanitize)
   rasp_add_test(${unit} SOURCES test-${unit}.c LIBS rasp-report)
   target_compile_definitions(test-${unit} PRIVATE ${RASP_UNIT_DEFS})
 endforeach()

@@ -13,7 +13,10 @@
  * to the sessions running then), prints "pinned", waits until a session starts, fires one
  * AllocationSampled of type "Pin.Before", reads the epoch again, fires one of "Pin.After",
  * prints "done" and waits for SIGTERM: the first must reach no session started after the
- * read, the second the new one.
+ * read, the second the new one. DIAG_EXEC="PROGRAM ARG...": once the heap is made, prints
+ * "exec" and execs PROGRAM (a path) with those arguments and DIAG_EXEC unset. DIAG_FORK=1:
+ * once the GO-FILE is there, forks a child that sleeps (and dies with the program) and prints
+ * "forked PID".
  *   diag-prog THREADS SECONDS [GO-FILE | session] */
 #include <inttypes.h>
 #include <pthread.h>
@@ -23,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "rasp/events.h"
@@ -117,6 +121,25 @@ static int pin_mode(void)
 	return 0;
 }
 
+static int exec_mode(const char *what)
+{
+	static char copy[4096];
+	char *argv[16], *save = NULL;
+	int n = 0;
+
+	snprintf(copy, sizeof(copy), "%s", what);
+	for (char *t = strtok_r(copy, " ", &save); t && n < 15; t = strtok_r(NULL, " ", &save))
+		argv[n++] = t;
+	argv[n] = NULL;
+	unsetenv("DIAG_EXEC");
+	printf("exec\n");
+	fflush(stdout);
+	if (n)
+		execv(argv[0], argv);
+	perror("diag-prog: exec");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	rasp_config_t cfg;
@@ -150,6 +173,8 @@ int main(int argc, char **argv)
 	}
 	if (getenv("DIAG_PIN"))
 		return pin_mode();
+	if (getenv("DIAG_EXEC"))
+		return exec_mode(getenv("DIAG_EXEC"));
 	if (argc > 3) {
 		printf("waiting for %s\n", argv[3]);
 		fflush(stdout);
@@ -157,6 +182,16 @@ int main(int argc, char **argv)
 		       (strcmp(argv[3], "session") == 0 ? rasp_heap_sampling_active(heap) != 1
 							: access(argv[3], F_OK) != 0))
 			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	if (getenv("DIAG_FORK")) {
+		pid_t child = fork();
+
+		if (child == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				pause();
+		}
+		printf("forked %d\n", (int)child);
 	}
 	printf("allocating\n");
 	fflush(stdout);

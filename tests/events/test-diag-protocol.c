@@ -3,10 +3,10 @@
  * lacks, the refusals of malformed payloads (every prefix of a valid one, counts past the end,
  * strings without their NUL, empty names, too many providers, a 0 MB buffer, no provider,
  * trailing bytes) each naming where, the OK and error replies, and ProcessInfo 1 to 3 written
- * and read back. The reference is the 119-byte CollectTracing2 message dotnet-trace 10 sends
- * for `--providers Microsoft-Windows-DotNETRuntime:0x80000000000:4`, laid out in the NetTrace
- * notes (section 11.4, checked with strace against .NET 10), written here from that layout, not
- * from the writer. */
+ * and read back; listening sockets found in /proc/net/unix lines. The reference is the 119-byte
+ * CollectTracing2 message dotnet-trace 10 sends for `--providers
+ * Microsoft-Windows-DotNETRuntime:0x80000000000:4`, laid out in the NetTrace notes (section 11.4,
+ * checked with strace against .NET 10), written here from that layout, not from the writer. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -930,6 +930,63 @@ static void reads_process_info(void **state)
 	assert_string_equal(cmdline, "");
 }
 
+/* /proc/net/unix lines as Linux 6 prints them: a listening stream socket at the path is one;
+ * the same path connected, a datagram socket, another path, a longer or shorter one, the
+ * header line and malformed lines are not. Runs of '/' are one. */
+static void finds_listeners_in_proc_net_unix(void **state)
+{
+	static const char *const path = "/tmp/dotnet-diagnostic-42-7-socket";
+	static const char *const no[] = {
+	    "Num       RefCount Protocol Flags    Type St Inode Path\n",
+	    /* connected (a client's end, or the server's accepted one): no listen flag */
+	    "0000000000000000: 00000003 00000000 00000000 0001 03 96957 "
+	    "/tmp/dotnet-diagnostic-42-7-socket\n",
+	    /* a datagram socket */
+	    "0000000000000000: 00000002 00000000 00010000 0002 01 5 "
+	    "/tmp/dotnet-diagnostic-42-7-socket\n",
+	    /* other paths */
+	    "0000000000000000: 00000002 00000000 00010000 0001 01 5 "
+	    "/tmp/dotnet-diagnostic-42-7-socket2\n",
+	    "0000000000000000: 00000002 00000000 00010000 0001 01 5 "
+	    "/tmp/dotnet-diagnostic-42-7-socke\n",
+	    "0000000000000000: 00000002 00000000 00010000 0001 01 5 "
+	    "/var/tmp/dotnet-diagnostic-42-7-socket\n",
+	    "0000000000000000: 00000002 00000000 00010000 0001 01 5 "
+	    "@/tmp/dotnet-diagnostic-42-7-socket\n",
+	    /* no path (unbound), or cut before it */
+	    "0000000000000000: 00000002 00000000 00010000 0001 01 5\n",
+	    "0000000000000000: 00000002 00000000 00010000 0001 01 5 ",
+	    "0000000000000000: 00000002 00000000 00010000 0001 01",
+	    "0000000000000000: 00000002 00000000 00010000",
+	    "",
+	    /* malformed: no colon, a field that is not a number, one longer than 20 digits */
+	    "0000000000000000 00000002 00000000 00010000 0001 01 5 "
+	    "/tmp/dotnet-diagnostic-42-7-socket\n",
+	    "0000000000000000: 00000002 00000000 0001000g 0001 01 5 "
+	    "/tmp/dotnet-diagnostic-42-7-socket\n",
+	    "0000000000000000: 00000002 00000000 00010000 0001 01 123456789012345678901 "
+	    "/tmp/dotnet-diagnostic-42-7-socket\n",
+	};
+
+	(void)state;
+	assert_true(rasp_diag_unix_listens("0000000088ad4e3d: 00000002 00000000 00010000 0001 01 "
+					   "107093 /tmp/dotnet-diagnostic-42-7-socket\n",
+					   path));
+	/* the last line may lack its newline; runs of '/' on either side */
+	assert_true(rasp_diag_unix_listens("0000000000000000: 00000002 00000000 00010000 0001 01 "
+					   "5 /tmp/dotnet-diagnostic-42-7-socket",
+					   path));
+	assert_true(rasp_diag_unix_listens("0000000000000000: 00000002 00000000 00010000 0001 01 "
+					   "5 //tmp//dotnet-diagnostic-42-7-socket\n",
+					   path));
+	assert_true(rasp_diag_unix_listens("0000000000000000: 00000002 00000000 00010000 0001 01 "
+					   "5 /tmp/dotnet-diagnostic-42-7-socket\n",
+					   "/tmp///dotnet-diagnostic-42-7-socket"));
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (rasp_diag_unix_listens(no[i], path))
+			fail_msg("taken as a listener: '%s'", no[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -950,6 +1007,7 @@ int main(void)
 	    cmocka_unit_test(writes_replies),
 	    cmocka_unit_test(writes_process_info),
 	    cmocka_unit_test(reads_process_info),
+	    cmocka_unit_test(finds_listeners_in_proc_net_unix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

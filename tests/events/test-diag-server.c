@@ -8,8 +8,13 @@
  * 100 connect/disconnect cycles; two sessions at once, each a complete trace with every sample
  * after its thread's SamplingConfigured and nothing lost; a client that vanishes; a client
  * that does not read (its session drops events and the trace counts them, the program goes
- * on); the program exiting mid-session (the stream ends cleanly, the socket file goes). After
- * each, the program still answers and ends with every allocation made. */
+ * on); the program exiting mid-session (the stream ends cleanly, the socket file goes). Then
+ * the server's bounds against slow clients (a byte every 1.5 s, stalled headers, a stop
+ * waiting for its client: others are answered meanwhile, each ends on time), the exit with
+ * 15 clients that do not read (5 s in all, not 5 s each), what is at the socket's path before
+ * the program starts (left alone and said, or the user's own stale socket replaced), exec (the
+ * socket has no listener, `rasp ps`, the second argument, skips it) and fork (the child holds
+ * no socket). After each, the program still answers and ends with every allocation made. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -44,7 +49,7 @@
 
 extern char **environ;
 
-static const char *prog_path;
+static const char *prog_path, *rasp_path;
 static char dir[PATH_MAX];
 static pid_t running;		 /* killed by the teardown when a test fails before it ends it */
 static const char *extra_env[2]; /* NAME=VALUE for the next program, or NULL */
@@ -57,7 +62,7 @@ static struct rasp_test_session lsess;
 
 struct prog {
 	pid_t pid;
-	char socket[PATH_MAX], out[PATH_MAX + 16], go[PATH_MAX + 16];
+	char socket[PATH_MAX], out[PATH_MAX + 16], err[PATH_MAX + 16], go[PATH_MAX + 16];
 	uint64_t allocations, failed, samples;
 };
 
@@ -83,22 +88,35 @@ static void find_socket(pid_t pid, char *out, size_t cap)
 	closedir(d);
 }
 
-/* Starts diag-prog THREADS SECONDS [GO]: enabled or not; waits for its socket when enabled. */
+/* Called, when set, between the fork and the exec of the next program, with its pid: the
+ * socket's name is known then (the pid and the start time stay across the exec). */
+static void (*before_exec)(pid_t pid);
+
+/* Starts diag-prog THREADS SECONDS [GO]: enabled or not; waits for its socket when enabled.
+ * Its stdout goes to p->out, its stderr to p->err. */
 static void start(struct prog *p, bool enabled, const char *threads, bool go)
 {
 	char tmpdir[PATH_MAX + 8];
+	int gate[2];
 
 	memset(p, 0, sizeof(*p));
 	snprintf(p->out, sizeof(p->out), "%s/prog-%ld.out", dir, (long)time(NULL) ^ random());
+	snprintf(p->err, sizeof(p->err), "%.4000s.err", p->out);
 	snprintf(p->go, sizeof(p->go), "%s/go", dir);
 	unlink(p->go);
 	snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", dir);
+	assert_int_equal(pipe2(gate, O_CLOEXEC), 0);
 	p->pid = fork();
 	assert_true(p->pid >= 0);
 	if (p->pid == 0) {
 		const char *argv[] = {prog_path, threads, "600", go ? p->go : NULL, NULL};
-		char *envp[12];
+		char *envp[12], byte;
 		int n = 0, fd = open(p->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int err = open(p->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		close(gate[1]);
+		if (read(gate[0], &byte, 1) != 1) /* the parent's go */
+			_exit(125);
 
 		envp[n++] = tmpdir;
 		envp[n++] = enabled ? "RASP_DIAGNOSTICS=1" : "RASP_DIAGNOSTICS=0";
@@ -113,12 +131,17 @@ static void start(struct prog *p, bool enabled, const char *threads, bool go)
 			if (strstr(*e, "SAN_OPTIONS=") && strchr(*e, '=') - *e < 14)
 				envp[n++] = *e;
 		envp[n] = NULL;
-		if (fd < 0 || dup2(fd, 1) < 0)
+		if (fd < 0 || dup2(fd, 1) < 0 || err < 0 || dup2(err, 2) < 0)
 			_exit(126);
 		execve(prog_path, (char **)argv, envp);
 		_exit(127);
 	}
 	running = p->pid;
+	close(gate[0]);
+	if (before_exec)
+		before_exec(p->pid);
+	assert_int_equal(write(gate[1], "g", 1), 1);
+	close(gate[1]);
 	for (int i = 0; enabled && i < 500 && !p->socket[0]; i++) {
 		sleep_ms(10);
 		find_socket(p->pid, p->socket, sizeof(p->socket));
@@ -155,6 +178,32 @@ static void wait_line(const struct prog *p, const char *want)
 	fail_msg("diag-prog %d never printed '%s'", (int)p->pid, want);
 }
 
+/* The program's stderr, passed on to the test's. */
+static void show_err(const struct prog *p)
+{
+	char line[512];
+	FILE *f = fopen(p->err, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		fprintf(stderr, "diag-prog %d: %s", (int)p->pid, line);
+	if (f)
+		fclose(f);
+}
+
+/* Whether the program's stderr has a line containing want. */
+static bool said(const struct prog *p, const char *want)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f = fopen(p->err, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		found |= strstr(line, want) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
 /* SIGTERM, then its exit status (0: every allocation made) and its counts. */
 static void finish(struct prog *p)
 {
@@ -178,6 +227,7 @@ static void finish(struct prog *p)
 		       &p->allocations, &p->failed, &p->samples);
 	fclose(f);
 	assert_int_equal(p->failed, 0);
+	show_err(p);
 	/* Its socket file goes with it. */
 	{
 		char s[PATH_MAX];
@@ -609,10 +659,11 @@ static void test_a_new_session_waits_for_the_threads_read(void **state)
  * program has counted hardly more samples than the session received. Counted and not sent
  * are only the samples fired while the stop is under way (its last flush; 0 in a plain build,
  * up to 390 of 28000 under TSan, which slows the stop) and between the session's end and each
- * thread's next state check (every large object here, every third allocation): under 5%.
- * Had sampling gone on, the second would have added as many as the session's half second
- * times two (77000 more, seen with the threads blind to the session's event mask: the epoch
- * changes only when a session starts). */
+ * thread's next state check (every large object here, every third allocation): 2-5% plain,
+ * up to 14% seen under TSan on a loaded machine. Had sampling gone on, the second would have
+ * added as many as the session's half second times two (77000 more, 275%, seen with the
+ * threads blind to the session's event mask: the epoch changes only when a session starts),
+ * so a bound of 25% tells the two apart with room for a slow machine. */
 static void test_sampling_stops_with_the_session(void **state)
 {
 	struct copier c;
@@ -636,7 +687,7 @@ static void test_sampling_stops_with_the_session(void **state)
 	assert_int_equal(s.lost, 0);
 	assert_true(s.sampled > 100);
 	assert_true(p.samples >= s.sampled);
-	assert_true(p.samples - s.sampled <= s.sampled / 20);
+	assert_true(p.samples - s.sampled <= s.sampled / 4);
 }
 
 /* Per thread of one process, in an LTTng trace: samples, SamplingConfigured, and samples
@@ -795,6 +846,431 @@ static void test_exit_mid_session(void **state)
 	assert_int_equal(s.lost, 0);
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The server ended the connection (EOF or reset waiting), without waiting. */
+static bool closed_by_server(int fd)
+{
+	struct pollfd q = {.fd = fd, .events = POLLIN | POLLRDHUP};
+
+	return poll(&q, 1, 0) == 1;
+}
+
+/* A client that sends its command a byte every 1.5 s, and eight that stall halfway through
+ * their header, do not hold the server: another client's ProcessInfo is answered while they
+ * all still hold their connections, and each is closed once its 2 s for the whole command
+ * are over (with a limit per recv instead, the slow one would hold a lone thread
+ * indefinitely). */
+static void test_slow_clients_do_not_hold_the_server(void **state)
+{
+	uint8_t m[RASP_DIAG_HEADER_SIZE];
+	int stuck[8], slow;
+	size_t sent = 0;
+	struct prog p;
+	double t0, end = 0;
+
+	(void)state;
+	start(&p, true, "1", false);
+	rasp_diag_header_write(m, sizeof(m), RASP_DIAG_SET_PROCESS, RASP_DIAG_PROC_INFO);
+	for (int i = 0; i < 8; i++) {
+		stuck[i] = connect_to(&p);
+		send_bytes(stuck[i], m, 10);
+	}
+	slow = connect_to(&p);
+	t0 = now_s();
+	send_bytes(slow, m, 1);
+	sent = 1;
+	expect_alive(&p);
+	for (int i = 0; i < 8; i++)
+		assert_false(closed_by_server(stuck[i]));
+	assert_false(closed_by_server(slow));
+	/* A byte every 1.5 s: the header would take 30 s; the guard ends it at 12 s. */
+	while (now_s() - t0 < 12) {
+		struct pollfd q = {.fd = slow, .events = POLLIN | POLLRDHUP};
+
+		if (poll(&q, 1, 1500) == 1 ||
+		    send(slow, m + sent, 1, MSG_NOSIGNAL) != 1 /* closed meanwhile */) {
+			end = now_s();
+			break;
+		}
+		sent++;
+	}
+	printf("# the slow client, %zu bytes sent, was closed after %.2f s\n", sent, end - t0);
+	assert_true(end > 0);
+	assert_true(sent < RASP_DIAG_HEADER_SIZE);
+	for (int i = 0; i < 8; i++) {
+		assert_true(closed_by_server(stuck[i]));
+		close(stuck[i]);
+	}
+	close(slow);
+	expect_alive(&p);
+	finish(&p);
+}
+
+struct stopper {
+	const struct prog *p;
+	uint64_t id;
+	pthread_t th;
+	_Atomic bool replied;
+};
+
+static void *stop_main(void *arg)
+{
+	struct stopper *s = arg;
+
+	stop(s->p, s->id);
+	s->replied = true;
+	return NULL;
+}
+
+/* A StopTracing whose session's client does not read waits (up to 5 s) for that client to
+ * take the stream's end; meanwhile another client's ProcessInfo is answered (the server's only
+ * thread would wait with it). */
+static void test_a_waiting_stop_does_not_hold_the_server(void **state)
+{
+	struct stopper st = {0};
+	struct prog p;
+	int fd;
+
+	(void)state;
+	/* Nearly every allocation sampled, unread: the 4 MiB queue and the socket fill up. */
+	extra_env[0] = "RASP_SAMPLING_MEAN=8";
+	extra_env[1] = "DIAG_COUNT=100000";
+	start(&p, true, "2", false);
+	extra_env[0] = extra_env[1] = NULL;
+	st.p = &p;
+	st.id = collect(&p, &fd, 1);
+	wait_line(&p, "done");
+	assert_int_equal(pthread_create(&st.th, NULL, stop_main, &st), 0);
+	sleep_ms(300);
+	expect_alive(&p);
+	assert_false(st.replied); /* the stop still waits for its client */
+	pthread_join(st.th, NULL);
+	close(fd);
+	finish(&p);
+}
+
+/* 16 sessions, 15 of whose clients never read, and the program exits: their streams' ends are
+ * sent at once, so the exit waits 5 s for all of them (docs/diagnostics.md), not 5 s each
+ * (80 s); the reading client still gets a complete stream. */
+static void test_exit_with_clients_that_do_not_read(void **state)
+{
+	struct copier c;
+	struct seen s;
+	struct prog p;
+	int fds[15], status = 0;
+	double t0, took = -1;
+
+	(void)state;
+	extra_env[0] = "RASP_SAMPLING_MEAN=8";
+	extra_env[1] = "DIAG_COUNT=100000";
+	start(&p, true, "2", false);
+	extra_env[0] = extra_env[1] = NULL;
+	for (int i = 0; i < 15; i++)
+		collect(&p, &fds[i], 1);
+	collect(&p, &c.fd, 64);
+	copy_start(&c, c.fd, "reader.nettrace");
+	wait_line(&p, "done");
+	sleep_ms(500); /* the unread sockets fill */
+	t0 = now_s();
+	kill(p.pid, SIGTERM);
+	/* Hang guard: 60 s (with the drains one after another, the exit would take 80 s). */
+	while (now_s() - t0 < 60) {
+		pid_t w = waitpid(p.pid, &status, WNOHANG);
+
+		if (w == p.pid) {
+			took = now_s() - t0;
+			running = 0;
+			break;
+		}
+		sleep_ms(20);
+	}
+	show_err(&p);
+	printf("# exit with 15 clients that do not read: %.2f s\n", took);
+	assert_true(took >= 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* The documented 5 s, and room for a sanitizer build's exit on a loaded machine (up to
+	 * 12.5 s seen under TSan): half of what the drains one after another would take. */
+	assert_true(took < 40);
+	copy_end(&c);
+	for (int i = 0; i < 15; i++)
+		close(fds[i]);
+	read_trace(c.path, &s);
+	assert_true(s.complete);
+	assert_true(s.sampled > 0);
+}
+
+/* Field 22 of /proc/PID/stat, the start time in clock ticks: the socket's key. */
+static unsigned long long start_key_of(pid_t pid)
+{
+	char path[64], buf[1024], *q;
+	unsigned long long key = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	q = strrchr(buf, ')');
+	assert_non_null(q);
+	for (int field = 3; field <= 22 && q; field++)
+		q = strchr(q + 1, ' ');
+	assert_non_null(q);
+	key = strtoull(q + 1, NULL, 10);
+	assert_true(key > 0);
+	return key;
+}
+
+static char planted[PATH_MAX];
+static enum { PLANT_FILE, PLANT_OTHERS_SOCKET, PLANT_OWN_SOCKET } plant_kind;
+
+/* Puts a file at the socket path of pid before its program starts. */
+static void plant(pid_t pid)
+{
+	snprintf(planted, sizeof(planted), "%.3000s/dotnet-diagnostic-%d-%llu-socket", dir,
+		 (int)pid, start_key_of(pid));
+	if (plant_kind == PLANT_FILE) {
+		FILE *f = fopen(planted, "w");
+
+		assert_non_null(f);
+		fputs("planted\n", f);
+		fclose(f);
+		/* Another user's, when the test can give it away (as root). */
+		if (geteuid() == 0)
+			assert_int_equal(chown(planted, 65534, 65534), 0);
+	} else {
+		struct sockaddr_un a = {.sun_family = AF_UNIX};
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		memcpy(a.sun_path, planted, strlen(planted) + 1);
+		assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+		close(fd); /* a socket file nobody listens on: one a process left */
+		if (plant_kind == PLANT_OTHERS_SOCKET)
+			assert_int_equal(chown(planted, 65534, 65534), 0);
+	}
+}
+
+/* What is at the socket's path before the server starts: a file (another user's, when the
+ * test runs as root) or another user's socket stays untouched, and the program says on
+ * stderr that it runs without a server, naming the path; a socket of the program's user
+ * (an earlier image of the same process left it) is replaced and served. */
+static void test_a_planted_file(void **state)
+{
+	struct stat st;
+	struct prog p;
+
+	(void)state;
+	before_exec = plant;
+	plant_kind = PLANT_FILE;
+	start(&p, true, "1", false);
+	before_exec = NULL;
+	wait_line(&p, "allocating");
+	show_err(&p);
+	assert_true(said(&p, planted));
+	assert_true(said(&p, "no diagnostic server"));
+	assert_int_equal(lstat(planted, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_size, 8); /* "planted\n", as it was */
+	assert_int_equal(server_threads(p.pid), 0);
+	p.socket[0] = '\0';
+	kill(p.pid, SIGTERM);
+	assert_int_equal(waitpid(p.pid, NULL, 0), p.pid);
+	running = 0;
+	assert_int_equal(unlink(planted), 0);
+
+	if (geteuid() == 0) {
+		before_exec = plant;
+		plant_kind = PLANT_OTHERS_SOCKET;
+		start(&p, true, "1", false);
+		before_exec = NULL;
+		wait_line(&p, "allocating");
+		assert_true(said(&p, planted));
+		assert_int_equal(lstat(planted, &st), 0);
+		assert_true(S_ISSOCK(st.st_mode) && st.st_uid == 65534);
+		assert_int_equal(server_threads(p.pid), 0);
+		kill(p.pid, SIGTERM);
+		assert_int_equal(waitpid(p.pid, NULL, 0), p.pid);
+		running = 0;
+		assert_int_equal(unlink(planted), 0);
+	} else {
+		printf("# not root: another user's socket is not tried\n");
+	}
+
+	before_exec = plant;
+	plant_kind = PLANT_OWN_SOCKET;
+	start(&p, true, "1", false);
+	before_exec = NULL;
+	assert_string_equal(p.socket, planted);
+	wait_line(&p, "allocating");
+	expect_alive(&p);
+	assert_false(said(&p, "diagnostics"));
+	finish(&p);
+}
+
+/* The pids `rasp ps` lists (TMPDIR: the test's directory), into pids; their count. */
+static size_t ps(pid_t *pids, size_t cap)
+{
+	char cmd[2 * PATH_MAX + 64], line[4200];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "TMPDIR='%s' '%s' ps 2>/dev/null", dir, rasp_path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (n < cap && sscanf(line, "%d", &pids[n]) == 1)
+			n++;
+	assert_int_equal(pclose(f), 0);
+	return n;
+}
+
+static bool lists(pid_t pid)
+{
+	pid_t v[64];
+	size_t n = ps(v, 64);
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == pid)
+			return true;
+	return false;
+}
+
+/* Waits until pid runs an image other than prog (its exec happened). */
+static void wait_exec(pid_t pid)
+{
+	char path[64], exe[PATH_MAX], real[PATH_MAX];
+
+	assert_non_null(realpath(prog_path, real));
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	for (int i = 0; i < 1000; i++) {
+		ssize_t n = readlink(path, exe, sizeof(exe) - 1);
+
+		if (n > 0) {
+			exe[n] = '\0';
+			if (strcmp(exe, real) != 0)
+				return;
+		}
+		sleep_ms(10);
+	}
+	fail_msg("process %d did not exec within 10 s", (int)pid);
+}
+
+/* A program whose server runs execs another program: the socket file stays (the same pid and
+ * start time name it; no code of the old image runs at the exec to remove it), nobody listens
+ * on it (a connect is refused) and `rasp ps`, which listed the process, no longer does. A
+ * program that execs a rasp program with the server on gets the path back and is served. */
+static void test_exec(void **state)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char cmd[PATH_MAX + 32];
+	struct stat st;
+	struct prog p;
+	int fd;
+
+	(void)state;
+	/* Into a program that is not a rasp program. */
+	extra_env[0] = "DIAG_EXEC=/bin/sleep 600";
+	start(&p, true, "1", true);
+	extra_env[0] = NULL;
+	wait_line(&p, "exec");
+	wait_exec(p.pid);
+	assert_int_equal(lstat(p.socket, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	memcpy(a.sun_path, p.socket, strlen(p.socket) + 1);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), -1);
+	assert_int_equal(errno, ECONNREFUSED);
+	close(fd);
+	assert_false(lists(p.pid));
+	kill(p.pid, SIGKILL);
+	assert_int_equal(waitpid(p.pid, NULL, 0), p.pid);
+	running = 0;
+	unlink(p.socket);
+
+	/* Into a rasp program with the server on: the same path, served again. */
+	snprintf(cmd, sizeof(cmd), "DIAG_EXEC=%s 1 600", prog_path);
+	extra_env[0] = cmd;
+	start(&p, true, "1", false);
+	extra_env[0] = NULL;
+	wait_line(&p, "allocating"); /* the new image's */
+	assert_true(lists(p.pid));
+	expect_alive(&p);
+	assert_false(said(&p, "diagnostics"));
+	finish(&p);
+}
+
+/* Sockets among the open descriptors of pid. */
+static int sockets_of(pid_t pid)
+{
+	char path[64], link[PATH_MAX], target[128];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		ssize_t len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%.32s", path, e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += strncmp(target, "socket:", 7) == 0;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* The program forks while a client's connection is open: the child keeps no copy of the
+ * listening socket or of the connection, so the client sees its connection end when the
+ * server ends it (after its 2 s), and the listener's only holder is the program. */
+static void test_a_fork_keeps_no_socket(void **state)
+{
+	char line[512];
+	pid_t child = 0;
+	struct prog p;
+	double t0;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	extra_env[0] = "DIAG_FORK=1";
+	start(&p, true, "1", true);
+	extra_env[0] = NULL;
+	fd = connect_to(&p);
+	send_bytes(fd, "DOTNET", 6); /* half a header: the server holds the connection */
+	sleep_ms(200);
+	t0 = now_s();
+	close(open(p.go, O_WRONLY | O_CREAT, 0644));
+	wait_line(&p, "forked");
+	f = fopen(p.out, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "forked %d", &child);
+	fclose(f);
+	assert_true(child > 0);
+	assert_int_equal(sockets_of(child), 0);
+	/* Hang guard: 10 s; the server closes it 2 s after its connect. */
+	while (!closed_by_server(fd) && now_s() - t0 < 10)
+		sleep_ms(20);
+	assert_true(closed_by_server(fd));
+	close(fd);
+	expect_alive(&p);
+	finish(&p);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -818,18 +1294,25 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_teardown(test_sampling_stops_with_the_session, teardown),
 	    cmocka_unit_test_teardown(test_vanishing_and_slow_clients, teardown),
 	    cmocka_unit_test_teardown(test_exit_mid_session, teardown),
+	    cmocka_unit_test_teardown(test_slow_clients_do_not_hold_the_server, teardown),
+	    cmocka_unit_test_teardown(test_a_waiting_stop_does_not_hold_the_server, teardown),
+	    cmocka_unit_test_teardown(test_exit_with_clients_that_do_not_read, teardown),
+	    cmocka_unit_test_teardown(test_a_planted_file, teardown),
+	    cmocka_unit_test_teardown(test_exec, teardown),
+	    cmocka_unit_test_teardown(test_a_fork_keeps_no_socket, teardown),
 	};
 	const struct CMUnitTest lttng_tests[] = {
 	    cmocka_unit_test_teardown(test_an_lttng_session_beside_eventpipe, teardown),
 	};
 	char tmpl[] = "/tmp/rasp-diag-XXXXXX";
 
-	if (argc != 2 && (argc != 3 || strcmp(argv[2], "lttng") != 0)) {
-		fprintf(stderr, "usage: test-diag-server DIAG-PROG [lttng]\n");
+	if (argc != 3 && (argc != 4 || strcmp(argv[3], "lttng") != 0)) {
+		fprintf(stderr, "usage: test-diag-server DIAG-PROG RASP [lttng]\n");
 		return 2;
 	}
 	prog_path = argv[1];
-	with_lttng = argc == 3;
+	rasp_path = argv[2];
+	with_lttng = argc == 4;
 	if (!mkdtemp(tmpl))
 		return 1;
 	snprintf(dir, sizeof(dir), "%s", tmpl);

@@ -4,8 +4,9 @@
  * when there are 20, are also read as a message header. Any bytes: a request whose providers
  * are at most RASP_DIAG_MAX_PROVIDERS, each named (non-empty, NUL-terminated in its array),
  * that rasp_diag_collect2_write writes back and reads again the same; or -EBADMSG with a
- * reason; or -ENOTSUP outside CollectTracing 1 to 5. Anything else aborts, as do crashes and
- * sanitizer reports. */
+ * reason; or -ENOTSUP outside CollectTracing 1 to 5. The same bytes, as text, are a line of
+ * /proc/net/unix: a listener at the socket path only when the line holds that path. Anything
+ * else aborts, as do crashes and sanitizer reports. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -80,6 +81,21 @@ static void check_request(const struct rasp_diag_collect *c)
 			abort();
 }
 
+/* The bytes as a /proc/net/unix line (NUL-terminated, in a buffer of their size). */
+static void check_unix_line(const uint8_t *data, size_t size)
+{
+	static const char *const path = "/tmp/dotnet-diagnostic-42-7-socket";
+	char *line = malloc(size + 1);
+
+	if (!line)
+		abort();
+	memcpy(line, data, size);
+	line[size] = '\0';
+	if (rasp_diag_unix_listens(line, path) && !strstr(line, "dotnet-diagnostic-42-7-socket"))
+		abort();
+	free(line);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct rasp_diag_collect c;
@@ -88,6 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n;
 	int rc;
 
+	check_unix_line(data, size);
 	if (size == 0)
 		return 0;
 	if (size >= RASP_DIAG_HEADER_SIZE)

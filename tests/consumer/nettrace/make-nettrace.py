@@ -19,7 +19,9 @@ reader works. Lines (tab-separated):
 
   make-nettrace.py --form v4|v5|v6|vector [--truncate] [--gap K] [--drop-tail K]
                    [--corrupt KIND] [--bad-utf16] -o FILE.nettrace
-  make-nettrace.py --suite DIR     every variant the tests use
+  make-nettrace.py --bomb KIND -o FILE.nettrace
+                   a file that costs a careless reader far more than its size (no .expect)
+  make-nettrace.py --suite DIR     every variant the tests use, the bombs included
   make-nettrace.py --check-vector  the generator's V4 writer against the guide's listing
 """
 import argparse
@@ -570,6 +572,234 @@ def check_vector():
     return listed
 
 
+# ---- Files that cost a reader more than their size (the reader's limits) -------------------
+
+def v4_file(objects, starts=None):
+    """A V4 file of (type name, content) objects after its Trace object; starts (a list)
+    receives the offset of each one's content."""
+    out = bytearray(b"Nettrace" + struct.pack("<i", 20) + b"!FastSerialization.1")
+    out += b"\x05\x05\x01" + struct.pack("<iii", 4, 4, 5) + b"Trace\x06"
+    out += struct.pack("<8h", *SYNC_UTC) + struct.pack("<qqiiii", SYNC_QPC, FREQ, POINTER, PID,
+                                                        CPUS, RATE) + b"\x06"
+    for name, content in objects:
+        out += b"\x05\x05\x01" + struct.pack("<iii", 2, 2, len(name)) + name.encode() + b"\x06"
+        out += struct.pack("<i", len(content))
+        out += bytes((4 - len(out) % 4) % 4)
+        if starts is not None:
+            starts.append(len(out))
+        out += content + b"\x06"
+    return bytes(out + b"\x01")
+
+
+def v6_file(blocks, starts=None):
+    """A V6 file of (kind, content) blocks after its Trace block, with its end block; starts
+    (a list) receives the offset of each given block's content."""
+    kv = [("ProcessId", str(PID))]
+    trace = (struct.pack("<8h", *SYNC_UTC) + struct.pack("<qqii", SYNC_QPC, FREQ, POINTER,
+                                                          len(kv)) +
+             b"".join(s8(k) + s8(v) for k, v in kv))
+    out = bytearray(b"Nettrace" + struct.pack("<III", 0, 6, 0))
+    for kind, content in [(1, trace)] + blocks + [(0, b"")]:
+        assert len(content) < 1 << 24
+        out += struct.pack("<I", len(content) | kind << 24)
+        if starts is not None and kind != 1 and (kind, content) != (0, b""):
+            starts.append(len(out))
+        out += content
+    return bytes(out)
+
+
+def run_block(first, count, rest, v6, ts=SYNC_QPC):
+    """An event block of one full compressed header (Hdr first) and its payload-less event,
+    then count - 1 events of the two bytes `rest` (flags and a timestamp delta): the same
+    thread, metadata and stack."""
+    content = struct.pack("<hhqq", 20, 1, ts, ts + count)
+    content += compressed_blob(Hdr(activity=0 if v6 else bytes(32)), first, b"", v6)
+    return content + rest * (count - 1)
+
+
+BOMB_STACK_FRAMES = 4096
+BOMB_STACK_EVENTS = 40000
+BOMB_META_ROWS = 3_200_000
+BOMB_THREADS = 100_000
+BOMB_THREAD_EVENTS = 600_000
+BOMB_SP_THREADS = 300_000
+
+
+def bomb_stacks():
+    """V4: one 4096-frame stack and 40,000 unsorted events that use it, all held for time
+    order until the sequence point (a reader copying the stack per event needs 1.3 GB)."""
+    meta = Meta(1, "Contoso-Bombs", 1, "", 0, 0, 4)
+    rec = v4_metadata_record(meta, False)
+    mblock = event_block([(Hdr(tid=A, ts=SYNC_QPC, sorted=True, size=len(rec)), rec)], True,
+                         False)[0]
+    frames = tuple(0x7F0000000000 + 16 * k for k in range(BOMB_STACK_FRAMES))
+    first = Hdr(meta=1, seq=1, capture=A, tid=A, stack=1, ts=SYNC_QPC + 1)
+    n = BOMB_STACK_EVENTS
+    events = run_block(first, n, b"\x00\x01", False)  # unchanged header, 1 tick later
+    sp = struct.pack("<qi", SYNC_QPC + n + 2, 1) + struct.pack("<qI", A, n)
+    return v4_file([("MetadataBlock", mblock), ("StackBlock", stack_block([frames])),
+                    ("EventBlock", events), ("SPBlock", sp)])
+
+
+def bomb_metadata():
+    """V6: 3.2 million 10-byte metadata rows that all define id 1 (32 MB), then a last
+    definition and one event of it (a reader keeping every retired definition needs
+    some 440 MB)."""
+    row = varuint(1) + s8("") + varuint(1) + s8("") + struct.pack("<HH", 0, 0)
+    row = struct.pack("<H", len(row)) + row
+    per_block = (4 << 20) // len(row)
+    thread = varuint(1) + bytes([2]) + varuint(PID) + bytes([3]) + varuint(A)
+    blocks = [(6, struct.pack("<H", len(thread)) + thread)]
+    left = BOMB_META_ROWS
+    while left:
+        k = min(left, per_block)
+        blocks.append((3, struct.pack("<H", 0) + row * k))
+        left -= k
+    final = Meta(1, "Contoso-Final", 9, "Last", 0x20, 1, 4)
+    blocks.append((3, struct.pack("<H", 0) + v6_metadata_row(final)))
+    first = Hdr(meta=1, seq=1, capture=1, tid=1, ts=SYNC_QPC + 1, activity=0, sorted=True)
+    blocks.append((2, run_block(first, 1, b"", True)))
+    blocks.append((4, struct.pack("<QII", SYNC_QPC + 2, 0, 1) + varuint(1) + varuint(1)))
+    return v6_file(blocks)
+
+
+def bomb_threads():
+    """V6: 100,000 threads, then 600,000 sorted events of the last one defined (a reader
+    looking threads up one by one compares 10^11 times)."""
+    rows = bytearray()
+    for i in range(1, BOMB_THREADS + 1):
+        r = varuint(i) + bytes([2]) + varuint(PID) + bytes([3]) + varuint(100000 + i)
+        rows += struct.pack("<H", len(r)) + r
+    meta = Meta(1, "Contoso-Bombs", 1, "", 0, 0, 4)
+    blocks = [(6, bytes(rows)), (3, struct.pack("<H", 0) + v6_metadata_row(meta))]
+    t = BOMB_THREADS
+    per_block = 100_000
+    for k in range(0, BOMB_THREAD_EVENTS, per_block):
+        first = Hdr(meta=1, seq=k + 1, capture=t, tid=t, ts=SYNC_QPC + 1 + k, activity=0,
+                    sorted=True)
+        blocks.append((2, run_block(first, per_block, b"\x40\x01", True, SYNC_QPC + k)))
+    blocks.append((4, struct.pack("<QII", SYNC_QPC + BOMB_THREAD_EVENTS + 2, 0, 1) +
+                   varuint(t) + varuint(BOMB_THREAD_EVENTS)))
+    return v6_file(blocks)
+
+
+def bomb_sequence_point():
+    """V4: a 3.6 MB sequence point listing 300,000 capture threads, thread ids descending
+    (a reader inserting each into a sorted array moves 10^12 bytes)."""
+    n = BOMB_SP_THREADS
+    sp = struct.pack("<qi", SYNC_QPC + 1, n) + b"".join(
+        struct.pack("<qI", 10_000_000 - i, 1) for i in range(n))
+    return v4_file([("SPBlock", sp)])
+
+
+def v6_thread_row(index, tid):
+    row = varuint(index) + bytes([2]) + varuint(PID) + bytes([3]) + varuint(tid)
+    return struct.pack("<H", len(row)) + row
+
+
+def v6_events(*events):
+    """An event block of (metadata id, thread index, sequence number, ms, sorted) events
+    with no payload."""
+    return event_block([(Hdr(meta=m, seq=q, capture=t, tid=t, ts=SYNC_QPC + round(ms * 1e6),
+                             activity=0, sorted=srt), b"") for m, t, q, ms, srt in events],
+                       True, True)[0]
+
+
+def v6_meta_block(*metas):
+    return struct.pack("<H", 0) + b"".join(v6_metadata_row(m) for m in metas)
+
+
+def redefine_held():
+    """V6: metadata id 1 defined four times. Unsorted events of the first two definitions
+    interleave in time, so both are held together; a third definition has no event and a
+    sequence point flushes the metadata and the threads (flags 2 and 1); thread index 1 is
+    then OS thread B, and the last event uses the fourth definition. Read (ms, definition):
+    10 First, 15 Second, 20 First, 25 Second, 30 First, 35 Second, then 40 Fourth on B."""
+    defs = [Meta(1, "Contoso-" + n, k + 1, n, 0x10, 0, 4)
+            for k, n in enumerate(("First", "Second", "Third", "Fourth"))]
+    return v6_file([
+        (6, v6_thread_row(1, A)),
+        (3, v6_meta_block(defs[0])),
+        (2, v6_events((1, 1, 1, 10, False), (1, 1, 2, 20, False), (1, 1, 3, 30, False))),
+        (3, v6_meta_block(defs[1])),
+        (2, v6_events((1, 1, 4, 15, False), (1, 1, 5, 25, False), (1, 1, 6, 35, False))),
+        (3, v6_meta_block(defs[2])),
+        (4, struct.pack("<QII", SYNC_QPC + 36_000_000, 3, 1) + varuint(1) + varuint(6)),
+        (6, v6_thread_row(1, B)),
+        (3, v6_meta_block(defs[3])),
+        (2, v6_events((1, 1, 7, 40, True))),
+        (4, struct.pack("<QII", SYNC_QPC + 41_000_000, 0, 1) + varuint(1) + varuint(7)),
+    ])
+
+
+CHURN = 1000
+
+
+def thread_churn(after_removal=False):
+    """V6: thread index 1 defined, used by one event and removed, 1000 times, each time for
+    OS thread 1000 + k. after_removal: one more event of index 1 after the last removal, an
+    error at its offset (returned with the bytes)."""
+    meta = Meta(1, "Contoso-Bombs", 1, "", 0, 0, 4)
+    blocks = [(3, v6_meta_block(meta))]
+    for k in range(CHURN):
+        blocks += [(6, v6_thread_row(1, 1000 + k)), (2, v6_events((1, 1, 1, k, True))),
+                   (7, varuint(1) + varuint(1))]
+    if after_removal:
+        blocks.append((2, v6_events((1, 1, 2, CHURN, True))))
+    blocks.append((4, struct.pack("<QII", SYNC_QPC + 2 * CHURN * 1_000_000, 0, 0)))
+    starts = []
+    data = v6_file(blocks, starts)
+    return (data, starts[-2] + 20) if after_removal else data
+
+
+def stack_twice():
+    """V4: stack id 1 defined by two stack blocks of one region: an error at the second
+    one's first stack."""
+    meta = Meta(1, "Contoso-Bombs", 1, "", 0, 0, 4)
+    rec = v4_metadata_record(meta, False)
+    mblock = event_block([(Hdr(tid=A, ts=SYNC_QPC, sorted=True, size=len(rec)), rec)], True,
+                         False)[0]
+    starts = []
+    data = v4_file([("MetadataBlock", mblock), ("StackBlock", stack_block([(1, 2)])),
+                    ("StackBlock", stack_block([(3, 4, 5)]))], starts)
+    return data, starts[2] + 8
+
+
+def unmix64(z):
+    """The key whose splitmix64 finaliser (consumer/index.c rasp_hash_mix64) is z."""
+    def unshift(y, k):
+        x = y
+        for _ in range(64 // k):
+            x = y ^ (x >> k)
+        return x & M64
+    z = unshift(z, 31)
+    z = (z * pow(0x94D049BB133111EB, -1, 1 << 64)) & M64
+    z = unshift(z, 27)
+    z = (z * pow(0xBF58476D1CE4E5B9, -1, 1 << 64)) & M64
+    return unshift(z, 30)
+
+
+BOMB_FLOOD_THREADS = 200_000
+
+
+def bomb_hash_flood():
+    """V4: a sequence point of 200,000 thread ids whose unseeded hashes share their low 32
+    bits: one cluster in any table, 2 * 10^10 probes for a reader that hashes ids without a
+    seed of its own."""
+    ids = [unmix64(k << 32) for k in range(1, BOMB_FLOOD_THREADS + 1)]
+    sp = struct.pack("<qi", SYNC_QPC + 1, len(ids)) + b"".join(
+        struct.pack("<QI", t, 1) for t in ids)
+    return v4_file([("SPBlock", sp)])
+
+
+BOMBS = {"bomb-stacks": bomb_stacks, "bomb-metadata": bomb_metadata,
+         "bomb-threads": bomb_threads, "bomb-sequence-point": bomb_sequence_point,
+         "bomb-hash-flood": bomb_hash_flood,
+         # small files of the same section for the tests of reference counts and tables
+         "v6-redefine-held": redefine_held, "v6-thread-churn": thread_churn,
+         "v6-thread-removed": lambda: thread_churn(True), "v4-stack-twice": stack_twice}
+
+
 # ---- Variants and expectations -------------------------------------------------------------
 
 CORRUPT = {  # kind: the forms it applies to
@@ -668,6 +898,17 @@ def save(path, data, lines):
         f.write("\n".join(lines) + "\n")
 
 
+def save_made(path, made):
+    """A file of BOMBS: its bytes, and for a broken one, the offset of its error (NAME.expect
+    with the size and that offset)."""
+    data, error = made if isinstance(made, tuple) else (made, None)
+    with open(path, "wb") as f:
+        f.write(data)
+    if error is not None:
+        with open(os.path.splitext(path)[0] + ".expect", "w", encoding="utf-8") as f:
+            f.write("size\t%d\ncomplete\t0\nerror\t%d\n" % (len(data), error))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--form", choices=("v4", "v5", "v6", "vector"))
@@ -678,6 +919,8 @@ def main():
                     help="K events lost after a thread's last event before an SP")
     ap.add_argument("--corrupt", choices=sorted(CORRUPT))
     ap.add_argument("--bad-utf16", action="store_true", help="a type name with a lone surrogate")
+    ap.add_argument("--bomb", choices=sorted(BOMBS),
+                    help="a file that costs a careless reader far more than its size")
     ap.add_argument("-o", "--output", help="FILE.nettrace (FILE.expect beside it)")
     ap.add_argument("--suite", metavar="DIR", help="write every variant the tests use into DIR")
     ap.add_argument("--check-vector", action="store_true")
@@ -690,6 +933,11 @@ def main():
         os.makedirs(a.suite, exist_ok=True)
         for name, kw in suite().items():
             save(os.path.join(a.suite, name + ".nettrace"), *make(**kw))
+        for name, made in BOMBS.items():
+            save_made(os.path.join(a.suite, name + ".nettrace"), made())
+        return 0
+    if a.bomb and a.output:
+        save_made(a.output, BOMBS[a.bomb]())
         return 0
     if not a.form or not a.output:
         ap.error("--form and -o are required (or --suite DIR, or --check-vector)")
