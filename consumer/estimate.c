@@ -1,7 +1,8 @@
-/* Estimation math of the consumer: the weighted (unbiased) estimates of a cell, and the
- * negative binomial interval for a sum of cells (docs/sampling.md derives both). Owns the
- * regularized incomplete beta and the NB CDF/quantile they need; no babeltrace2 types, so
- * the plugin and the unit tests link the same code. */
+/* Estimation math of the consumer: the weighted (unbiased) estimates of a cell, the negative
+ * binomial interval of a sum of cells' bytes and the gamma interval of its objects
+ * (docs/sampling.md derives them). Owns the regularized incomplete beta and gamma and the
+ * quantiles they need; no babeltrace2 types, so the plugin and the unit tests link the same
+ * code. */
 #include "estimate.h"
 
 #include <errno.h>
@@ -311,6 +312,182 @@ double rasp_nb_quantile(double prob, double s, double p)
 	return nb_quantile(prob, s, p);
 }
 
+/* ---- Incomplete gamma ---------------------------------------------------------------------- */
+
+/* A gamma shape with the part of log(x^a e^-x / Gamma(a + 1)) that depends on it alone,
+ * computed once for the many CDF evaluations of a quantile. */
+struct gamma_shape {
+	double a, c;
+};
+
+static struct gamma_shape gamma_shape(double a)
+{
+	return (struct gamma_shape){a, -0.5 * log(a) - LN_SQRT_2PI - stirling_delta(a)};
+}
+
+/* log(x^a e^-x / Gamma(a + 1)) for x > 0, from Stirling's series as log_beta_kernel does: the
+ * terms near a ln a cancel on paper, not in floating point (a ~ 1e6 would leave 1e-10). */
+static double log_gamma_kernel(const struct gamma_shape *s, double x)
+{
+	return s->a * log_ratio_mx(x, s->a, x - s->a) + s->c;
+}
+
+/* Past this shape the Wilson-Hilferty cube-root normal approximation is closer than 1e-9 and
+ * the series below would need ~sqrt(a) terms. */
+#define GAMMA_WH_SHAPE 1e7
+
+static double gamma_wh_z(double a, double x)
+{
+	return (cbrt(x / a) - (1.0 - 1.0 / (9.0 * a))) * sqrt(9.0 * a);
+}
+
+/* P(a, x) and its log (finite where P underflows: the tail quantile below multiplies it by a
+ * large factor). Below x = a + 1 the power series of P (positive terms, ~sqrt(a) of them near
+ * the mean); above, the continued fraction of Q = 1 - P (modified Lentz), which converges fast
+ * there. Both loops are bounded; a series still short of 1e-17 after 1e6 terms cannot occur
+ * below GAMMA_WH_SHAPE. */
+static double gamma_p_log(const struct gamma_shape *s, double x, double *logp)
+{
+	double a = s->a;
+
+	if (x <= 0.0) {
+		*logp = -INFINITY;
+		return 0.0;
+	}
+	if (isinf(x)) {
+		*logp = 0.0;
+		return 1.0;
+	}
+	if (a > GAMMA_WH_SHAPE) {
+		double p = 0.5 * erfc(-gamma_wh_z(a, x) * 0.70710678118654752440);
+
+		*logp = log(p);
+		return p;
+	}
+	double lk = log_gamma_kernel(s, x);
+
+	if (x < a + 1.0) {
+		double term = 1.0, sum = 1.0;
+
+		for (int n = 1; n < 1000000; n++) {
+			term *= x / (a + n);
+			sum += term;
+			if (term <= sum * 1e-17)
+				break;
+		}
+		*logp = lk + log(sum);
+		return exp(*logp);
+	}
+	const double tiny = 1e-300;
+	double b = x + 1.0 - a, cc = 1.0 / tiny, d = 1.0 / b, h = d;
+
+	for (int i = 1; i < 1000000; i++) {
+		double an = -i * (i - a), delta;
+
+		b += 2.0;
+		d = an * d + b;
+		if (fabs(d) < tiny)
+			d = tiny;
+		cc = b + an / cc;
+		if (fabs(cc) < tiny)
+			cc = tiny;
+		d = 1.0 / d;
+		delta = d * cc;
+		h *= delta;
+		if (fabs(delta - 1.0) < 1e-16)
+			break;
+	}
+	/* Q = x^a e^-x / Gamma(a) times the fraction; Gamma(a) = Gamma(a + 1) / a. */
+	double q = exp(lk + log(a)) * h;
+
+	*logp = log1p(-q);
+	return 1.0 - q;
+}
+
+double rasp_gamma_p(double a, double x)
+{
+	double lp;
+
+	if (!(a > 0.0) || isinf(a) || !(x >= 0.0))
+		return NAN;
+	struct gamma_shape s = gamma_shape(a);
+
+	return gamma_p_log(&s, x, &lp);
+}
+
+/* The density of the standard gamma at x > 0: x^(a - 1) e^-x / Gamma(a). */
+static double gamma_density(const struct gamma_shape *s, double x)
+{
+	return exp(log_gamma_kernel(s, x) + log(s->a / x));
+}
+
+/* The x >= 0 where a nondecreasing cdf(x) reaches prob, from `start` (a close guess): Newton
+ * steps on log F below the median and on log(1 - F) above it. The distributions here (gammas
+ * of shape >= 1 and their sums with an exponential) are log-concave, so those functions are
+ * concave and the steps approach the root from one side without overshooting it; a step that
+ * leaves the bracket found so far is replaced by a doubling, a halving or a bisection. ~4
+ * steps from a good guess, at most 2400 (hundreds of orders of magnitude off). NaN when cdf
+ * fails or no finite x reaches prob. */
+static double newton_root(double (*cdf)(const void *, double, double *), const void *ctx,
+			  double prob, double start)
+{
+	bool left = prob < 0.5;
+	double target = left ? log(prob) : log1p(-prob);
+	double lo = 0.0, hi = INFINITY, x = start > 0.0 ? start : 1.0;
+
+	for (int i = 0; i < 2400; i++) {
+		double dens, f = cdf(ctx, x, &dens), next;
+
+		if (isnan(f) || !isfinite(x))
+			return NAN;
+		if (f < prob)
+			lo = x;
+		else
+			hi = x;
+		if (left)
+			next = x - (log(f) - target) * f / dens;
+		else
+			next = x + (log1p(-f) - target) * (1.0 - f) / dens;
+		if (fabs(next - x) <= 1e-12 * x)
+			return next; /* converged (next may sit on the bracket's end: the root) */
+		if (!(next > lo && next < hi))
+			next = isinf(hi) ? 2.0 * x : lo == 0.0 ? 0.5 * x : 0.5 * (lo + hi);
+		if ((isfinite(hi) && hi - lo <= 1e-12 * hi) || next == 0.0)
+			return next;
+		x = next;
+	}
+	return x;
+}
+
+static double gamma_cdf_cb(const void *ctx, double x, double *dens)
+{
+	double lp;
+
+	*dens = x > 0.0 ? gamma_density(ctx, x) : 0.0;
+	return gamma_p_log(ctx, x, &lp);
+}
+
+/* The standard gamma's quantile; z: the normal quantile of prob, for the Wilson-Hilferty
+ * start (the callers compute it once for many shapes). */
+static double gamma_quantile(double prob, double z, double a)
+{
+	double t = 1.0 - 1.0 / (9.0 * a) + z / sqrt(9.0 * a);
+	double start = a * t * t * t;
+
+	if (a > GAMMA_WH_SHAPE)
+		return start > 0.0 ? start : 0.0;
+	struct gamma_shape s = gamma_shape(a);
+
+	return newton_root(gamma_cdf_cb, &s, prob, start > 0.0 ? start : a);
+}
+
+double rasp_gamma_quantile(double prob, double a)
+{
+	if (!(prob > 0.0 && prob < 1.0) || !(a > 0.0) || isinf(a))
+		return NAN;
+	return gamma_quantile(prob, rasp_normal_quantile(prob), a);
+}
+
 /* Probability that an object of z bytes is sampled: 1 - q^z, as -expm1(z log1p(-p)).
  * 1 - pow(1 - p, z) cancels: ~1e-10 relative at p = 2^-24 and z = 16 (more where 1 - p
  * itself rounds), against ~1e-16 here. p = 1 gives exactly 1. */
@@ -327,6 +504,44 @@ int rasp_est_cell_init(struct rasp_est_cell *cell, double p)
 	return 0;
 }
 
+/* A size's code in a cell's low list (RASP_EST_LOW_SCALE), and back. z >= 1, so the code is
+ * at most ln 2^64 * 1024 < 45500. */
+static uint16_t size_code(double z)
+{
+	return (uint16_t)floor(log(z) * RASP_EST_LOW_SCALE + 0.5);
+}
+
+static double code_size(uint16_t code)
+{
+	return exp(code / RASP_EST_LOW_SCALE);
+}
+
+/* Keeps a size among the cell's RASP_EST_LOW smallest: one compare for a size whose code
+ * cannot be below them all (most samples, once the cell is full), a log and at most
+ * RASP_EST_LOW moves otherwise. */
+static void low_insert(struct rasp_est_cell *cell, double size)
+{
+	uint32_t i = cell->nlow;
+
+	if (i == RASP_EST_LOW && !(size < cell->low_cut))
+		return;
+	uint16_t z = size_code(size);
+
+	if (i == RASP_EST_LOW) {
+		if (!(z < cell->low[RASP_EST_LOW - 1]))
+			return;
+		i--;
+	} else {
+		cell->nlow++;
+	}
+	for (; i > 0 && cell->low[i - 1] > z; i--)
+		cell->low[i] = cell->low[i - 1];
+	cell->low[i] = z;
+	/* The smallest size coded as the largest kept: anything from there on is not below. */
+	if (cell->nlow == RASP_EST_LOW)
+		cell->low_cut = exp((cell->low[RASP_EST_LOW - 1] - 0.5) / RASP_EST_LOW_SCALE);
+}
+
 int rasp_est_cell_add(struct rasp_est_cell *cell, uint64_t object_size, uint64_t sampled_offset)
 {
 	if (!cell || !(cell->p > 0.0 && cell->p <= 1.0) || object_size == 0 ||
@@ -338,13 +553,12 @@ int rasp_est_cell_add(struct rasp_est_cell *cell, uint64_t object_size, uint64_t
 	cell->samples++;
 	cell->bytes += z / hit;
 	cell->objects += 1.0 / hit;
-	double a = (1.0 - hit) / (hit * hit);
-
-	cell->mix_a += a;
-	cell->mix_az += a * z;
-	cell->mix_azz += a * z * z;
+	cell->objects_var += (1.0 - hit) / (hit * hit);
 	if (cell->size_min == 0.0 || z < cell->size_min)
 		cell->size_min = z;
+	if (z > cell->size_max)
+		cell->size_max = z;
+	low_insert(cell, z);
 	cell->unsampled += (double)(object_size - sampled_offset);
 	cell->sampled_bytes += z;
 	return 0;
@@ -495,26 +709,300 @@ int rasp_est_sum(const struct rasp_est_cell *cells, size_t n, double confidence,
 	return rasp_est_sum_memo(cells, n, confidence, NULL, out);
 }
 
-/* The objects one more sample may stand for beyond what r N counts, on the high side: the
- * largest w (1 - r z) over the sampled cells' smallest sizes (w = 1 / (1 - q^z); for a cell
- * its smallest size maximizes both factors), 0 when no cell's is positive. The cell with the
- * largest w alone is not it when cells differ in p: a rare large object at a high mean has
- * the largest w and a negative 1 - r z, which took width off the bound (found by review). */
-static double extra_sample(const struct rasp_est_cell *cells, size_t n, double r)
+/* ---- Objects ------------------------------------------------------------------------------ */
+
+/* The sampled cells of a sum, merged for the objects interval: the weighted estimate, its
+ * variance, and the smallest sizes (docs/sampling.md, "Objects"). */
+struct objects_part {
+	double objects, var, size_min, size_max;
+	double p_min;  /* the smallest p: the largest mean, for the sizes below the samples */
+	double p_zmin; /* the p of a cell holding the smallest size */
+	uint64_t samples;
+	uint32_t nlow;
+	uint16_t low[RASP_EST_LOW];
+};
+
+/* The RASP_EST_LOW smallest of two ascending lists, into the first: O(RASP_EST_LOW). */
+static void low_merge(struct objects_part *o, const uint16_t *b, uint32_t nb)
 {
-	double extra = 0.0;
+	uint16_t out[RASP_EST_LOW];
+	uint32_t i = 0, j = 0, k = 0;
 
+	while (k < RASP_EST_LOW && (i < o->nlow || j < nb))
+		out[k++] = j >= nb || (i < o->nlow && o->low[i] <= b[j]) ? o->low[i++] : b[j++];
+	memcpy(o->low, out, k * sizeof(*out));
+	o->nlow = k;
+}
+
+static void objects_part_of(const struct rasp_est_cell *cells, size_t n, struct objects_part *o)
+{
+	*o = (struct objects_part){.p_min = 1.0, .p_zmin = 1.0};
 	for (size_t i = 0; i < n; i++) {
-		double z = cells[i].size_min;
+		const struct rasp_est_cell *c = &cells[i];
 
-		if (cells[i].p < 1.0 && z > 0.0) {
-			double e = (1.0 - r * z) / p_hit(cells[i].p, z);
+		if (c->p == 1.0 || !c->samples)
+			continue;
+		o->objects += c->objects;
+		o->var += c->objects_var;
+		o->samples += c->samples;
+		if (c->size_max > o->size_max)
+			o->size_max = c->size_max;
+		if (o->size_min == 0.0 || c->size_min < o->size_min) {
+			o->size_min = c->size_min;
+			o->p_zmin = c->p;
+		}
+		if (c->p < o->p_min)
+			o->p_min = c->p;
+		low_merge(o, c->low, c->nlow);
+	}
+}
 
-			if (e > extra)
-				extra = e;
+/* Sizes below the smallest sample, on u = ln z: objects per unit of log-size ~ e^(beta u)
+ * (a power law), so samples per unit of log-size ~ e^(beta u) (1 - q^z). Integrals over a
+ * range of sizes by the midpoint rule on TAIL_POINTS geometric nodes (one expm1 a node; the
+ * power taken relative to `ref`, so nothing overflows for the slopes used): ~1e-3 relative
+ * for the clamped slopes over 10 e-folds of size, far below the slope's own uncertainty. */
+#define TAIL_POINTS 48
+
+struct tail_sums {
+	double objs;		   /* integral of (z / ref)^beta d ln z */
+	double smp, smp_u, smp_uu; /* of (z / ref)^beta (1 - q^z) d ln z, times 1, u, u^2 */
+};
+
+static void tail_sums(double lq, double zlo, double zhi, double ref, double beta,
+		      struct tail_sums *t)
+{
+	double step = log(zhi / zlo) / TAIL_POINTS, r = exp(step), rb = exp(beta * step);
+	double z = zlo * exp(0.5 * step), d = exp(beta * log(z / ref)), u = log(z);
+
+	*t = (struct tail_sums){0};
+	for (int i = 0; i < TAIL_POINTS; i++) {
+		double s = d * -expm1(z * lq);
+
+		t->objs += d;
+		t->smp += s;
+		t->smp_u += s * u;
+		t->smp_uu += s * u * u;
+		z *= r;
+		d *= rb;
+		u += step;
+	}
+	t->objs *= step;
+	t->smp *= step;
+	t->smp_u *= step;
+	t->smp_uu *= step;
+}
+
+/* The integral of (z / ref)^c d ln z over [zlo, zhi]. */
+static double power_integral(double zlo, double zhi, double ref, double c)
+{
+	double l = log(zhi / zlo);
+
+	if (fabs(c * l) < 1e-8)
+		return l;
+	return exp(c * log(zlo / ref)) * expm1(c * l) / c;
+}
+
+/* objs and smp of tail_sums alone: in closed form where every size has h ~ z p (below
+ * 0.05 / p; 1 - q^z = z p' - (z p')^2 / 2 + ..., p' = -ln q, kept to the second order: 4e-4
+ * relative), by the midpoint rule otherwise. */
+static void tail_counts(double lq, double zlo, double zhi, double ref, double beta, double *objs,
+			double *smp)
+{
+	double pp = -lq;
+
+	if (zhi * pp < 0.05) {
+		*objs = power_integral(zlo, zhi, ref, beta);
+		*smp = pp * ref * power_integral(zlo, zhi, ref, beta + 1.0) -
+		       0.5 * pp * pp * ref * ref * power_integral(zlo, zhi, ref, beta + 2.0);
+		return;
+	}
+	struct tail_sums t;
+
+	tail_sums(lq, zlo, zhi, ref, beta, &t);
+	*objs = t.objs;
+	*smp = t.smp;
+}
+
+/* Slopes used: steeper ones add nothing a bounded slope does not (beta = -1 is a flat
+ * distribution of bytes over log-size, beta = 4 nearly no objects below). */
+#define SLOPE_MIN (-1.0)
+#define SLOPE_MAX 4.0
+
+/* The mean and variance of u = ln z over [a, b] under the samples' density e^(beta u) h(e^u).
+ * Where every size has h ~ z p (the top below 0.05 / p: 2.5% there, a shift of the slope far
+ * below its own uncertainty), the density is e^((beta + 1) u): a
+ * truncated exponential, in closed form. */
+static void tail_moments(double lq, double a, double b, double beta, double *mean, double *var)
+{
+	double g = beta + 1.0, len = b - a;
+
+	if (-expm1(exp(b) * lq) < 0.05) {
+		double x = g * len;
+
+		if (fabs(x) < 1e-6) {
+			*mean = 0.5 * (a + b);
+			*var = len * len / 12.0;
+		} else {
+			double em = expm1(x);
+
+			*mean = b + len / em - 1.0 / g;
+			*var = 1.0 / (g * g) - len * len * (em + 1.0) / (em * em);
+		}
+		return;
+	}
+	struct tail_sums t;
+
+	tail_sums(lq, exp(a), exp(b), exp(b), beta, &t);
+	*mean = t.smp_u / t.smp;
+	*var = t.smp_uu / t.smp - *mean * *mean;
+}
+
+/* The slope beta of the objects' distribution over log-size near the smallest sizes: the
+ * maximum-likelihood fit of the samples below tau = the largest size kept, over
+ * [RASP_EST_SIZE_FLOOR, tau) (the mean of their log-size under the density above is the
+ * sample's; it rises with beta, its derivative is the variance): Newton steps kept in a
+ * bisection bracket, at most 40. 0 (a flat distribution) with fewer than 2 such samples.
+ * *tau and *below: the top of the fit's range and how many samples lie below it. */
+static double tail_slope(const struct objects_part *o, double lq, double *tau, uint32_t *below)
+{
+	double a = log(RASP_EST_SIZE_FLOOR), b, sum = 0.0, lo = -8.0, hi = 12.0, beta = 0.0;
+	uint32_t m = 0;
+
+	*tau = code_size(o->low[o->nlow - 1]);
+	while (m < o->nlow - 1 && o->low[m] < o->low[o->nlow - 1])
+		m++;
+	*below = m;
+	b = log(*tau);
+	if (m < 2 || !(b > a))
+		return 0.0;
+	for (uint32_t i = 0; i < m; i++)
+		sum += o->low[i] / RASP_EST_LOW_SCALE;
+	sum /= m;
+	for (int i = 0; i < 40 && hi - lo > 1e-6; i++) {
+		double mean, var, next;
+
+		tail_moments(lq, a, b, beta, &mean, &var);
+		if (mean < sum)
+			lo = beta;
+		else
+			hi = beta;
+		next = var > 0.0 ? beta - (mean - sum) / var : NAN;
+		if (!(next > lo && next < hi))
+			next = 0.5 * (lo + hi);
+		if (fabs(next - beta) < 1e-6)
+			break;
+		beta = next;
+	}
+	return fmin(fmax(beta, SLOPE_MIN), SLOPE_MAX);
+}
+
+/* The sum of a gamma (the estimate from the samples, less the smallest one) and G times a
+ * standard exponential (the objects below the smallest sample: the expected samples below the
+ * first one is Exp(1) when the distribution goes on below it). */
+struct tail_sum {
+	struct gamma_shape k;
+	double theta, g;
+};
+
+/* Its CDF: P(k, x / theta) - e^(-x / g) E[e^(B / g); B <= x], the latter a gamma CDF of scale
+ * theta' = theta g / (g - theta) times (1 - theta / g)^-k (theta < g here). The density is
+ * (P(k, x / theta) - CDF) / g. */
+static double tail_sum_cdf(const void *ctx, double x, double *dens)
+{
+	const struct tail_sum *t = ctx;
+	double lb, lp, fb = gamma_p_log(&t->k, x / t->theta, &lb);
+	double thp = t->theta * t->g / (t->g - t->theta);
+
+	gamma_p_log(&t->k, x / thp, &lp);
+	double e = exp(-x / t->g - t->k.a * log1p(-t->theta / t->g) + lp);
+	double f = fb - e;
+
+	*dens = e / t->g;
+	return f < 0.0 ? 0.0 : f;
+}
+
+/* The quantile of (body gamma of mean kb, variance vb) + g Exp(1). Exact (the CDF above) when
+ * the exponential is the heavier tail and not negligible; otherwise the gamma with the same
+ * mean and variance, within ~1e-3 of it there. */
+static double tail_sum_quantile(double prob, double z, double kb, double vb, double g)
+{
+	if (!(kb > 0.0) || !(vb > 0.0))
+		return fmax(kb, 0.0) - g * log1p(-prob);
+	double mean = kb + g, var = vb + g * g, k = kb * kb / vb, a = mean * mean / var;
+
+	if (vb / kb >= g || g < 0.05 * sqrt(vb) || k > GAMMA_WH_SHAPE)
+		return var / mean * gamma_quantile(prob, z, a);
+	/* From the matched gamma's Wilson-Hilferty quantile: close enough a start. */
+	double t3 = 1.0 - 1.0 / (9.0 * a) + z / sqrt(9.0 * a);
+	struct tail_sum t = {gamma_shape(k), vb / kb, g};
+
+	return newton_root(tail_sum_cdf, &t, prob, var / mean * a * t3 * t3 * t3);
+}
+
+/* The objects interval of the sampled cells (docs/sampling.md, "Objects"): Fay and Feuer's
+ * gamma interval for a weighted sum of Poisson counts (mean and variance of the weighted
+ * estimate; the high bound with one more sample), where that one more sample is put below the
+ * smallest sample seen when the sizes spread: objects per expected sample G there, under the
+ * slope fitted on the smallest samples, as an exponential beside a gamma for the rest. Rows
+ * mixing sampling means do not know which stream the sizes below would be in: the high bound
+ * takes the largest mean (the most objects per sample), the low one the mean of the smallest
+ * sample's cell. */
+static void objects_interval(const struct objects_part *o, double alpha, double *lo, double *hi,
+			     int *low_confidence)
+{
+	double k = o->objects, v = o->var, zmin = o->size_min;
+	double zq = rasp_normal_quantile(1.0 - alpha / 2.0);
+	double h0 = p_hit(o->p_zmin, zmin), w0 = 1.0 / h0, v0 = (1.0 - h0) / (h0 * h0);
+	double g = 0.0, g_low = 0.0, unseen = 0.0;
+	bool spread = o->size_max > zmin;
+
+	*low_confidence = 0;
+	if (!(v > 0.0)) { /* every sampled object was certain to be: a count */
+		*lo = *hi = k;
+		return;
+	}
+	if (spread && zmin > RASP_EST_SIZE_FLOOR && o->nlow > 1) {
+		double lq = log1p(-o->p_min), tau;
+		uint32_t below;
+		double beta = tail_slope(o, lq, &tau, &below), objs, smp;
+
+		tail_counts(lq, RASP_EST_SIZE_FLOOR, zmin, zmin, beta, &objs, &smp);
+		g = g_low = objs / smp;
+		if (o->p_zmin != o->p_min) {
+			double objs2, smp2;
+
+			tail_counts(log1p(-o->p_zmin), RASP_EST_SIZE_FLOOR, zmin, zmin, beta,
+				    &objs2, &smp2);
+			g_low = objs2 / smp2;
+		}
+		/* The objects below zmin at the density the samples above it show (the samples
+		 * between zmin and tau per unit of that density): what the flag weighs, not
+		 * more than the few expected samples below that no sample is likely to show. */
+		if (tau > zmin && below > 0) {
+			double objs2, smp2;
+
+			tail_counts(lq, zmin, tau, zmin, beta, &objs2, &smp2);
+			unseen = fmin(below * objs / smp2, 3.0 * g);
 		}
 	}
-	return extra;
+	/* Too few samples for the spread of sizes: fewer than 10 effective samples (Kish's
+	 * (sum w)^2 / sum w^2, with the one below the smallest among them: a few samples of small
+	 * objects carry the count), or the objects extrapolated below the smallest sample may be a
+	 * quarter of the count. Chosen by the simulation of docs/sampling.md. */
+	*low_confidence = spread && ((k + g) * (k + g) < 10.0 * (v + g * g) || unseen > 0.25 * k);
+	if (g == 0.0 || (o->nlow > 1 && o->low[1] == o->low[0])) {
+		/* One size, or the smallest one seen more than once (a size of its own, whose
+		 * count is Poisson): the plain gamma interval, one more sample of that size or,
+		 * when more, of the sizes below. */
+		double w = fmax(w0, g), kw = k + w, vw = v + w * w;
+
+		*lo = v / k * gamma_quantile(alpha / 2.0, -zq, k * k / v);
+		*hi = vw / kw * gamma_quantile(1.0 - alpha / 2.0, zq, kw * kw / vw);
+	} else {
+		*lo = tail_sum_quantile(alpha / 2.0, -zq, k - w0, v - v0, g_low);
+		*hi = tail_sum_quantile(1.0 - alpha / 2.0, zq, k - w0, v - v0, g);
+	}
 }
 
 int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confidence,
@@ -534,8 +1022,7 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 	struct stream *st = malloc(n * sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	double unsampled = 0.0, seen = 0.0;
-	double mix_a = 0.0, mix_az = 0.0, mix_azz = 0.0, exact_bytes = 0.0, exact_objects = 0.0;
+	double unsampled = 0.0, seen = 0.0, exact_objects = 0.0;
 
 	for (size_t i = 0; i < n; i++) {
 		st[i] = (struct stream){.p = cells[i].p, .samples = (double)cells[i].samples};
@@ -544,13 +1031,8 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 		out->objects += cells[i].objects;
 		unsampled += cells[i].unsampled;
 		seen += cells[i].sampled_bytes;
-		mix_a += cells[i].mix_a;
-		mix_az += cells[i].mix_az;
-		mix_azz += cells[i].mix_azz;
-		if (cells[i].p == 1.0) { /* every byte tried and sampled: counted, not estimated */
-			exact_bytes += cells[i].bytes;
+		if (cells[i].p == 1.0) /* every byte tried and sampled: counted, not estimated */
 			exact_objects += cells[i].objects;
-		}
 	}
 	qsort(st, n, sizeof(*st), stream_cmp);
 	size_t groups = 0;
@@ -595,31 +1077,24 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 				   out->bytes > (hi > seen ? hi : seen);
 	}
 	free(st);
-	/* Objects: the bytes interval scaled by the sample's objects per byte, r. Exact for a
-	 * group of one object size (objects = bytes / z then), but blind to the size mix: a few
-	 * samples of small objects among large ones carry most of the objects estimate. The
-	 * mix's own uncertainty is that of the ratio estimate r N with N known, variance
-	 * sum a (1 - r z)^2, zero for one size; on the high side one more sample of the
-	 * smallest size seen may be missing (as the bytes' high bound allows one more sample).
-	 * The two parts are combined as independent (docs/sampling.md, "Objects"). Cells at
-	 * p = 1 (a mean of 1) are counts: they are left out of r and of the uncertainty, which
-	 * is the sampled part's alone (with them in, 16-byte objects counted exactly beside a few
-	 * sampled 10 KB ones made r ~1/16, and the large objects' bytes uncertainty then stood
-	 * for thousands of small objects). */
-	if (out->bytes > exact_bytes) {
-		double ob = out->objects - exact_objects, by = out->bytes - exact_bytes;
-		double r = ob / by, zq = rasp_normal_quantile(1.0 - alpha / 2.0);
-		double mix = mix_a - 2.0 * r * mix_az + r * r * mix_azz;
-		double extra = extra_sample(cells, n, r);
-		double lo = ob * ((out->bytes_low - exact_bytes) / by);
-		double hi = ob * ((out->bytes_high - exact_bytes) / by);
+	/* Objects: the gamma interval of the sampled cells' weighted estimate (objects_interval).
+	 * Cells at p = 1 (a mean of 1) are counts: they are added to the estimate and to both
+	 * bounds, and left out of the uncertainty (with them in, 16-byte objects counted exactly
+	 * beside a few sampled 10 KB ones made thousands of small objects of the large ones'
+	 * uncertainty). */
+	struct objects_part part;
 
-		if (!(mix > 0.0))
-			mix = 0.0; /* rounding, for one size */
-		out->objects_low = out->objects - sqrt(pow(ob - lo, 2.0) + zq * zq * mix);
-		out->objects_high = out->objects +
-				    sqrt(pow(hi - ob, 2.0) + zq * zq * (mix + extra * extra)) +
-				    extra * (zq * zq + 2.0) / 3.0;
+	objects_part_of(cells, n, &part);
+	if (part.samples) {
+		double lo, hi;
+
+		objects_interval(&part, alpha, &lo, &hi, &out->low_confidence);
+		if (!isfinite(lo) || !isfinite(hi))
+			return -ERANGE;
+		/* The interval holds its estimate (the model below the smallest sample can put
+		 * both bounds above one the samples made large by chance). */
+		out->objects_low = exact_objects + fmin(lo, part.objects);
+		out->objects_high = exact_objects + fmax(hi, part.objects);
 	} else if (out->bytes_high > out->bytes && out->bytes > 0.0) {
 		/* Counted cells and sampled ones without a sample (an API caller's; the tally
 		 * makes a cell at its first sample): the bytes the latter may hide, as objects

@@ -31,6 +31,19 @@ double rasp_normal_quantile(double prob);
  * million, so a report of many rows flags none by chance. */
 #define RASP_EST_CONTRADICTION 1e-6
 
+/* The smallest object a runtime allocates, in bytes (rasp's; .NET's smallest, 24, only makes
+ * the objects interval wider): no object is assumed smaller (docs/sampling.md, "Objects"). */
+#define RASP_EST_SIZE_FLOOR 16.0
+
+/* How many of its smallest sampled sizes a cell keeps. The objects interval fits the size
+ * distribution's slope below them on all but the largest kept; the smallest of a merge are
+ * the smallest of the cells' smallest, so cells merge exactly. */
+#define RASP_EST_LOW 65
+
+/* The sizes kept are coded as round(ln z * RASP_EST_LOW_SCALE) in 16 bits (sizes to 2^64):
+ * 0.05% in size, far below what the slope fit resolves, at 2 bytes a size. */
+#define RASP_EST_LOW_SCALE 1024.0
+
 struct rasp_est_cell {
 	double p;	      /* per-byte success probability of this thread's sampler, 1/mean */
 	uint64_t samples;     /* s: sampled objects */
@@ -38,10 +51,13 @@ struct rasp_est_cell {
 	double objects;	      /* weighted estimate: sum 1 / (1 - q^z) */
 	double unsampled;     /* u: sum (z - o), the sampled byte and the untried bytes after it */
 	double sampled_bytes; /* sum z: bytes of the sampled objects, certainly allocated */
-	/* The size mix's part of the objects estimate's variance (docs/sampling.md, "Objects"):
-	 * sums over the samples of a = (1 - h) / h^2, h = 1 - q^z, times 1, z and z^2. */
-	double mix_a, mix_az, mix_azz;
-	double size_min; /* the smallest sampled size: the most objects one sample stands for */
+	/* The objects estimate's variance, estimated: the sum over the samples of (1 - h) / h^2,
+	 * h = 1 - q^z (docs/sampling.md, "Objects"). */
+	double objects_var;
+	double size_min, size_max; /* the smallest and largest sampled size, 0 without samples */
+	double low_cut; /* low full: sizes from here on are not kept (no log taken for them) */
+	uint32_t nlow;	/* entries of low */
+	uint16_t low[RASP_EST_LOW]; /* the smallest sampled sizes, coded, ascending */
 };
 
 /* p in (0, 1]; -EINVAL otherwise. */
@@ -57,12 +73,16 @@ struct rasp_est_total {
 	double objects;	     /* weighted (point) estimate */
 	double bytes_low;    /* confidence interval for bytes, from the negative binomial */
 	double bytes_high;   /* (failed trials + u), with the window adjustments of sampling.md */
-	double objects_low;  /* the bytes interval scaled by objects / bytes, widened to the */
-	double objects_high; /* size mix's own (docs/sampling.md, "Objects") */
+	double objects_low;  /* gamma intervals of the weighted estimate, with the objects */
+	double objects_high; /* smaller than any sample allowed for (docs/sampling.md, "Objects") */
 	/* The samples contradict the model (a wrong sampling mean, or offsets no Bernoulli
 	 * sampler drew): the point estimate lies outside even the interval at odds
 	 * RASP_EST_CONTRADICTION, or every bound lies below the bytes the samples prove. */
 	int contradicts;
+	/* The objects interval cannot be trusted: the sizes spread and either fewer than 10
+	 * samples show them or the objects smaller than the smallest sample, as extrapolated, may
+	 * be a quarter of the estimate or more (docs/sampling.md, "Objects"). */
+	int low_confidence;
 };
 
 /* Sums n cells (distinct threads, possibly with distinct p) into a total with a two-sided
@@ -84,6 +104,13 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 		      struct rasp_est_memo *memo, struct rasp_est_total *out);
 
 /* Negative binomial NB(s, p): failures before the s-th success. Exposed for tests. */
+
+/* Regularized lower incomplete gamma P(a, x), a > 0, x >= 0; NaN on bad input. */
+double rasp_gamma_p(double a, double x);
+
+/* The x with P(a, x) = prob, prob in (0, 1), a > 0 (the standard gamma's quantile, to ~1e-12
+ * relative; Wilson-Hilferty past a = 1e7, where it is closer than that); NaN on bad input. */
+double rasp_gamma_quantile(double prob, double a);
 
 /* Regularized incomplete beta I_x(a, b), a > 0, b > 0, 0 <= x <= 1; NaN on bad input. */
 double rasp_betainc(double a, double b, double x);

@@ -7,7 +7,7 @@
  *
  * Cost per sample: one process lookup (cached for runs of one process), one type lookup when
  * grouping by type, one cell lookup, and a thread-mean lookup only in traces whose
- * SamplingConfigured events name threads. Memory: one cell (64 bytes) per group and mean,
+ * SamplingConfigured events name threads. Memory: one cell (248 bytes) per group and mean,
  * one entry per type (16 bytes + the name) and per process; threads cost nothing unless the
  * report groups by thread or the trace gives threads their own means.
  * Errors are 0 or a negative errno value. */

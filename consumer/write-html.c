@@ -62,7 +62,8 @@ static void number(FILE *js, double v)
 	fputs(buf, js);
 }
 
-/* [samples, bytes, bytes_low, bytes_high, objects, objects_low, objects_high, contradicts] */
+/* [samples, bytes, bytes_low, bytes_high, objects, objects_low, objects_high, contradicts,
+ * low_confidence] */
 static void est_fields(FILE *js, const struct rasp_est_total *e)
 {
 	const double v[] = {e->bytes,	e->bytes_low,	e->bytes_high,
@@ -73,7 +74,7 @@ static void est_fields(FILE *js, const struct rasp_est_total *e)
 		fputs(", ", js);
 		number(js, v[i]);
 	}
-	fprintf(js, ", %d", e->contradicts ? 1 : 0);
+	fprintf(js, ", %d, %d", e->contradicts ? 1 : 0, e->low_confidence ? 1 : 0);
 }
 
 /* How far the interval of n samples of small objects reaches below and above its estimate,
@@ -242,6 +243,9 @@ static int notes(const struct rasp_report_view *v, FILE *js)
 	fputs(",\n  \"bad_legend\": ", js);
 	rasp_json_string(js, "! the samples contradict the sampling model: the estimate lies "
 			     "outside even a one-in-a-million interval (see the WARNING above)");
+	fputs(",\n  \"low_legend\": ", js);
+	rasp_json_string(js, "? too few samples for the spread of sizes: the objects interval "
+			     "rests on the objects smaller than any sample");
 	return ret;
 }
 
@@ -328,7 +332,7 @@ static int estimates(const struct rasp_report_view *v, struct rasp_flame *g, FIL
 		fputs(i ? (i % 8 ? ", " : ",\n    ") : "\n    ", js);
 		rasp_json_string(js, g->str.v[i]);
 	}
-	/* [parent, kind, name, detail (-1: none), samples, bytes, ..., contradicts] */
+	/* [parent, kind, name, detail (-1: none), samples, bytes, ..., low_confidence] */
 	fputs("],\n  \"nodes\": [", js);
 	for (size_t i = 0; i < g->n; i++) {
 		const struct rasp_flame_node *x = order[i];
@@ -340,7 +344,7 @@ static int estimates(const struct rasp_report_view *v, struct rasp_flame *g, FIL
 		est_fields(js, &x->est);
 		fputc(']', js);
 	}
-	/* [type, samples, bytes, ..., contradicts, share] */
+	/* [type, samples, bytes, ..., low_confidence, share] */
 	fputs("],\n  \"types\": [", js);
 	for (size_t i = 0; i < ntypes; i++) {
 		fputs(i ? ",\n    [" : "\n    [", js);

@@ -45,6 +45,8 @@ static void est(FILE *out, const struct rasp_est_total *e)
 	rasp_json_number(out, e->objects_high, "%.1f");
 	/* The row's samples contradict the sampling model (the text report's "!"). */
 	fprintf(out, ", \"model_mismatch\": %s", e->contradicts ? "true" : "false");
+	/* Too few samples for the spread of sizes to trust the objects interval (text's "?"). */
+	fprintf(out, ", \"low_confidence\": %s", e->low_confidence ? "true" : "false");
 }
 
 /* "stack": the frames, innermost first, each with what is known of it. */

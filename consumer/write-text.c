@@ -1,7 +1,8 @@
 /* The text writer: a short header (inputs, duration, processes and their sampling means,
  * lost data, confidence), the notes, then a table in human units (bytes in KiB/MiB/GiB,
  * objects in k/M/G) with a share of the total and an interval on bytes and on objects, the
- * TOTAL line and a one-line legend for wide intervals. Exact numbers are csv's and json's.
+ * TOTAL line and one-line legends for wide and doubtful intervals. Exact numbers are csv's
+ * and json's.
  * Widths are measured first, so no cell is ever cut. */
 #include <inttypes.h>
 #include <math.h>
@@ -134,6 +135,8 @@ static void fill(struct line *l, const struct rasp_report_view *v, const struct 
 		 const struct rasp_est_total *e, double share)
 {
 	const char *mark = e->contradicts ? "!" : e->samples < FEW_SAMPLES ? "~" : "";
+	/* "?": too few samples for the spread of sizes to trust the objects interval. */
+	const char *obj_mark = e->low_confidence && !e->contradicts ? "?" : mark;
 
 	memset(l->cell, 0, sizeof(l->cell));
 	if (row) {
@@ -157,7 +160,7 @@ static void fill(struct line *l, const struct rasp_report_view *v, const struct 
 		interval(l->buf[C_BYTES_CI], sizeof(l->buf[0]), e->bytes_low, e->bytes_high, true,
 			 mark);
 		interval(l->buf[C_OBJ_CI], sizeof(l->buf[0]), e->objects_low, e->objects_high,
-			 false, mark);
+			 false, obj_mark);
 	} else {
 		snprintf(l->buf[C_BYTES_CI], sizeof(l->buf[0]), "-");
 		snprintf(l->buf[C_OBJ_CI], sizeof(l->buf[0]), "-");
@@ -337,7 +340,7 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 	size_t width[NCOLS];
 	struct line head, line, tot;
 	char ci[48], pct[32];
-	int first = 0, few = 0;
+	int first = 0, few = 0, doubtful = rows->total.low_confidence;
 
 	header(v, out);
 	if (!rows->n) {
@@ -363,6 +366,7 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 		if (i < shown_rows) {
 			fill(&line, v, &rows->v[i], &rows->v[i].est, rows->v[i].share);
 			few |= rows->v[i].est.samples < FEW_SAMPLES;
+			doubtful |= rows->v[i].est.low_confidence;
 			l = &line;
 		}
 		for (int c = 0; c < NCOLS; c++)
@@ -389,6 +393,11 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 			"-%.0f%%/+%.0f%% at 1)\n",
 			FEW_SAMPLES, lo10, hi10, FEW_SAMPLES, lo1, hi1);
 	}
+	if (doubtful)
+		fputs(
+		    "? too few samples for the spread of sizes: the objects interval rests on the "
+		    "objects smaller than any sample (docs/sampling.md)\n",
+		    out);
 	if (rows->contradictions)
 		fputs("! the samples contradict the sampling model: the estimate lies outside even "
 		      "a one-in-a-million interval (see the WARNING above)\n",

@@ -10,7 +10,7 @@
 
 	/* A node of data.nodes, in pre-order (parents before children, children largest first). */
 	const PARENT = 0, KIND = 1, NAME = 2, DETAIL = 3, SAMPLES = 4, BYTES = 5, BYTES_LOW = 6,
-		BYTES_HIGH = 7, OBJECTS = 8, OBJECTS_LOW = 9, OBJECTS_HIGH = 10, BAD = 11;
+		BYTES_HIGH = 7, OBJECTS = 8, OBJECTS_LOW = 9, OBJECTS_HIGH = 10, BAD = 11, LOW = 12;
 	const KINDS = ['all', 'process', 'thread', 'function', 'no stack', 'type', 'kind'];
 	const K_ROOT = 0, K_FRAME = 3, K_NO_STACK = 4, K_TYPE = 5;
 	const LEVEL_PX = 18;
@@ -76,6 +76,10 @@
 	function mark(samples, bad) {
 		return bad ? '!' : samples < data.few ? '~' : '';
 	}
+	/* The objects interval's: "?" when too few samples for the spread of sizes. */
+	function objectsMark(samples, bad, low) {
+		return !bad && low ? '?' : mark(samples, bad);
+	}
 
 	/* "97.5 - 109.8 MiB" when both ends share a unit, as the text report writes it. */
 	function interval(lo, hi, isBytes, m) {
@@ -119,18 +123,22 @@
 
 	/* The legend of the marks, when any figure of the page carries one. */
 	function drawLegend(parent) {
-		let few = false, bad = false;
+		let few = false, bad = false, low = false;
 
 		for (let i = 0; i < n; i++) {
 			few = few || (nodes[i][SAMPLES] > 0 && nodes[i][SAMPLES] < data.few);
 			bad = bad || nodes[i][BAD] === 1;
+			low = low || nodes[i][LOW] === 1;
 		}
 		for (const t of data.types) {
 			few = few || t[1] < data.few;
 			bad = bad || t[8] === 1;
+			low = low || t[9] === 1;
 		}
 		if (few)
 			parent.appendChild(el('p', 'legend', data.few_legend));
+		if (low)
+			parent.appendChild(el('p', 'legend', data.low_legend));
 		if (bad)
 			parent.appendChild(el('p', 'legend', data.bad_legend));
 	}
@@ -199,7 +207,8 @@
 			lines.push('bytes:   ' + bytes(v[BYTES]) + '  (' + conf + ' interval ' +
 				   interval(v[BYTES_LOW], v[BYTES_HIGH], true, m) + ')');
 			lines.push('objects: ' + count(v[OBJECTS]) + '  (' + conf + ' interval ' +
-				   interval(v[OBJECTS_LOW], v[OBJECTS_HIGH], false, m) + ')');
+				   interval(v[OBJECTS_LOW], v[OBJECTS_HIGH], false,
+					    objectsMark(v[SAMPLES], v[BAD], v[LOW])) + ')');
 		} else {
 			lines.push('bytes:   0, no samples');
 		}
@@ -214,6 +223,8 @@
 			lines.push('! ' + data.bad_legend.replace(/^! /, ''));
 		else if (v[SAMPLES] > 0 && v[SAMPLES] < data.few)
 			lines.push('~ fewer than ' + data.few + ' samples: a wide interval');
+		if (!v[BAD] && v[LOW])
+			lines.push(data.low_legend);
 		return lines.join('\n');
 	}
 
@@ -462,16 +473,20 @@
 	}
 
 	function estRow(tbody, name, e, cls) {
-		/* e: [samples, bytes, low, high, objects, low, high, contradicts, share] */
+		/* e: [samples, bytes, low, high, objects, low, high, contradicts, low_confidence,
+		 * share] */
 		const tr = el('tr', cls);
 		const m = mark(e[0], e[7]);
 
+		if (e[8] === 1)
+			tr.dataset.lowConfidence = '1';
 		cell(tr, name, 'name');
 		cell(tr, bytes(e[1]), 'num');
 		cell(tr, e[0] ? interval(e[2], e[3], true, m) : '-', 'num');
-		cell(tr, percent(e[8]), 'num');
+		cell(tr, percent(e[9]), 'num');
 		cell(tr, count(e[4]), 'num');
-		cell(tr, e[0] ? interval(e[5], e[6], false, m) : '-', 'num');
+		cell(tr, e[0] ? interval(e[5], e[6], false, objectsMark(e[0], e[7], e[8])) : '-',
+		     'num');
 		cell(tr, String(e[0]), 'num');
 		tbody.appendChild(tr);
 	}

@@ -171,7 +171,7 @@ static int interval_values(const char *cell, int bytes, double *lo, double *hi)
 	char left[128];
 	const char *dash, *unit;
 
-	if (*cell == '~')
+	if (*cell == '~' || *cell == '?')
 		cell++;
 	dash = strstr(cell, " - ");
 	if (!dash || (size_t)(dash - cell) >= sizeof(left))

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Reference vectors for tests/consumer/test-estimate-scipy.c, from scipy (python3-scipy).
 
-Writes one case a line: "betainc a b x I", "cdf k s p F", "ppf prob s p k". The C test
-compares rasp_betainc / rasp_nb_cdf (relative error) and rasp_nb_quantile (within 1).
+Writes one case a line: "betainc a b x I", "cdf k s p F", "ppf prob s p k", "gammainc a x 0
+P", "gammappf prob a 0 x". The C test compares rasp_betainc / rasp_nb_cdf / rasp_gamma_p /
+rasp_gamma_quantile (relative error) and rasp_nb_quantile (within 1).
 Usage: estimate-vectors.py OUTPUT
 """
 import math
@@ -46,6 +47,18 @@ def main(path):
                 v = stats.nbinom.cdf(b - 1, a, x)
                 if v > 1e-300:
                     lines.append(f"betainc {a!r} {b!r} {x!r} {v!r}")
+    # The regularized lower incomplete gamma and its quantile (the objects interval's), for
+    # shapes from 1 (one heavy sample) to 1e6, a few standard deviations either side.
+    for a in (1.0, 1.5, 3.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6):
+        for z in (-4, -2, -1, -0.3, 0, 0.7, 2, 4):
+            x = a + z * math.sqrt(a)
+            if x <= 0:
+                continue
+            v = stats.gamma.cdf(x, a)
+            if v > 1e-300:
+                lines.append(f"gammainc {a!r} {x!r} 0 {v!r}")
+        for prob in PROBS:
+            lines.append(f"gammappf {prob!r} {a!r} 0 {stats.gamma.ppf(prob, a)!r}")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 

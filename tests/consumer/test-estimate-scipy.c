@@ -1,6 +1,7 @@
-/* Tests consumer/estimate.c against scipy: rasp_betainc, rasp_nb_cdf and rasp_nb_quantile on
- * the vectors tests/consumer/estimate-vectors.py writes (s from 1 to 1e6; p = 1/102400,
- * 1/4096, 1/16777216, 1/16; a up to 1e7, b up to 1e10). The file is the first argument. */
+/* Tests consumer/estimate.c against scipy: rasp_betainc, rasp_nb_cdf, rasp_nb_quantile,
+ * rasp_gamma_p and rasp_gamma_quantile on the vectors tests/consumer/estimate-vectors.py
+ * writes (s from 1 to 1e6; p = 1/102400, 1/4096, 1/16777216, 1/16; a up to 1e7, b up to 1e10;
+ * gamma shapes 1 to 1e6). The file is the first argument. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,8 +34,8 @@ static void test_estimate_scipy_vectors(void **state)
 	FILE *f = fopen(vectors_path, "r");
 	char kind[16];
 	double x1, x2, x3, ref;
-	int count[3] = {0, 0, 0}, failures = 0;
-	double worst[3] = {0, 0, 0};
+	int count[5] = {0}, failures = 0;
+	double worst[5] = {0};
 
 	assert_non_null(f);
 	while (fscanf(f, "%15s %lf %lf %lf %lf", kind, &x1, &x2, &x3, &ref) == 5) {
@@ -51,8 +52,14 @@ static void test_estimate_scipy_vectors(void **state)
 				failures++;
 			}
 		} else {
-			i = strcmp(kind, "cdf") == 0 ? 1 : 2;
-			got = i == 1 ? rasp_nb_cdf(x1, x2, x3) : rasp_betainc(x1, x2, x3);
+			i = strcmp(kind, "cdf") == 0	    ? 1
+			    : strcmp(kind, "betainc") == 0  ? 2
+			    : strcmp(kind, "gammainc") == 0 ? 3
+							    : 4;
+			got = i == 1   ? rasp_nb_cdf(x1, x2, x3)
+			      : i == 2 ? rasp_betainc(x1, x2, x3)
+			      : i == 3 ? rasp_gamma_p(x1, x2)
+				       : rasp_gamma_quantile(x1, x2);
 			err = fabs(got - ref) / ref;
 			if (!(err <= tolerance(ref))) {
 				printf("%s(%.17g, %.17g, %.17g) = %.17g, scipy %.17g (rel %.3g)\n",
@@ -66,10 +73,12 @@ static void test_estimate_scipy_vectors(void **state)
 	}
 	fclose(f);
 	printf("ppf %d cases, worst |diff| %g; cdf %d, worst rel %.3g; betainc %d, worst rel "
-	       "%.3g\n",
-	       count[0], worst[0], count[1], worst[1], count[2], worst[2]);
+	       "%.3g; gamma %d, worst rel %.3g; its quantile %d, worst rel %.3g\n",
+	       count[0], worst[0], count[1], worst[1], count[2], worst[2], count[3], worst[3],
+	       count[4], worst[4]);
 	/* A truncated or empty file must not pass as "no failures". */
-	assert_true(count[0] >= 200 && count[1] >= 200 && count[2] >= 100);
+	assert_true(count[0] >= 200 && count[1] >= 200 && count[2] >= 100 && count[3] >= 50 &&
+		    count[4] >= 40);
 	assert_int_equal(failures, 0);
 }
 

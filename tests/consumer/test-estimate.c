@@ -1,7 +1,8 @@
 /* Unit tests of consumer/estimate.c: the design doc's quantile table and example, reference
  * values of the incomplete beta (50-digit mpmath), the weighted estimator on hand-computed
  * cases, sums of cells (empty, unsampled, split over threads, mixed p), huge s and bad
- * arguments. Coverage by simulation is in test-estimate-sim.c; scipy in -scipy.c. */
+ * arguments; the objects interval (one size, a wide size mix's coverage, exact merges, the
+ * low-confidence flag). Coverage by simulation is in test-estimate-sim.c; scipy in -scipy.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -496,15 +497,14 @@ static void test_estimate_objects_counted_cells_add_no_width(void **state)
 		  "empty sampled cell");
 }
 
-/* Cells at two means: the one more sample the high bound allows is the one that adds the
- * most objects, here a 16-byte object at mean 16, never a negative amount. Before, it was
- * the cell with the largest weight's (a 10 KB object at mean 2^20, whose 1 - r z is about
- * -48), which took ~8000 objects off the bound: the high bound fell below the bytes
- * interval's scaled one. */
-static void test_estimate_objects_extra_sample_never_negative(void **state)
+/* Cells at two means: 3 objects of 10 KB at mean 2^20 beside 10000 of 16 bytes at mean 16.
+ * The row's objects interval holds its estimate and is not narrower on the high side than the
+ * 16-byte cell's own: the large objects' few samples take no width off it (the formula before
+ * the gamma interval once did, by a negative extra sample, ~8000 objects). */
+static void test_estimate_objects_two_means(void **state)
 {
 	struct rasp_est_cell c[2];
-	struct rasp_est_total t;
+	struct rasp_est_total t, small;
 
 	(void)state;
 	assert_int_equal(rasp_est_cell_init(&c[0], 1.0 / (1 << 20)), 0);
@@ -514,25 +514,12 @@ static void test_estimate_objects_extra_sample_never_negative(void **state)
 	for (int i = 0; i < 10000; i++)
 		assert_int_equal(rasp_est_cell_add(&c[1], 16, (uint64_t)(i % 16)), 0);
 	assert_int_equal(rasp_est_sum(c, 2, 0.95, &t), 0);
-	double scaled_high = t.objects * (t.bytes_high / t.bytes);
-
-	/* The extra sample the high bound adds, as docs/sampling.md defines it: the 16-byte
-	 * cell's w (1 - r z), the other cell's being negative. */
-	double r = t.objects / t.bytes, zq = rasp_normal_quantile(0.975);
-	double extra = (1.0 - r * 16.0) / -expm1(16.0 * log1p(-1.0 / 16));
-
-	double mix = c[0].mix_a + c[1].mix_a - 2.0 * r * (c[0].mix_az + c[1].mix_az) +
-		     r * r * (c[0].mix_azz + c[1].mix_azz);
-	double want = t.objects +
-		      sqrt(pow(scaled_high - t.objects, 2.0) + zq * zq * (mix + extra * extra)) +
-		      extra * (zq * zq + 2.0) / 3.0;
-
-	printf("objects %.1f, high %.1f, bytes-scaled high %.1f, extra sample %.3f\n", t.objects,
-	       t.objects_high, scaled_high, extra);
-	assert_true(extra > 1.0);
-	assert_true(t.objects_high >= scaled_high);
-	check_rel(t.objects_high, want, 1e-9, "objects high (docs/sampling.md's formula)");
+	assert_int_equal(rasp_est_sum(&c[1], 1, 0.95, &small), 0);
+	printf("objects %.1f [%.1f, %.1f]; 16-byte cell %.1f [%.1f, %.1f]\n", t.objects,
+	       t.objects_low, t.objects_high, small.objects, small.objects_low, small.objects_high);
+	assert_true(isfinite(t.objects_low) && isfinite(t.objects_high));
 	assert_true(t.objects_low <= t.objects && t.objects <= t.objects_high);
+	assert_true(t.objects_high - t.objects >= small.objects_high - small.objects);
 }
 
 /* Objects far larger than the mean, sampled by a correct per-byte sampler: every object is
@@ -576,6 +563,171 @@ static void test_estimate_large_objects_are_not_contradictions(void **state)
 	assert_int_equal(flagged, 0);
 }
 
+/* ---- Objects intervals: the size mix (docs/sampling.md, "Objects") ------------------------ */
+
+/* splitmix64: a fixed-seed stream of uniforms in (0, 1]. */
+static double uniform(uint64_t *x)
+{
+	uint64_t r = (*x += UINT64_C(0x9e3779b97f4a7c15));
+
+	r = (r ^ (r >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	r = (r ^ (r >> 27)) * UINT64_C(0x94d049bb133111eb);
+	r ^= r >> 31;
+	return (double)((r >> 11) + 1) * 0x1.0p-53;
+}
+
+/* Samples n objects of the sizes size(i) with exact per-byte trials at p (the budget carried
+ * across objects, as the runtime does) into cells[i % ncells]. */
+static void sample_objects(uint64_t *rng, double p, uint64_t n,
+			   uint64_t (*size)(uint64_t, uint64_t), struct rasp_est_cell *cells,
+			   size_t ncells)
+{
+	uint64_t budget = (uint64_t)floor(log(uniform(rng)) / log1p(-p));
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t z = size(i, n);
+
+		if (budget >= z) {
+			budget -= z;
+			continue;
+		}
+		assert_int_equal(rasp_est_cell_add(&cells[i % ncells], z, budget), 0);
+		budget = (uint64_t)floor(log(uniform(rng)) / log1p(-p));
+	}
+}
+
+/* Log-uniform from 16 bytes to 1 MiB (the quantiles (i + 1/2) / n), rounded up to 8. */
+static uint64_t log_uniform_size(uint64_t i, uint64_t n)
+{
+	double z = 16.0 * pow(65536.0, ((double)i + 0.5) / (double)n);
+
+	return ((uint64_t)ceil(z) + 7) / 8 * 8;
+}
+
+/* An Int32[] of 0..4095 elements: 24 + 4 L bytes, rounded up to 8, L spread evenly. */
+static uint64_t int_array_size(uint64_t i, uint64_t n)
+{
+	return (24 + 4 * (i * 4096 / n) + 7) / 8 * 8;
+}
+
+/* One object size: the interval is the Poisson one (Garwood's, gamma quantiles of s and
+ * s + 1) times the objects one sample stands for, w = 1 / (1 - q^z): exact but for the
+ * (w - 1) / w of the weighted estimate's variance, 3e-4 here. Not flagged: no spread. */
+static void test_estimate_objects_one_size_poisson(void **state)
+{
+	static const double garwood[][3] = {
+	    /* s, 95% low, 95% high (gamma quantiles 0.025 of s and 0.975 of s + 1) */
+	    {1, 0.025317807984289876, 5.571643390938898},
+	    {3, 0.6186721228956014, 8.767273069742323},
+	    {10, 4.7953886961324335, 18.39035604201778},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(garwood) / sizeof(garwood[0]); i++) {
+		struct rasp_est_cell c;
+		struct rasp_est_total t;
+		double w = 1.0 / -expm1(32.0 * log1p(-P_DOTNET));
+
+		assert_int_equal(rasp_est_cell_init(&c, P_DOTNET), 0);
+		for (int k = 0; k < (int)garwood[i][0]; k++)
+			assert_int_equal(rasp_est_cell_add(&c, 32, (uint64_t)k), 0);
+		assert_int_equal(rasp_est_sum(&c, 1, 0.95, &t), 0);
+		check_rel(t.objects_low, fmax(w * garwood[i][1], garwood[i][0]), 1e-3, "low");
+		check_rel(t.objects_high, w * garwood[i][2], 1e-3, "high");
+		assert_false(t.low_confidence);
+	}
+}
+
+/* The case the objects interval was rebuilt for: 10000 objects log-uniform from 16 bytes to
+ * 1 MiB at the default mean (2600 samples, a few of them small objects that stand for
+ * thousands each, most often none of the smallest). 2000 replications, fixed seed. The
+ * formula before covered 90.0% at 95% and 94.8% at 99% with these draws (the test fails with
+ * it). Asserted: within 3 standard errors of nominal (0.0049 at 95%, 0.0022 at 99%) from
+ * below, and not over by more than the 1.5 points the coverage table allows plus 3 standard
+ * errors. Measured 95.2% and 98.6%. */
+static void test_estimate_objects_log_uniform_coverage(void **state)
+{
+	enum { RUNS = 2000, N = 10000 };
+	uint64_t rng = 39, in95 = 0, in99 = 0;
+
+	(void)state;
+	for (int run = 0; run < RUNS; run++) {
+		struct rasp_est_cell c;
+		struct rasp_est_total t95, t99;
+
+		assert_int_equal(rasp_est_cell_init(&c, P_DOTNET), 0);
+		sample_objects(&rng, P_DOTNET, N, log_uniform_size, &c, 1);
+		assert_int_equal(rasp_est_sum(&c, 1, 0.95, &t95), 0);
+		assert_int_equal(rasp_est_sum(&c, 1, 0.99, &t99), 0);
+		in95 += t95.objects_low <= N && N <= t95.objects_high;
+		in99 += t99.objects_low <= N && N <= t99.objects_high;
+	}
+	double c95 = (double)in95 / RUNS, c99 = (double)in99 / RUNS;
+	double se95 = sqrt(0.95 * 0.05 / RUNS), se99 = sqrt(0.99 * 0.01 / RUNS);
+
+	print_message("log-uniform sizes: objects covered %.4f at 95%%, %.4f at 99%% (%d runs)\n",
+		      c95, c99, RUNS);
+	assert_true(c95 >= 0.95 - 3 * se95 && c95 <= 0.965 + 3 * se95);
+	assert_true(c99 >= 0.99 - 3 * se99);
+}
+
+/* Cells merge exactly: the samples of one window dealt over 8 cells of the same mean give the
+ * interval and the flag of the one cell holding them all (the smallest sizes kept are the
+ * smallest of the cells' smallest; the sums differ only by the order of additions). */
+static void test_estimate_objects_merge_exact(void **state)
+{
+	struct rasp_est_cell one, eight[8];
+	struct rasp_est_total a, b;
+	uint64_t r1 = 7, r8 = 7;
+
+	(void)state;
+	assert_int_equal(rasp_est_cell_init(&one, P_DOTNET), 0);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(rasp_est_cell_init(&eight[i], P_DOTNET), 0);
+	/* The same draws: one cell, then dealt over eight (object i to cell i % 8). */
+	sample_objects(&r1, P_DOTNET, 30000, log_uniform_size, &one, 1);
+	sample_objects(&r8, P_DOTNET, 30000, log_uniform_size, eight, 8);
+	assert_int_equal(one.nlow, RASP_EST_LOW);
+	for (double conf = 0.9; conf < 0.999; conf += 0.045) {
+		assert_int_equal(rasp_est_sum(&one, 1, conf, &a), 0);
+		assert_int_equal(rasp_est_sum(eight, 8, conf, &b), 0);
+		check_rel(b.objects, a.objects, 1e-12, "objects");
+		check_rel(b.objects_low, a.objects_low, 1e-9, "objects low");
+		check_rel(b.objects_high, a.objects_high, 1e-9, "objects high");
+		assert_int_equal(a.low_confidence, b.low_confidence);
+	}
+}
+
+/* The flag: a few samples of one size are a wide interval, not a doubtful one; 1000 objects
+ * log-uniform at a mean of 10 MiB (9 samples, sizes over 4 decades) are; 20000 Int32[] at the
+ * default mean (1500 samples) are not. */
+static void test_estimate_objects_low_confidence(void **state)
+{
+	struct rasp_est_cell c;
+	struct rasp_est_total t;
+	uint64_t rng = 3;
+	int flagged = 0;
+
+	(void)state;
+	assert_int_equal(rasp_est_cell_init(&c, P_DOTNET), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rasp_est_cell_add(&c, 4096, (uint64_t)(100 * i)), 0);
+	assert_int_equal(rasp_est_sum(&c, 1, 0.95, &t), 0);
+	assert_false(t.low_confidence);
+	for (int run = 0; run < 20; run++) {
+		assert_int_equal(rasp_est_cell_init(&c, 1.0 / 10485760), 0);
+		sample_objects(&rng, 1.0 / 10485760, 1000, log_uniform_size, &c, 1);
+		assert_int_equal(rasp_est_sum(&c, 1, 0.95, &t), 0);
+		flagged += t.low_confidence;
+	}
+	assert_true(flagged >= 18);
+	for (int run = 0; run < 20; run++) {
+		assert_int_equal(rasp_est_cell_init(&c, P_DOTNET), 0);
+		sample_objects(&rng, P_DOTNET, 20000, int_array_size, &c, 1);
+		assert_int_equal(rasp_est_sum(&c, 1, 0.95, &t), 0);
+		assert_false(t.low_confidence);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -595,7 +747,11 @@ int main(void)
 	    cmocka_unit_test(test_estimate_lower_bounds_and_contradiction),
 	    cmocka_unit_test(test_estimate_large_objects_are_not_contradictions),
 	    cmocka_unit_test(test_estimate_objects_counted_cells_add_no_width),
-	    cmocka_unit_test(test_estimate_objects_extra_sample_never_negative),
+	    cmocka_unit_test(test_estimate_objects_two_means),
+	    cmocka_unit_test(test_estimate_objects_one_size_poisson),
+	    cmocka_unit_test(test_estimate_objects_log_uniform_coverage),
+	    cmocka_unit_test(test_estimate_objects_merge_exact),
+	    cmocka_unit_test(test_estimate_objects_low_confidence),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -333,12 +333,12 @@ static const char json_nodes[] =
     "        i = nodes[i][0]\n"
     "    return ' > '.join(reversed(p))\n"
     "def est(v):\n"
-    "    return ' '.join([str(v[0])] + ['%.17g' % x for x in v[1:7]] + [str(v[7])])\n"
+    "    return ' '.join([str(v[0])] + ['%.17g' % x for x in v[1:7]] + [str(v[7]), str(v[8])])\n"
     "for i, v in enumerate(nodes):\n"
     "    assert v[0] < i\n"
     "    print('node', i, path(i), '|', est(v[4:]))\n"
     "for t in d['types']:\n"
-    "    print('type', t[0], '|', est(t[1:9]))\n"
+    "    print('type', t[0], '|', est(t[1:10]))\n"
     "print('notes', json.dumps([n['text'] for n in d['notes']], ensure_ascii=False))\n";
 
 /* The DOM Chromium dumped, read back with html.parser: status, errors, the flame graph's
@@ -572,7 +572,7 @@ static struct rasp_est_total sum_of(struct rasp_tally *t, const struct stk *cons
 	return e;
 }
 
-/* Whether the figures after '|' of a printed line are e's: samples and the flag exactly, the
+/* Whether the figures after '|' of a printed line are e's: samples and the flags exactly, the
  * doubles to 1e-12 (a sum's last bits depend on the order its rows were added in). */
 static bool same_est(const char *figures, const struct rasp_est_total *e)
 {
@@ -580,11 +580,12 @@ static bool same_est(const char *figures, const struct rasp_est_total *e)
 			       e->objects, e->objects_low, e->objects_high};
 	double got[6];
 	uint64_t samples;
-	int bad;
+	int bad, low;
 
-	if (sscanf(figures, "| %" SCNu64 " %lg %lg %lg %lg %lg %lg %d", &samples, &got[0], &got[1],
-		   &got[2], &got[3], &got[4], &got[5], &bad) != 8 ||
-	    samples != e->samples || bad != (e->contradicts ? 1 : 0))
+	if (sscanf(figures, "| %" SCNu64 " %lg %lg %lg %lg %lg %lg %d %d", &samples, &got[0],
+		   &got[1], &got[2], &got[3], &got[4], &got[5], &bad, &low) != 9 ||
+	    samples != e->samples || bad != (e->contradicts ? 1 : 0) ||
+	    low != (e->low_confidence ? 1 : 0))
 		return false;
 	for (size_t i = 0; i < 6; i++)
 		if (!(fabs(got[i] - want[i]) <= 1e-12 * fabs(want[i])))
@@ -671,12 +672,13 @@ static void type_row(const char *name, const struct rasp_est_total *e, double to
 		     size_t len)
 {
 	const char *mark = e->contradicts ? "!" : e->samples < 10 ? "~" : "";
+	const char *omark = e->low_confidence && !e->contradicts ? "?" : mark;
 	char bytes[48], bi[112], objects[48], oi[112];
 
 	rasp_format_bytes(e->bytes, bytes, sizeof(bytes));
 	rasp_format_count(e->objects, objects, sizeof(objects));
 	interval_text(e->bytes_low, e->bytes_high, true, mark, bi, sizeof(bi));
-	interval_text(e->objects_low, e->objects_high, false, mark, oi, sizeof(oi));
+	interval_text(e->objects_low, e->objects_high, false, omark, oi, sizeof(oi));
 	snprintf(buf, len, "row: %s | %s | %s | %.1f%% | %s | %s | %" PRIu64, name, bytes, bi,
 		 100 * e->bytes / total, objects, oi, e->samples);
 }

@@ -176,8 +176,8 @@ static void test_write_json_empty_ticks_many(void **state)
 		 "print(d['rows'], d['total'], d['processes'], d['duration_ns'],\n"
 		 "      [n['code'] for n in d['notes']])\n",
 		 "[] {'samples': 0, 'bytes': 0, 'bytes_low': 0, 'bytes_high': 0, 'objects': 0.0, "
-		 "'objects_low': 0.0, 'objects_high': 0.0, 'model_mismatch': False} [] None "
-		 "['no-samples']\n");
+		 "'objects_low': 0.0, 'objects_high': 0.0, 'model_mismatch': False, "
+		 "'low_confidence': False} [] None ['no-samples']\n");
 	golden_out_free(&g);
 	rasp_tally_destroy(t);
 
