@@ -1,7 +1,8 @@
 /* Sampling (docs/sampling.md, "The model"): the per-context PRNG's seeding (xoshiro256++,
  * internal.h), the mean the geometric draw (exponential.h and .c) scales by, each thread's adoption
- * of the heap's sampling state with its SamplingConfigured and SamplingStopped announcements, and
- * the emission of AllocationSampled. Everything here runs on slow paths only. */
+ * of the heap's sampling state with its SamplingConfigured and SamplingStopped announcements, the
+ * emission of AllocationSampled with the mark it leaves on its object, and SampledObjectFreed at
+ * that object's free. Everything here runs on slow paths only. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -192,8 +193,26 @@ RASP__NOINLINE void *rasp__emit_listened(struct rasp_context *c, uint32_t kind,
 	 * ClrStackWalk describes the next event), only when a session wants it. */
 	if (h->cfg.stack_depth && rasp__event_clr_stack_walk_on())
 		emit_stack(h);
-	if (rasp__event_allocation_sampled_on())
+	if (rasp__event_allocation_sampled_on()) {
 		rasp_event_allocation_sampled(kind, h->cfg.clr_instance_id, (uintptr_t)type,
 					      type->name, (uintptr_t)obj, z, offset);
+	} else if (!h->sample_hook) {
+		return obj; /* no one saw it: nothing to pair its free with */
+	}
+	/* Seen: its free will say so (free.c tests the mark with the free bit, no cost to the
+	 * unsampled). The object is not the program's yet, so no other thread writes its header. */
+	rasp__header_of(obj)->word |= RASP__HDR_SAMPLED;
+	if (!atomic_load_explicit(&h->marked, memory_order_relaxed))
+		atomic_store_explicit(&h->marked, 1, memory_order_relaxed);
 	return obj;
+}
+
+RASP__NOINLINE void rasp__emit_freed(struct rasp_heap *h, struct rasp__header *own, void *addr,
+				     uint64_t z)
+{
+	own->word &= ~RASP__HDR_SAMPLED;
+	if (h->free_hook)
+		h->free_hook(h->sample_hook_arg, addr, z);
+	if (rasp__event_sampled_object_freed_on())
+		rasp_event_sampled_object_freed(h->cfg.clr_instance_id, (uintptr_t)addr, z);
 }

@@ -1,10 +1,10 @@
 /* The runtime's EventPipe session (events/eventpipe.c), end to end: ep-prog is started with
  * .NET's variables and its .nettrace file is read back with rasp's NetTrace reader (checked
  * itself against TraceEvent by tests/dotnet). Every sample the runtime counted is in the file,
- * with its thread's SamplingConfigured before it; drops show as losses; the heap's destruction
- * flushes; a forked child writes nothing into its parent's file; bad variables and unwritable
- * paths give one message and never stop the program. Programs run under the build's
- * sanitizers, and their exit status is checked. */
+ * with its thread's SamplingConfigured before it and its free after it; drops show as losses;
+ * the heap's destruction flushes; a forked child writes nothing into its parent's file; bad
+ * variables and unwritable paths give one message and never stop the program. Programs run under
+ * the build's sanitizers, and their exit status is checked. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -116,16 +116,69 @@ static void run(struct run *r, const char *const *env, const char *threads, cons
 			 r->err);
 }
 
+/* The samples not yet freed, by (ClrInstanceID, Address): open addressing, a power of 2. */
+struct live {
+	uint64_t key; /* Address | ClrInstanceID << 48 (user addresses are below 2^47); 0 empty */
+	uint64_t size;
+	bool dead; /* freed: a tombstone, reused by the next sample at that key */
+};
+#define LIVE_SLOTS ((size_t)1 << 21)
+
 struct seen {
 	bool complete;
 	int64_t pid;
-	uint64_t sampled, configured, stopped, other, lost;
+	uint64_t sampled, configured, stopped, freed, destroyed, other, lost;
 	uint64_t bad_kind, bad_offset, bad_name, bad_mean, before_config, foreign_pid;
+	/* Frees with no live sample at their address, or another ObjectSize; samples at an
+	 * address whose last sample was not freed; samples left live (neither freed nor ended
+	 * by HeapDestroyed). */
+	uint64_t free_unpaired, free_bad_size, sample_over_live, live_at_end;
 	int64_t last_ts;
 	uint64_t out_of_order;
 	uint64_t configured_tids[64];
 	size_t nconfigured;
+	struct live *live;
 };
+
+static struct live *live_slot(struct seen *s, uint64_t key)
+{
+	size_t i = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 43) & (LIVE_SLOTS - 1);
+
+	while (s->live[i].key && s->live[i].key != key)
+		i = (i + 1) & (LIVE_SLOTS - 1);
+	return &s->live[i];
+}
+
+/* A sample at key: a new live one (its last sample at that address must have been freed). */
+static void live_sampled(struct seen *s, uint64_t key, uint64_t size)
+{
+	struct live *l = live_slot(s, key);
+
+	if (l->key && !l->dead)
+		s->sample_over_live++;
+	*l = (struct live){key, size, false};
+}
+
+/* A free at key: it ends the latest sample there, which must be live and of its size. */
+static void live_freed(struct seen *s, uint64_t key, uint64_t size)
+{
+	struct live *l = live_slot(s, key);
+
+	if (!l->key || l->dead) {
+		s->free_unpaired++;
+		return;
+	}
+	s->free_bad_size += l->size != size;
+	l->dead = true;
+}
+
+/* HeapDestroyed(id): every sample of that heap still live ends. */
+static void live_destroyed(struct seen *s, uint64_t id)
+{
+	for (size_t i = 0; i < LIVE_SLOTS; i++)
+		if (s->live[i].key && (s->live[i].key >> 48) == id)
+			s->live[i].dead = true;
+}
 
 static bool tid_configured(const struct seen *s, uint64_t tid)
 {
@@ -146,6 +199,8 @@ static void read_trace(const char *path, uint64_t mean, struct seen *s)
 	memset(s, 0, sizeof(*s));
 	if (!r)
 		fail_msg("%s", err);
+	s->live = calloc(LIVE_SLOTS, sizeof(*s->live));
+	assert_non_null(s->live);
 	s->pid = rasp_nt_info(r)->pid;
 	s->last_ts = INT64_MIN;
 	while ((rc = rasp_nt_next(r, &it)) == 1) {
@@ -185,6 +240,13 @@ static void read_trace(const char *path, uint64_t mean, struct seen *s)
 				s->bad_offset++;
 			if (!tid_configured(s, it.event.thread_id))
 				s->before_config++;
+			live_sampled(s, v[4].u | v[1].u << 48, size);
+		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED]) {
+			s->freed++;
+			live_freed(s, v[1].u | v[0].u << 48, v[2].u);
+		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_HEAPDESTROYED]) {
+			s->destroyed++;
+			live_destroyed(s, v[0].u);
 		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED]) {
 			s->configured++;
 			if (mean && v[1].u != mean)
@@ -201,6 +263,10 @@ static void read_trace(const char *path, uint64_t mean, struct seen *s)
 		fail_msg("%s", rasp_nt_error(r));
 	s->complete = rasp_nt_complete(r);
 	rasp_nt_close(r);
+	for (size_t i = 0; i < LIVE_SLOTS; i++)
+		s->live_at_end += s->live[i].key && !s->live[i].dead;
+	free(s->live);
+	s->live = NULL;
 }
 
 static char *trace_path(char *buf, size_t cap, const char *name)
@@ -265,6 +331,14 @@ static void every_sample_is_written(void **state)
 	assert_int_equal(s.other, 0);
 	assert_int_equal(s.out_of_order, 0);
 	assert_int_equal(s.foreign_pid, 0);
+	/* ep-prog frees every object (four threads, each its own): every sample's free is in the
+	 * file once, after it, with its size, before the address was sampled again. */
+	assert_int_equal(s.freed, s.sampled);
+	assert_int_equal(s.free_unpaired, 0);
+	assert_int_equal(s.free_bad_size, 0);
+	assert_int_equal(s.sample_over_live, 0);
+	assert_int_equal(s.live_at_end, 0);
+	assert_int_equal(s.destroyed, 1);
 }
 
 /* A session without the AllocationSampled keyword leaves sampling off (auto) and writes a
@@ -394,8 +468,10 @@ static void drops_are_losses(void **state)
 	assert_true(s.lost > 0);
 	assert_true(s.sampled < r.samples);
 	/* Every event the runtime emitted is in the file or counted lost, to the last one:
-	 * samples, one announcement per start, the heap's SamplingStopped. */
-	assert_int_equal(s.sampled + s.configured + s.stopped + s.lost, r.samples + r.starts + 1);
+	 * samples and their frees (every sample was emitted, lost or not, and so marked), one
+	 * announcement per start, the heap's SamplingStopped and HeapDestroyed. */
+	assert_int_equal(s.sampled + s.freed + s.configured + s.stopped + s.destroyed + s.lost,
+			 2 * r.samples + r.starts + 2);
 	assert_int_equal(s.out_of_order, 0);
 	assert_int_equal(s.bad_name + s.bad_kind + s.bad_offset + s.bad_mean, 0);
 }
