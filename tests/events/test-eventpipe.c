@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "../support/live-samples.h"
 #include "nettrace-read.h"
 #include "rasp-event-desc.h"
 
@@ -116,69 +117,20 @@ static void run(struct run *r, const char *const *env, const char *threads, cons
 			 r->err);
 }
 
-/* The samples not yet freed, by (ClrInstanceID, Address): open addressing, a power of 2. */
-struct live {
-	uint64_t key; /* Address | ClrInstanceID << 48 (user addresses are below 2^47); 0 empty */
-	uint64_t size;
-	bool dead; /* freed: a tombstone, reused by the next sample at that key */
-};
-#define LIVE_SLOTS ((size_t)1 << 21)
-
 struct seen {
 	bool complete;
 	int64_t pid;
-	uint64_t sampled, configured, stopped, freed, destroyed, other, lost;
+	uint64_t sampled, configured, stopped, other, lost;
 	uint64_t bad_kind, bad_offset, bad_name, bad_mean, before_config, foreign_pid;
-	/* Frees with no live sample at their address, or another ObjectSize; samples at an
-	 * address whose last sample was not freed; samples left live (neither freed nor ended
-	 * by HeapDestroyed). */
-	uint64_t free_unpaired, free_bad_size, sample_over_live, live_at_end;
 	int64_t last_ts;
 	uint64_t out_of_order;
 	uint64_t configured_tids[64];
 	size_t nconfigured;
-	struct live *live;
+	/* Frees and heap destructions paired with the samples (live-samples.h), and the samples
+	 * left live at the end. */
+	struct live_samples pairs;
+	uint64_t live_at_end;
 };
-
-static struct live *live_slot(struct seen *s, uint64_t key)
-{
-	size_t i = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 43) & (LIVE_SLOTS - 1);
-
-	while (s->live[i].key && s->live[i].key != key)
-		i = (i + 1) & (LIVE_SLOTS - 1);
-	return &s->live[i];
-}
-
-/* A sample at key: a new live one (its last sample at that address must have been freed). */
-static void live_sampled(struct seen *s, uint64_t key, uint64_t size)
-{
-	struct live *l = live_slot(s, key);
-
-	if (l->key && !l->dead)
-		s->sample_over_live++;
-	*l = (struct live){key, size, false};
-}
-
-/* A free at key: it ends the latest sample there, which must be live and of its size. */
-static void live_freed(struct seen *s, uint64_t key, uint64_t size)
-{
-	struct live *l = live_slot(s, key);
-
-	if (!l->key || l->dead) {
-		s->free_unpaired++;
-		return;
-	}
-	s->free_bad_size += l->size != size;
-	l->dead = true;
-}
-
-/* HeapDestroyed(id): every sample of that heap still live ends. */
-static void live_destroyed(struct seen *s, uint64_t id)
-{
-	for (size_t i = 0; i < LIVE_SLOTS; i++)
-		if (s->live[i].key && (s->live[i].key >> 48) == id)
-			s->live[i].dead = true;
-}
 
 static bool tid_configured(const struct seen *s, uint64_t tid)
 {
@@ -199,8 +151,7 @@ static void read_trace(const char *path, uint64_t mean, struct seen *s)
 	memset(s, 0, sizeof(*s));
 	if (!r)
 		fail_msg("%s", err);
-	s->live = calloc(LIVE_SLOTS, sizeof(*s->live));
-	assert_non_null(s->live);
+	assert_int_equal(live_samples_init(&s->pairs), 0);
 	s->pid = rasp_nt_info(r)->pid;
 	s->last_ts = INT64_MIN;
 	while ((rc = rasp_nt_next(r, &it)) == 1) {
@@ -240,13 +191,11 @@ static void read_trace(const char *path, uint64_t mean, struct seen *s)
 				s->bad_offset++;
 			if (!tid_configured(s, it.event.thread_id))
 				s->before_config++;
-			live_sampled(s, v[4].u | v[1].u << 48, size);
+			live_samples_sampled(&s->pairs, v[1].u, v[4].u, size);
 		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED]) {
-			s->freed++;
-			live_freed(s, v[1].u | v[0].u << 48, v[2].u);
+			live_samples_freed(&s->pairs, v[0].u, v[1].u, v[2].u);
 		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_HEAPDESTROYED]) {
-			s->destroyed++;
-			live_destroyed(s, v[0].u);
+			live_samples_destroyed(&s->pairs, v[0].u);
 		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED]) {
 			s->configured++;
 			if (mean && v[1].u != mean)
@@ -263,10 +212,8 @@ static void read_trace(const char *path, uint64_t mean, struct seen *s)
 		fail_msg("%s", rasp_nt_error(r));
 	s->complete = rasp_nt_complete(r);
 	rasp_nt_close(r);
-	for (size_t i = 0; i < LIVE_SLOTS; i++)
-		s->live_at_end += s->live[i].key && !s->live[i].dead;
-	free(s->live);
-	s->live = NULL;
+	s->live_at_end = live_samples_live(&s->pairs);
+	live_samples_fini(&s->pairs);
 }
 
 static char *trace_path(char *buf, size_t cap, const char *name)
@@ -333,12 +280,13 @@ static void every_sample_is_written(void **state)
 	assert_int_equal(s.foreign_pid, 0);
 	/* ep-prog frees every object (four threads, each its own): every sample's free is in the
 	 * file once, after it, with its size, before the address was sampled again. */
-	assert_int_equal(s.freed, s.sampled);
-	assert_int_equal(s.free_unpaired, 0);
-	assert_int_equal(s.free_bad_size, 0);
-	assert_int_equal(s.sample_over_live, 0);
+	assert_int_equal(s.pairs.freed, s.sampled);
+	assert_int_equal(s.pairs.free_unpaired, 0);
+	assert_int_equal(s.pairs.free_bad_size, 0);
+	assert_int_equal(s.pairs.sample_over_live, 0);
+	assert_int_equal(s.pairs.ended_by_destroy, 0);
 	assert_int_equal(s.live_at_end, 0);
-	assert_int_equal(s.destroyed, 1);
+	assert_int_equal(s.pairs.destroyed, 1);
 }
 
 /* A session without the AllocationSampled keyword leaves sampling off (auto) and writes a
@@ -361,14 +309,16 @@ static void the_session_decides_what_is_sampled(void **state)
 	assert_int_equal(r.samples, 0);
 	read_trace(trace_path(path, sizeof(path), "trace.nettrace"), 0, &s); /* .NET's default */
 	assert_true(s.complete);
-	assert_int_equal(s.sampled + s.configured + s.stopped + s.other + s.lost, 0);
+	assert_int_equal(s.sampled + s.configured + s.stopped + s.pairs.freed + s.pairs.destroyed +
+			     s.other + s.lost,
+			 0);
 
 	/* Rasp-Runtime listed with keywords 0: its events (keyword 0x1) are off. */
 	run(&r, only_rasp, "1", "2000", "");
 	read_trace(path, 0, &s);
 	assert_true(r.samples > 0);
 	assert_int_equal(s.sampled, r.samples);
-	assert_int_equal(s.configured + s.stopped, 0);
+	assert_int_equal(s.configured + s.stopped + s.pairs.freed + s.pairs.destroyed, 0);
 }
 
 /* DOTNET_ wins over COMPlus_; COMPlus_ alone works. */
@@ -470,7 +420,8 @@ static void drops_are_losses(void **state)
 	/* Every event the runtime emitted is in the file or counted lost, to the last one:
 	 * samples and their frees (every sample was emitted, lost or not, and so marked), one
 	 * announcement per start, the heap's SamplingStopped and HeapDestroyed. */
-	assert_int_equal(s.sampled + s.freed + s.configured + s.stopped + s.destroyed + s.lost,
+	assert_int_equal(s.sampled + s.pairs.freed + s.configured + s.stopped + s.pairs.destroyed +
+			     s.lost,
 			 2 * r.samples + r.starts + 2);
 	assert_int_equal(s.out_of_order, 0);
 	assert_int_equal(s.bad_name + s.bad_kind + s.bad_offset + s.bad_mean, 0);
@@ -522,6 +473,34 @@ static void a_child_writes_nothing(void **state)
 	assert_int_equal(s.foreign_pid, 0);
 }
 
+/* Objects still live when their heap is destroyed: their samples have no free, and the one
+ * HeapDestroyed ends them all; the others' frees pair as always. Lifetime events alone
+ * (Rasp-Runtime's lifetime keyword, no announcements) follow the session's choice. */
+static void a_destroyed_heap_ends_its_samples(void **state)
+{
+	const char *env[] = {"DOTNET_EnableEventPipe=1", "DOTNET_EventPipeOutputPath=leak.nettrace",
+			     SAMPLED_ONLY ",Rasp-Runtime:0x2:4", "RASP_SAMPLING_MEAN=4096", NULL};
+	struct run r;
+	struct seen s;
+	char path[PATH_MAX];
+
+	(void)state;
+	run(&r, env, "3", "3000", "leak");
+	read_trace(trace_path(path, sizeof(path), "leak.nettrace"), 0, &s);
+	printf("%llu samples: %llu freed, %llu live at the heap's destruction\n",
+	       (unsigned long long)s.sampled, (unsigned long long)s.pairs.freed,
+	       (unsigned long long)s.pairs.ended_by_destroy);
+	assert_true(s.complete);
+	assert_int_equal(s.sampled, r.samples);
+	assert_int_equal(s.configured + s.stopped, 0); /* their keyword is off */
+	assert_int_equal(s.pairs.destroyed, 1);
+	assert_true(s.pairs.ended_by_destroy > 0);
+	assert_int_equal(s.pairs.freed + s.pairs.ended_by_destroy, s.sampled);
+	assert_int_equal(s.pairs.free_unpaired + s.pairs.free_bad_size + s.pairs.sample_over_live,
+			 0);
+	assert_int_equal(s.live_at_end, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -532,6 +511,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(drops_are_losses, setup, teardown),
 	    cmocka_unit_test_setup_teardown(heap_destruction_flushes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_child_writes_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(a_destroyed_heap_ends_its_samples, setup, teardown),
 	};
 
 	if (argc != 2) {

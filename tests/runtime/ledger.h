@@ -39,8 +39,8 @@ static struct ledger_slot *ledger_find(struct ledger *l, uintptr_t addr)
 	return &l->slot[i];
 }
 
-static void ledger_sample(void *arg, uint32_t kind, const rasp_type_t *type, void *addr,
-			  uint64_t z, uint64_t offset, uint64_t mean)
+static void ledger_sample(void *arg, uint32_t kind, const rasp_type_t *type, void *addr, uint64_t z,
+			  uint64_t offset, uint64_t mean)
 {
 	struct ledger *l = arg;
 	struct ledger_slot *s;

@@ -513,7 +513,8 @@ static void test_sampled_frees_told_once(void **state)
 			struct rasp__header *b = rasp__block_of(h, a[i], "test", &s);
 			struct ledger_slot *sl = ledger_find(&l, (uintptr_t)(b + 1));
 
-			reused += sl->addr && !sl->live; /* a sampled object's address, unsampled now */
+			reused +=
+			    sl->addr && !sl->live; /* a sampled object's address, unsampled now */
 			assert_true(marked_as_sampled(&l, h, a[i]));
 			rasp_free(h, a[i]);
 		}
@@ -591,7 +592,7 @@ static void test_sampled_frees_by_another_thread(void **state)
 	for (long i = 0; i < 400000; i++) {
 		uint64_t r = xorshift(&x);
 		void *p = r % 64 ? rasp_alloc(h, t, 24 + (size_t)(r >> 16) % 200, 0)
-				  : rasp_alloc(h, t, 90000, 0);
+				 : rasp_alloc(h, t, 90000, 0);
 
 		assert_non_null(p);
 		while (i - atomic_load(&xfer_cons) >= RING)

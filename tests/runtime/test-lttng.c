@@ -1,8 +1,9 @@
 /* End to end through a real lttng-sessiond and babeltrace2: a program allocating under a
  * session records exactly the AllocationSampled events the runtime says it fired, with 0
- * discarded; and in a running process `lttng enable-event` turns sampling on within one
- * allocation context, `lttng disable-event` turns it off, with no restart; a session that
- * enables SamplingConfigured late gets the mean. */
+ * discarded, and the free of each (the program frees every object), paired in time order; and in a
+ * running process `lttng enable-event` turns sampling on within one allocation context, `lttng
+ * disable-event` turns it off, with no restart; a session that enables SamplingConfigured late gets
+ * the mean. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "../support/live-samples.h"
 #include "lttng-session.h"
 #include "rasp/event-meta.h"
 #include "rasp/events.h"
@@ -39,6 +41,7 @@ static const struct {
 struct counts {
 	int64_t vpid; /* count only this process's events; others may share the session */
 	long sampled, configured, stopped, bad;
+	struct live_samples *pairs; /* frees paired with their samples, when set */
 	long by_kind[3];
 	long by_type[NPROG];
 	uint64_t last_trigger;
@@ -64,6 +67,15 @@ static int count_events(const bt_event *ev, void *user)
 			return 0;
 		}
 		c->by_kind[kind]++;
+		if (c->pairs) {
+			uint64_t id, addr;
+
+			if (rasp_test_field_u64(rasp_test_event_field(ev, "ClrInstanceID"), &id) ||
+			    rasp_test_field_u64(rasp_test_event_field(ev, "Address"), &addr))
+				c->bad++;
+			else
+				live_samples_sampled(c->pairs, id, addr, size);
+		}
 		name = bt_field_string_get_value(rasp_test_event_field(ev, "TypeName"));
 		for (size_t i = 0; i < NPROG; i++)
 			if (strcmp(name, prog_types[i].name) == 0 && size == prog_types[i].z)
@@ -74,6 +86,23 @@ static int count_events(const bt_event *ev, void *user)
 			c->last_trigger = trig;
 	} else if (strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLINGSTOPPED_LTTNG) == 0) {
 		c->stopped++;
+	} else if (c->pairs &&
+		   strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG) == 0) {
+		uint64_t id, addr;
+
+		if (rasp_test_field_u64(rasp_test_event_field(ev, "ClrInstanceID"), &id) ||
+		    rasp_test_field_u64(rasp_test_event_field(ev, "Address"), &addr) ||
+		    rasp_test_field_u64(rasp_test_event_field(ev, "ObjectSize"), &size))
+			c->bad++;
+		else
+			live_samples_freed(c->pairs, id, addr, size);
+	} else if (c->pairs && strcmp(name, RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_LTTNG) == 0) {
+		uint64_t id;
+
+		if (rasp_test_field_u64(rasp_test_event_field(ev, "ClrInstanceID"), &id))
+			c->bad++;
+		else
+			live_samples_destroyed(c->pairs, id);
 	}
 	return 0;
 }
@@ -99,10 +128,14 @@ static void test_recorded_events_equal_emitted(void **state)
 {
 	const char *events[] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
 				RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG,
-				RASP_EVENT_RASP_RUNTIME_SAMPLINGSTOPPED_LTTNG, NULL};
+				RASP_EVENT_RASP_RUNTIME_SAMPLINGSTOPPED_LTTNG,
+				RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG,
+				RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_LTTNG,
+				NULL};
 	const char *argv[] = {rasp_test_build_path("bin/rasp-alloc-prog"), "3000", NULL};
 	const char *env[] = {"RASP_SAMPLING=auto", "RASP_SAMPLING_MEAN=16384", "RASP_SEED=7", NULL};
 	struct rasp_test_session *s = &sess;
+	struct live_samples pairs;
 	struct counts c = {0};
 	unsigned long long samples = 0, starts = 0;
 	long pid = 0;
@@ -121,8 +154,19 @@ static void test_recorded_events_equal_emitted(void **state)
 	assert_int_equal(sscanf(line, "samples=%llu starts=%llu pid=%ld", &samples, &starts, &pid),
 			 3);
 	c.vpid = pid;
+	assert_int_equal(live_samples_init(&pairs), 0);
+	c.pairs = &pairs;
 	assert_int_equal(rasp_test_session_discarded(s), 0);
 	assert_true(rasp_test_trace_foreach(s->dir, count_events, &c, NULL) > 0);
+	/* Every object was freed: each sample's free once, after it, with its ObjectSize, and
+	 * before its address was sampled again; then the heap's destruction, ending none. */
+	printf("%ld samples, %llu frees\n", c.sampled, (unsigned long long)pairs.freed);
+	assert_int_equal(pairs.freed, (uint64_t)samples);
+	assert_int_equal(pairs.free_unpaired + pairs.free_bad_size + pairs.sample_over_live, 0);
+	assert_int_equal(pairs.destroyed, 1);
+	assert_int_equal(pairs.ended_by_destroy, 0);
+	assert_int_equal(live_samples_live(&pairs), 0);
+	live_samples_fini(&pairs);
 
 	assert_int_equal(c.bad, 0);
 	assert_true(samples > 1000);
