@@ -107,13 +107,14 @@ static int count_events(const bt_event *ev, void *user)
 	return 0;
 }
 
-/* The session of the running test, destroyed by teardown even when an assertion fails. */
-static struct rasp_test_session sess;
+/* The sessions of the running test, destroyed by teardown even when an assertion fails. */
+static struct rasp_test_session sess, sess2;
 
 static int setup(void **state)
 {
 	(void)state;
 	memset(&sess, 0, sizeof(sess));
+	memset(&sess2, 0, sizeof(sess2));
 	return 0;
 }
 
@@ -121,6 +122,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	rasp_test_session_destroy(&sess, 0);
+	rasp_test_session_destroy(&sess2, 0);
 	return 0;
 }
 
@@ -420,6 +422,104 @@ static void test_mean_flips_weigh_each_sample_with_its_mean(void **state)
 	free(f);
 }
 
+/* Runs rasp-alloc-prog (seeded) under session s and returns its pid. */
+static long alloc_prog_under(struct rasp_test_session *s, const char *const *events)
+{
+	const char *argv[] = {rasp_test_build_path("bin/rasp-alloc-prog"), "1000", NULL};
+	const char *env[] = {"RASP_SAMPLING=auto", "RASP_SAMPLING_MEAN=16384", "RASP_SEED=7", NULL};
+	char out[8192];
+	const char *line;
+	long pid = 0;
+	int status;
+
+	assert_int_equal(rasp_test_session_start(s, events), 0);
+	status = rasp_test_run(out, sizeof(out), argv, env);
+	assert_int_equal(rasp_test_session_stop(s), 0);
+	if (status != 0)
+		fail_msg("rasp-alloc-prog failed (%d): %s", status, out);
+	line = strstr(out, " pid=");
+	assert_non_null(line);
+	assert_int_equal(sscanf(line, " pid=%ld", &pid), 1);
+	assert_int_equal(rasp_test_session_discarded(s), 0);
+	return pid;
+}
+
+/* `rasp report --group-by type,process --format csv` of a trace: the rows of process pid, each
+ * without its process and share columns (the share is of every process's total: another
+ * process may sample into the session), one a line. */
+static void report_rows(const struct rasp_test_session *s, long pid, char *rows, size_t cap)
+{
+	const char *argv[] = {rasp_test_build_path("bin/rasp"),
+			      "report",
+			      "--group-by",
+			      "type,process",
+			      "--format",
+			      "csv",
+			      s->dir,
+			      NULL};
+	static char out[1 << 16];
+	char want[32];
+	size_t used = 0;
+	int status = rasp_test_run(out, sizeof(out), argv, NULL);
+
+	if (status != 0)
+		fail_msg("rasp report failed (%d): %s", status, out);
+	snprintf(want, sizeof(want), ",%ld,", pid);
+	rows[0] = '\0';
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		char *f[16];
+		int n = 0;
+
+		if (!strstr(line, want))
+			continue;
+		for (char *p = line; n < 16; p++) {
+			f[n++] = p;
+			if (!(p = strchr(p, ',')))
+				break;
+			*p = '\0';
+		}
+		assert_true(n == 13); /* scope,type,process,...,share,model_mismatch,process_name */
+		used +=
+		    (size_t)snprintf(rows + used, cap - used, "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
+				     f[0], f[1], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[11]);
+		assert_true(used < cap);
+	}
+}
+
+/* The consumer, which does not read the frees of sampled objects yet, reports a trace that has
+ * them exactly as one without: the same seeded program recorded twice, with and without
+ * Rasp_Runtime's lifetime events, gives the same rows. */
+static void test_report_unchanged_by_frees(void **state)
+{
+	const char *without[] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+				 RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG,
+				 RASP_EVENT_RASP_RUNTIME_SAMPLINGSTOPPED_LTTNG, NULL};
+	const char *with[] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+			      RASP_PROVIDER_RASP_RUNTIME_LTTNG ":*", NULL};
+	static char a[1 << 14], b[1 << 14];
+	struct live_samples pairs;
+	struct counts c = {0};
+	long pa, pb;
+
+	(void)state;
+	pa = alloc_prog_under(&sess, without);
+	pb = alloc_prog_under(&sess2, with);
+	c.vpid = pb;
+	assert_int_equal(live_samples_init(&pairs), 0);
+	c.pairs = &pairs;
+	assert_true(rasp_test_trace_foreach(sess2.dir, count_events, &c, NULL) > 0);
+	printf("with the lifetime events: %ld samples, %llu frees\n", c.sampled,
+	       (unsigned long long)pairs.freed);
+	assert_true(c.sampled > 100);
+	assert_int_equal(pairs.freed, (uint64_t)c.sampled);
+	live_samples_fini(&pairs);
+	report_rows(&sess, pa, a, sizeof(a));
+	report_rows(&sess2, pb, b, sizeof(b));
+	printf("%s", b);
+	assert_true(strlen(a) > 0);
+	assert_string_equal(a, b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +528,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_recorded_events_equal_emitted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_enable_event_on_running_process, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_late_listener_gets_the_mean, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_report_unchanged_by_frees, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
