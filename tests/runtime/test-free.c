@@ -431,6 +431,15 @@ static bool marked_as_sampled(struct ledger *l, rasp_heap_t *h, void *obj)
 	return rasp__hdr_sampled(rasp__header_of(obj)) == ledger_live(l, b + 1);
 }
 
+/* A walk's view of every live object: its type (a marked header's type is read without its
+ * mark) and its kind. */
+static int walk_type(void *obj, const rasp_type_t *type, size_t z, int kind, void *arg)
+{
+	(void)z;
+	return type != arg || rasp_object_type(obj) != arg || kind != rasp_object_kind(obj) ||
+	       kind < 0 || kind > RASP_KIND_PINNED;
+}
+
 static uint64_t xorshift(uint64_t *x)
 {
 	*x ^= *x << 13;
@@ -480,6 +489,7 @@ static void test_sampled_frees_told_once(void **state)
 	for (r = 0; r < ROUNDS; r++) {
 		for (i = 0; i < N; i++)
 			assert_non_null(a[i] = alloc_mixed(h, t, xorshift(&x)));
+		assert_int_equal(rasp_heap_walk(h, walk_type, (void *)t), 0);
 		for (i = N - 1; i > 0; i--) { /* freed in random order */
 			int j = (int)(xorshift(&x) % (uint64_t)(i + 1));
 			void *o = a[i];
