@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "nettrace-format.h"
+#include "nettrace-payload.h" /* rasp_nt_decode: what a reader's events are decoded by */
 #include "rasp-event-desc.h"
 
 struct rasp_nt_info {
@@ -123,18 +124,5 @@ const struct rasp_nt_stats *rasp_nt_stats(const struct rasp_nt_reader *r);
 
 /* Whether the file at path starts with the NetTrace magic. */
 bool rasp_nt_is_nettrace(const char *path);
-
-/* ---- nettrace-payload.c -------------------------------------------------------------------- */
-
-/* Decodes a payload by its descriptor: one value per field, strings converted to UTF-8 into
- * strbuf (each NUL-terminated; invalid UTF-16 becomes U+FFFD). Bytes past the known fields
- * are ignored (later versions append fields). 0, or -1 when the payload is shorter than its
- * fields, a string lacks its terminator, or strbuf is too small. */
-int rasp_nt_decode(const struct rasp_event_desc *d, const uint8_t *payload, size_t len,
-		   uint32_t pointer_size, union rasp_nt_value *vals, char *strbuf, size_t strcap);
-
-/* The descriptor of (provider, event id, version): exact, else the highest version below. */
-const struct rasp_event_desc *rasp_nt_find_desc(const char *provider, uint32_t id,
-						uint32_t version);
 
 #endif /* RASP_CONSUMER_NETTRACE_READ_H */

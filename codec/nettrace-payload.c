@@ -1,6 +1,6 @@
-/* NetTrace payloads (nettrace-read.h): UTF-16 strings to UTF-8, and events decoded through
+/* NetTrace payloads (nettrace-payload.h): UTF-16 strings to UTF-8, and events decoded through
  * the descriptors generated from the manifests. */
-#include "nettrace-read.h"
+#include "nettrace-payload.h"
 
 #include <string.h>
 
