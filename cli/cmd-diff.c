@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "diff.h"
+#include "report/diff.h"
 #include "nettrace-read.h"
 #include "write-diff.h"
 

@@ -8,7 +8,7 @@
 
 #include <babeltrace2/babeltrace.h>
 
-#include "event.h"
+#include "report/event.h"
 #include "index.h"
 
 enum {

@@ -15,7 +15,7 @@
 #include "bt-event.h"
 #include "bt-sink.h"
 #include "output.h"
-#include "params.h"
+#include "report/params.h"
 #include "writer.h"
 
 /* Samples that identify a process's recording: its first ones, by what they say (thread,

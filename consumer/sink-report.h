@@ -6,7 +6,7 @@
 
 #include <babeltrace2/babeltrace.h>
 
-#include "tally.h"
+#include "report/tally.h"
 
 /* Initialize-method data for in-process use: the sink counts into `tally` (its group-by and
  * default mean are the tally's; those parameters are still validated) and writes nothing at

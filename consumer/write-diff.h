@@ -4,8 +4,8 @@
 
 #include <stdio.h>
 
-#include "diff.h"
-#include "notes.h"
+#include "report/diff.h"
+#include "report/notes.h"
 #include "writer.h"
 
 struct rasp_diff_view {

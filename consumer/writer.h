@@ -7,10 +7,10 @@
 
 #include <stdio.h>
 
-#include "notes.h"
-#include "params.h"
-#include "rows.h"
-#include "tally.h"
+#include "report/notes.h"
+#include "report/params.h"
+#include "report/rows.h"
+#include "report/tally.h"
 
 struct rasp_report_view {
 	const struct rasp_report_options *opt;

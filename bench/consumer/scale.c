@@ -10,7 +10,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "diff.h"
+#include "report/diff.h"
 #include "writer.h"
 
 static double now(void)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "estimate.h"
+#include "report/estimate.h"
 
 static const double levels[3] = {0.90, 0.95, 0.99};
 

@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "params.h"
-#include "tally.h"
+#include "report/params.h"
+#include "report/tally.h"
 
 /* The fixtures. Each returns a new tally grouped by group_by.
  *   two_procs: process 6189 "emit" (SamplingConfigured 4096 on thread 6190, one thread

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "modules.h"
-#include "tally.h"
+#include "report/tally.h"
 
 struct rasp_test_object {
 	uint64_t base, size; /* the loaded object's range */

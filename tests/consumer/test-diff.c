@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
+#include "report/diff.h"
 
 #define Z95 1.9599639845400536 /* normal quantile of 0.975 */
 

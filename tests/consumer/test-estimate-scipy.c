@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "estimate.h"
+#include "report/estimate.h"
 
 static const char *vectors_path;
 

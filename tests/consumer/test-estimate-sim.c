@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "estimate.h"
+#include "report/estimate.h"
 
 #define NTYPES	   5
 #define MAXTHREADS 8

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "estimate.h"
+#include "report/estimate.h"
 
 #define P_DOTNET (1.0 / 102400)
 

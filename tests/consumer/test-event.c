@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "event.h"
+#include "report/event.h"
 #include "rasp/event-meta.h"
 
 #define UNK RASP_ID_UNKNOWN

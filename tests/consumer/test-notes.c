@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "notes.h"
+#include "report/notes.h"
 #include "rasp/event-meta.h"
-#include "rows.h"
+#include "report/rows.h"
 
 #define UNK	   RASP_ID_UNKNOWN
 #define SAMPLED	   RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG

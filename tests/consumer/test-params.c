@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "estimate.h"
-#include "params.h"
+#include "report/estimate.h"
+#include "report/params.h"
 #include "rasp/rasp.h"
-#include "tally.h"
+#include "report/tally.h"
 
 #define TABLE rasp_report_params
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rows.h"
+#include "report/rows.h"
 
 #define UNK RASP_ID_UNKNOWN
 

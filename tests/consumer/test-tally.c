@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rows.h"
-#include "tally.h"
+#include "report/rows.h"
+#include "report/tally.h"
 
 #define UNK RASP_ID_UNKNOWN
 

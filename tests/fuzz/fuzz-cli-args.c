@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "params.h"
+#include "report/params.h"
 #include "rasp/rasp.h"
 #include "record-args.h"
 

@@ -19,7 +19,7 @@
 
 #include "sink-report.h"
 #include "source-nettrace.h"
-#include "tally.h"
+#include "report/tally.h"
 
 static char path[64];
 static int fd = -1;

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
-#include "event.h"
+#include "report/diff.h"
+#include "report/event.h"
 #include "writer.h"
 
 struct in {
