@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "estimate.h"
-#include "symbols.h"
+#include "stacks/symbols.h"
 #include "tally.h"
 
 struct rasp_row {

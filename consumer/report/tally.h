@@ -20,8 +20,8 @@
 
 #include "estimate.h"
 #include "index.h"
-#include "modules.h"
-#include "stacks.h"
+#include "stacks/modules.h"
+#include "stacks/stacks.h"
 
 /* A process or thread id the trace did not carry (no vpid/vtid context). */
 #define RASP_ID_UNKNOWN INT64_MIN

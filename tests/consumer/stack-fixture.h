@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "modules.h"
+#include "stacks/modules.h"
 #include "report/tally.h"
 
 struct rasp_test_object {

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "stack-fixture.h"
-#include "symbols.h"
+#include "stacks/symbols.h"
 
 #define PID 77
 
