@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "report/diff.h"
-#include "nettrace-read.h"
+#include "read/nettrace-read.h"
 #include "write-diff.h"
 
 struct side {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nettrace-read.h"
+#include "read/nettrace-read.h"
 #include "rasp/event-meta.h"
 
 #define NO_INDEX UINT64_MAX

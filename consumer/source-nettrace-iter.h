@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nettrace-read.h"
+#include "read/nettrace-read.h"
 #include "source-nettrace.h"
 
 /* Room for the strings of one event's payload. */

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nettrace-read.h"
+#include "read/nettrace-read.h"
 #include "source-nettrace-iter.h"
 
 static void source_free(struct source *s)

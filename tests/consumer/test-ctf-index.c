@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ctf-index.h"
+#include "read/ctf-index.h"
 
 #define TRACES RASP_TEST_SOURCE_DIR "/tests/consumer/traces"
 

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nettrace-read.h"
+#include "read/nettrace-read.h"
 
 #define DOTNET "Microsoft-Windows-DotNETRuntime"
 /* The generated trace (make-nettrace.py main_trace): 18 events, sequence points at 2 ms and

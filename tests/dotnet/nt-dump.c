@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "nettrace-read.h"
+#include "read/nettrace-read.h"
 #include "rasp-event-desc.h"
 
 int main(int argc, char **argv)

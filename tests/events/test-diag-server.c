@@ -42,7 +42,7 @@
 
 #include "diag-protocol.h"
 #include "lttng-session.h"
-#include "nettrace-read.h"
+#include "read/nettrace-read.h"
 #include "rasp-event-desc.h"
 #include "rasp/events.h"
 #include "trace-read.h"

@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "nettrace-read.h"
+#include "read/nettrace-read.h"
 #include "rasp-event-desc.h"
 
 extern char **environ;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctf-index.h"
+#include "read/ctf-index.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

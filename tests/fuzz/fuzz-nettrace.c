@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nettrace-read.h"
+#include "read/nettrace-read.h"
 
 static char path[64];
 static int fd = -1;
