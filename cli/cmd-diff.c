@@ -15,7 +15,7 @@
 
 #include "report/diff.h"
 #include "read/nettrace-read.h"
-#include "write-diff.h"
+#include "write/write-diff.h"
 
 struct side {
 	const char *path;

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "attach.h"
-#include "output.h"
-#include "writer.h"
+#include "write/output.h"
+#include "write/writer.h"
 
 enum { F_LIVE, F_PID, F_INTERVAL, NFLAGS };
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sanitize.h"
+#include "write/sanitize.h"
 #include "sink-nettrace.h"
 #include "sink-report.h"
 #include "source-nettrace.h"

@@ -17,7 +17,7 @@
 
 #include "bt-sink.h"
 #include "nettrace-stream.h"
-#include "output.h"
+#include "write/output.h"
 #include "rasp-event-desc.h"
 
 #define MAX_FIELDS 16

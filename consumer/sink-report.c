@@ -14,9 +14,9 @@
 
 #include "bt-event.h"
 #include "bt-sink.h"
-#include "output.h"
+#include "write/output.h"
 #include "report/params.h"
-#include "writer.h"
+#include "write/writer.h"
 
 /* Samples that identify a process's recording: its first ones, by what they say (thread,
  * type, kind, size, offset), not when: the same recording in two formats (an LTTng trace and

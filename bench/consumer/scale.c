@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "report/diff.h"
-#include "writer.h"
+#include "write/writer.h"
 
 static double now(void)
 {

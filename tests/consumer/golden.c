@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "writer.h"
+#include "write/writer.h"
 
 #define UNK RASP_ID_UNKNOWN
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "golden.h"
-#include "writer.h"
+#include "write/writer.h"
 
 static void check_fmt(void (*fn)(double, char *, size_t), const char *fname, double v,
 		      const char *want)

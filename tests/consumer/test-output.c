@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "output.h"
+#include "write/output.h"
 
 static char dir[PATH_MAX];
 

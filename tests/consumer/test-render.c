@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "golden.h"
-#include "writer.h"
+#include "write/writer.h"
 
 static void test_render_writers(void **state)
 {

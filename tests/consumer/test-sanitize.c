@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sanitize.h"
+#include "write/sanitize.h"
 
 static const struct {
 	const char *in, *want;

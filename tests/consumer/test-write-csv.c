@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "golden.h"
-#include "sanitize.h"
-#include "writer.h"
+#include "write/sanitize.h"
+#include "write/writer.h"
 
 #define MAX_RECORDS 64
 #define MAX_FIELDS  16

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "golden.h"
-#include "write-diff.h"
+#include "write/write-diff.h"
 
 struct side {
 	struct rasp_tally *t;

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "stack-fixture.h"
-#include "writer.h"
+#include "write/writer.h"
 
 #define PID  4242
 #define PID2 4343

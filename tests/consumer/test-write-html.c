@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "golden.h"
-#include "writer.h"
+#include "write/writer.h"
 
 extern char **environ;
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "golden.h"
-#include "writer.h"
+#include "write/writer.h"
 
 static struct golden_out render(struct rasp_tally *t, unsigned group_by, const char *expect)
 {

@@ -24,7 +24,7 @@
 
 #include "profile.pb-c.h"
 #include "stack-fixture.h"
-#include "writer.h"
+#include "write/writer.h"
 
 #define PID  4242
 #define PID2 4343

@@ -14,7 +14,7 @@
 
 #include "report/diff.h"
 #include "report/event.h"
-#include "writer.h"
+#include "write/writer.h"
 
 struct in {
 	const uint8_t *p;
