@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sink-nettrace-stats.h"
+#include "bt/sink-nettrace-stats.h"
 
 enum { F_OUTPUT, F_PID, F_TO, NFLAGS };
 
