@@ -157,24 +157,11 @@ static int threads_compact(struct rasp_nt_reader *r)
 /* What a table entry costs besides its frames: the entry and up to four index slots. */
 #define STACK_ENTRY_BYTES (sizeof(struct stack_ent) + 4 * sizeof(uint32_t))
 
-static size_t stack_rec_bytes(uint32_t n)
-{
-	return sizeof(struct stack_rec) + (size_t)n * sizeof(uint64_t);
-}
-
 static void stack_bytes_add(struct rasp_nt_reader *r, uint64_t n)
 {
 	r->st.stack_bytes += n;
 	if (r->st.stack_bytes > r->st.stack_bytes_peak)
 		r->st.stack_bytes_peak = r->st.stack_bytes;
-}
-
-void rasp__nt_stack_unref(struct rasp_nt_reader *r, struct stack_rec *s)
-{
-	if (!s || --s->refs)
-		return;
-	r->st.stack_bytes -= stack_rec_bytes(s->n);
-	free(s);
 }
 
 void rasp__nt_stacks_clear(struct rasp_nt_reader *r)
@@ -234,14 +221,14 @@ int rasp__nt_stack_block(struct rasp_nt_reader *r, struct rasp_cursor *c)
 				    "stack id %" PRIu32 " defined twice before a sequence point",
 				    id);
 		keep = frames < r->lim.kept_frames ? frames : r->lim.kept_frames;
-		cost = STACK_ENTRY_BYTES + (keep ? stack_rec_bytes(keep) : 0);
+		cost = STACK_ENTRY_BYTES + (keep ? rasp__nt_stack_rec_bytes(keep) : 0);
 		if (r->st.stack_bytes + cost > r->lim.stack_bytes)
 			return fail(r, at,
 				    "stack %" PRIu32 ": the stacks held would take %" PRIu64
 				    " bytes (limit stack_bytes = %" PRIu64 ")",
 				    id, r->st.stack_bytes + cost, r->lim.stack_bytes);
 		if (keep) {
-			s = malloc(stack_rec_bytes(keep));
+			s = malloc(rasp__nt_stack_rec_bytes(keep));
 			if (!s)
 				return fail(r, at, "out of memory (%zu stacks)", r->nstacks);
 			*s = (struct stack_rec){.refs = 1, .n = keep, .dropped = frames - keep};

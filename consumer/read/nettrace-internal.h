@@ -1,8 +1,9 @@
 /* What the NetTrace reader's files share (nettrace-read.c: containers and the public face;
  * nettrace-blocks.c: the contents of blocks; nettrace-meta.c: the trace header and metadata;
- * nettrace-state.c: the first error and the events held for time order). Metadata and stacks
- * are reference-counted so that a held event costs its payload and one record, never a copy
- * of what it points to. Not for other files. */
+ * nettrace-state.c, below the others: the first error, the events held for time order and the
+ * references to the records they share). Metadata and stacks are reference-counted so that a
+ * held event costs its payload and one record, never a copy of what it points to. Not for
+ * other files. */
 #ifndef RASP_CONSUMER_NETTRACE_INTERNAL_H
 #define RASP_CONSUMER_NETTRACE_INTERNAL_H
 
@@ -30,6 +31,12 @@ struct stack_rec {
 	uint32_t dropped; /* frames of the file's stack past them */
 	uint64_t ips[];
 };
+
+/* What a stack record of n frames costs (counted against the stack_bytes limit). */
+static inline size_t rasp__nt_stack_rec_bytes(uint32_t n)
+{
+	return sizeof(struct stack_rec) + (size_t)n * sizeof(uint64_t);
+}
 
 struct stack_ent {
 	uint32_t id;
@@ -128,6 +135,11 @@ struct queued rasp__nt_dequeue(struct rasp_nt_reader *r);
 void rasp__nt_queued_free(struct rasp_nt_reader *r, struct queued *q);
 /* Frees the held events' array once none is held (its size follows the peak). */
 void rasp__nt_queue_shrink(struct rasp_nt_reader *r);
+/* References to the shared records: a definition (the id's table and each held event of it)
+ * and a stack (the region's table and each held event), freed at the last release. */
+void rasp__nt_meta_ref(struct rasp_nt_meta *m);
+void rasp__nt_meta_unref(struct rasp_nt_reader *r, const struct rasp_nt_meta *m);
+void rasp__nt_stack_unref(struct rasp_nt_reader *r, struct stack_rec *s);
 
 /* nettrace-meta.c: the trace header and metadata; 0 or -1 (failed). */
 int rasp__nt_trace_header(struct rasp_nt_reader *r, struct rasp_cursor *c);
@@ -136,8 +148,6 @@ int rasp__nt_v6_metadata_row(struct rasp_nt_reader *r, struct rasp_cursor *c);
 /* The current definition of id (a reference the caller takes with rasp__nt_meta_ref), or
  * NULL. */
 struct rasp_nt_meta *rasp__nt_meta_get(const struct rasp_nt_reader *r, uint32_t id);
-void rasp__nt_meta_ref(struct rasp_nt_meta *m);
-void rasp__nt_meta_unref(struct rasp_nt_reader *r, const struct rasp_nt_meta *m);
 /* Forgets every definition (V6: a sequence point's flag 2; the end). */
 void rasp__nt_meta_flush(struct rasp_nt_reader *r);
 /* A V6 string (varuint32 length + UTF-8) as fresh valid UTF-8; NULL when cut short. */
@@ -155,7 +165,6 @@ int rasp__nt_v6_threads(struct rasp_nt_reader *r, struct rasp_cursor *c);
 int rasp__nt_v6_remove_threads(struct rasp_nt_reader *r, struct rasp_cursor *c);
 /* Forgets the region's stacks (held events keep theirs). */
 void rasp__nt_stacks_clear(struct rasp_nt_reader *r);
-void rasp__nt_stack_unref(struct rasp_nt_reader *r, struct stack_rec *s);
 /* The thread tables' memory, at close. */
 void rasp__nt_threads_free(struct rasp_nt_reader *r);
 

@@ -15,11 +15,6 @@
 
 /* ---- Metadata ----------------------------------------------------------------------- */
 
-static struct meta_rec *rec_of(const struct rasp_nt_meta *m)
-{
-	return (struct meta_rec *)((char *)m - offsetof(struct meta_rec, m));
-}
-
 /* A string of the file not yet converted: UTF-16LE units (V4/V5) or bytes (V6). */
 struct raw {
 	const uint8_t *p;
@@ -89,22 +84,6 @@ static struct meta_rec *rec_make(const struct raw *provider, const struct raw *n
 struct rasp_nt_meta *rasp__nt_meta_get(const struct rasp_nt_reader *r, uint32_t id)
 {
 	return id < r->nmeta && r->meta[id] ? &r->meta[id]->m : NULL;
-}
-
-void rasp__nt_meta_ref(struct rasp_nt_meta *m)
-{
-	rec_of(m)->refs++;
-}
-
-void rasp__nt_meta_unref(struct rasp_nt_reader *r, const struct rasp_nt_meta *m)
-{
-	struct meta_rec *rec = rec_of(m);
-
-	if (--rec->refs)
-		return;
-	r->st.metadata_bytes -= rec->bytes;
-	r->st.metadata_freed++;
-	free(rec);
 }
 
 void rasp__nt_meta_flush(struct rasp_nt_reader *r)

@@ -1,9 +1,11 @@
 /* The NetTrace reader's shared state (nettrace-internal.h), below the files that parse: its
- * first error, with the file and the offset, and the events it holds for time order (a
- * min-heap by timestamp, then arrival, so equal timestamps keep the file's order) within the
- * limits held_events and held_bytes. */
+ * first error, with the file and the offset, the events it holds for time order (a min-heap
+ * by timestamp, then arrival, so equal timestamps keep the file's order) within the limits
+ * held_events and held_bytes, and the references to the metadata and stack records they and
+ * the tables share. */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -25,6 +27,39 @@ int rasp__nt_fail(struct rasp_nt_reader *r, uint64_t at, const char *fmt, ...)
 	va_end(ap);
 	return -1;
 }
+
+/* ---- Shared records ---------------------------------------------------------------------- */
+
+static struct meta_rec *rec_of(const struct rasp_nt_meta *m)
+{
+	return (struct meta_rec *)((char *)m - offsetof(struct meta_rec, m));
+}
+
+void rasp__nt_meta_ref(struct rasp_nt_meta *m)
+{
+	rec_of(m)->refs++;
+}
+
+void rasp__nt_meta_unref(struct rasp_nt_reader *r, const struct rasp_nt_meta *m)
+{
+	struct meta_rec *rec = rec_of(m);
+
+	if (--rec->refs)
+		return;
+	r->st.metadata_bytes -= rec->bytes;
+	r->st.metadata_freed++;
+	free(rec);
+}
+
+void rasp__nt_stack_unref(struct rasp_nt_reader *r, struct stack_rec *s)
+{
+	if (!s || --s->refs)
+		return;
+	r->st.stack_bytes -= rasp__nt_stack_rec_bytes(s->n);
+	free(s);
+}
+
+/* ---- Events held for time order ---------------------------------------------------------- */
 
 static bool before(const struct queued *a, const struct queued *b)
 {
