@@ -1,8 +1,9 @@
-/* The bounds-checked cursor every parser of outside bytes reads through (CTF index files,
- * NetTrace files): a read past the end fails instead of touching memory, and the offset of
- * the failure is kept for the error message. Header-only: a few compares per read. */
-#ifndef RASP_CONSUMER_CURSOR_H
-#define RASP_CONSUMER_CURSOR_H
+/* The bounds-checked cursor every parser of outside bytes reads through (NetTrace files and
+ * payloads, diagnostic IPC messages, CTF index files): a read past the end fails instead of
+ * touching memory, and the offset of the failure is kept for the error message. Header-only:
+ * a few compares per read. */
+#ifndef RASP_CODEC_CURSOR_H
+#define RASP_CODEC_CURSOR_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -50,6 +51,27 @@ static inline const uint8_t *rasp_cursor_take(struct rasp_cursor *c, size_t n)
 static inline bool rasp_cursor_skip(struct rasp_cursor *c, size_t n)
 {
 	return rasp_cursor_take(c, n) != NULL;
+}
+
+/* The next n bytes without moving past them, or NULL (the cursor unchanged) when fewer are
+ * left. */
+static inline const uint8_t *rasp_cursor_peek(const struct rasp_cursor *c, size_t n)
+{
+	return c->failed || n > c->len - c->pos ? NULL : c->base + c->pos;
+}
+
+/* An n-byte little-endian unsigned integer, n in 1..8. */
+static inline bool rasp_cursor_uint_le(struct rasp_cursor *c, size_t n, uint64_t *v)
+{
+	const uint8_t *p = n <= 8 ? rasp_cursor_take(c, n) : NULL;
+	uint64_t x = 0;
+
+	if (!p)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		x |= (uint64_t)p[i] << (8 * i);
+	*v = x;
+	return true;
 }
 
 static inline bool rasp_cursor_u8(struct rasp_cursor *c, uint8_t *v)
@@ -145,4 +167,4 @@ static inline bool rasp_cursor_varuint64(struct rasp_cursor *c, uint64_t *v)
 	return rasp_cursor_varuint(c, 10, v);
 }
 
-#endif /* RASP_CONSUMER_CURSOR_H */
+#endif /* RASP_CODEC_CURSOR_H */

@@ -1,5 +1,6 @@
 /* The diagnostic IPC protocol's messages (diag-protocol.h). Layouts: docs/diagnostics.md, after
- * .NET's IPC protocol description and what .NET 10 and dotnet-trace 10 were seen to send. */
+ * .NET's IPC protocol description and what .NET 10 and dotnet-trace 10 were seen to send.
+ * Payloads are read through the bounds-checked cursor (cursor.h), like all outside bytes. */
 #include "diag-protocol.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cursor.h"
 #include "utf.h"
 
 int rasp_diag_header_parse(const uint8_t *b, struct rasp_diag_header *h)
@@ -31,9 +33,9 @@ void rasp_diag_header_write(uint8_t *b, uint16_t size, uint8_t set, uint8_t id)
 
 /* ---- reading a payload --------------------------------------------------------------------- */
 
+/* A payload read through the cursor, and the first reason it is refused. */
 struct rd {
-	const uint8_t *p;
-	size_t n, off;
+	struct rasp_cursor c;
 	char *why;
 	size_t cap;
 	bool bad;
@@ -56,48 +58,43 @@ static uint64_t get(struct rd *r, size_t bytes, const char *what)
 {
 	uint64_t v = 0;
 
-	if (r->bad)
-		return 0;
-	if (r->n - r->off < bytes) {
-		bad(r, "the payload ends at byte %zu, inside %s", r->n, what);
-		return 0;
-	}
-	for (size_t i = 0; i < bytes; i++)
-		v |= (uint64_t)r->p[r->off + i] << (8 * i);
-	r->off += bytes;
-	return v;
+	if (!r->bad && !rasp_cursor_uint_le(&r->c, bytes, &v))
+		bad(r, "the payload ends at byte %zu, inside %s", r->c.len, what);
+	return r->bad ? 0 : v;
 }
 
 /* A string into out (UTF-8, cap bytes; cap 0: checked and skipped); a null one is "". */
 static void get_string(struct rd *r, char *out, size_t cap, const char *what)
 {
-	size_t at = r->off;
+	size_t at = r->c.pos;
 	uint32_t units = (uint32_t)get(r, 4, what);
+	const uint8_t *s;
 
 	if (cap)
 		out[0] = '\0';
 	if (r->bad || units == 0)
 		return;
-	if ((r->n - r->off) / 2 < units) {
+	s = rasp_cursor_peek(&r->c, 2 * (size_t)units);
+	if (!s) {
 		bad(r, "%s at byte %zu: %u UTF-16 units, past the payload's end (%zu bytes)", what,
-		    at, units, r->n);
+		    at, units, r->c.len);
 		return;
 	}
-	if (r->p[r->off + 2 * (size_t)units - 2] || r->p[r->off + 2 * (size_t)units - 1]) {
+	if (s[2 * (size_t)units - 2] || s[2 * (size_t)units - 1]) {
 		bad(r, "%s at byte %zu: no terminating NUL", what, at);
 		return;
 	}
-	if (cap && rasp_utf16le_to_utf8(r->p + r->off, units - 1, out, cap) == (size_t)-1) {
+	if (cap && rasp_utf16le_to_utf8(s, units - 1, out, cap) == (size_t)-1) {
 		bad(r, "%s at byte %zu: %u units, longer than %zu bytes", what, at, units, cap - 1);
 		return;
 	}
-	r->off += 2 * (size_t)units;
+	rasp_cursor_skip(&r->c, 2 * (size_t)units);
 }
 
 int rasp_diag_collect_parse(uint8_t id, const uint8_t *p, size_t n, struct rasp_diag_collect *c,
 			    char *why, size_t cap)
 {
-	struct rd r = {.p = p, .n = n, .why = why, .cap = cap};
+	struct rd r = {.c = rasp_cursor_make(p, n, 0), .why = why, .cap = cap};
 	uint32_t count;
 	size_t at;
 
@@ -126,7 +123,7 @@ int rasp_diag_collect_parse(uint8_t id, const uint8_t *p, size_t n, struct rasp_
 	}
 	if (id >= RASP_DIAG_EP_COLLECT3)
 		c->stackwalk = get(&r, 1, "requestStackwalk") != 0;
-	at = r.off;
+	at = r.c.pos;
 	count = (uint32_t)get(&r, 4, "the provider count");
 	if (!r.bad && count > RASP_DIAG_MAX_PROVIDERS)
 		bad(&r, "%u providers at byte %zu (at most %d)", count, at,
@@ -135,7 +132,7 @@ int rasp_diag_collect_parse(uint8_t id, const uint8_t *p, size_t n, struct rasp_
 		struct rasp_diag_provider *pv = &c->providers[i];
 		pv->keywords = get(&r, 8, "a provider's keywords");
 		pv->level = (uint32_t)get(&r, 4, "a provider's level");
-		at = r.off;
+		at = r.c.pos;
 		get_string(&r, pv->name, sizeof(pv->name), "a provider's name");
 		if (!r.bad && !pv->name[0])
 			bad(&r, "provider %u at byte %zu has no name", i, at);
@@ -147,13 +144,11 @@ int rasp_diag_collect_parse(uint8_t id, const uint8_t *p, size_t n, struct rasp_
 			uint32_t ids;
 
 			get(&r, 1, "an event filter's flag");
-			at = r.off;
+			at = r.c.pos;
 			ids = (uint32_t)get(&r, 4, "an event filter's id count");
-			if (!r.bad && (r.n - r.off) / 4 < ids)
+			if (!r.bad && !rasp_cursor_skip(&r.c, 4 * (size_t)ids))
 				bad(&r, "%u event ids at byte %zu, past the payload's end", ids,
 				    at);
-			else
-				r.off += 4 * (size_t)ids;
 		}
 		c->nproviders++;
 	}
@@ -161,8 +156,9 @@ int rasp_diag_collect_parse(uint8_t id, const uint8_t *p, size_t n, struct rasp_
 		bad(&r, "a circular buffer of 0 MB");
 	if (!r.bad && count == 0)
 		bad(&r, "no provider");
-	if (!r.bad && r.off != r.n)
-		bad(&r, "%zu bytes after the last provider (payload of %zu)", r.n - r.off, r.n);
+	if (!r.bad && rasp_cursor_left(&r.c))
+		bad(&r, "%zu bytes after the last provider (payload of %zu)",
+		    rasp_cursor_left(&r.c), n);
 	return r.bad ? -EBADMSG : 0;
 }
 
@@ -275,12 +271,11 @@ size_t rasp_diag_process_write(uint8_t id, const struct rasp_diag_process *pi, u
 
 int rasp_diag_process_parse(const uint8_t *p, size_t n, uint64_t *pid, char *cmdline, size_t cap)
 {
-	struct rd r = {.p = p, .n = n};
+	struct rd r = {.c = rasp_cursor_make(p, n, 0)};
 
 	*pid = get(&r, 8, "the pid");
-	if (!r.bad && n - r.off < 16)
+	if (!r.bad && !rasp_cursor_skip(&r.c, 16))
 		bad(&r, "short cookie");
-	r.off += r.bad ? 0 : 16;
 	get_string(&r, cmdline, cap, "the command line");
 	return r.bad ? -EBADMSG : 0;
 }

@@ -3,8 +3,8 @@
  * client (`rasp record -p`), the replies, and whether a socket file has a listener. Pure
  * functions of their bytes: no I/O, no allocation, every length checked, so the fuzzer drives
  * them directly. */
-#ifndef RASP_EVENTS_DIAG_PROTOCOL_H
-#define RASP_EVENTS_DIAG_PROTOCOL_H
+#ifndef RASP_CODEC_DIAG_PROTOCOL_H
+#define RASP_CODEC_DIAG_PROTOCOL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -115,4 +115,4 @@ int rasp_diag_process_parse(const uint8_t *p, size_t n, uint64_t *pid, char *cmd
  * this. Any other line, a malformed one included: false. */
 bool rasp_diag_unix_listens(const char *line, const char *path);
 
-#endif /* RASP_EVENTS_DIAG_PROTOCOL_H */
+#endif /* RASP_CODEC_DIAG_PROTOCOL_H */

@@ -1,8 +1,9 @@
 /* The NetTrace (EventPipe .nettrace) format as both ends of rasp use it: the writer
- * (nettrace-write.c: the runtime's EventPipe output and sink.rasp.nettrace) and the reader
- * (consumer/nettrace-read.c). Byte-level description: docs/eventpipe.md. */
-#ifndef RASP_NETTRACE_FORMAT_H
-#define RASP_NETTRACE_FORMAT_H
+ * (nettrace-write.c: the runtime's EventPipe output and sink.rasp.nettrace), the payload
+ * decoder (nettrace-payload.c) and the reader (consumer/read/nettrace-read.c). Byte-level
+ * description: docs/eventpipe.md. */
+#ifndef RASP_CODEC_NETTRACE_FORMAT_H
+#define RASP_CODEC_NETTRACE_FORMAT_H
 
 #define RASP_NT_MAGIC	      "Nettrace"
 #define RASP_NT_MAGIC_LEN     8
@@ -94,4 +95,4 @@ static inline uint64_t rasp_nt_array_get(const union rasp_nt_value *v, enum rasp
 	return x;
 }
 
-#endif /* RASP_NETTRACE_FORMAT_H */
+#endif /* RASP_CODEC_NETTRACE_FORMAT_H */

@@ -30,7 +30,6 @@ int rasp_nt_decode(const struct rasp_event_desc *d, const uint8_t *payload, size
 
 	for (size_t i = 0; i < d->nfields; i++) {
 		enum rasp_field_type t = d->fields[i].type;
-		const uint8_t *p;
 		size_t n;
 
 		if (d->fields[i].count >= 0) {
@@ -64,12 +63,8 @@ int rasp_nt_decode(const struct rasp_event_desc *d, const uint8_t *payload, size
 			continue;
 		}
 		n = rasp_nt_field_size(t, pointer_size);
-		p = rasp_cursor_take(&c, n);
-		if (!p)
+		if (!rasp_cursor_uint_le(&c, n, &vals[i].u))
 			return -1;
-		vals[i].u = 0;
-		for (size_t b = 0; b < n; b++)
-			vals[i].u |= (uint64_t)p[b] << (8 * b);
 		switch (t) {
 		case RASP_FT_I8:
 			vals[i].i = (int8_t)vals[i].u;

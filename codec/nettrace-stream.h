@@ -4,8 +4,8 @@
  * sorted), each thread's sequence numbers kept, events' stacks interned into stack blocks
  * (ids restart after every sequence point, as readers expect), and sequence points listing
  * the threads seen since the last one. Built on nettrace-write.h; owns its memory. */
-#ifndef RASP_NETTRACE_STREAM_H
-#define RASP_NETTRACE_STREAM_H
+#ifndef RASP_CODEC_NETTRACE_STREAM_H
+#define RASP_CODEC_NETTRACE_STREAM_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,4 +57,4 @@ uint32_t rasp_nt_stream_seq(const struct rasp_nt_stream *s, uint64_t tid);
  * or notes since the last one (nothing when there is none). 0 or an error. */
 int rasp_nt_stream_sequence_point(struct rasp_nt_stream *s, int64_t ts);
 
-#endif /* RASP_NETTRACE_STREAM_H */
+#endif /* RASP_CODEC_NETTRACE_STREAM_H */

@@ -4,8 +4,8 @@
  * payloads and metadata records encoded through the generated descriptors, sequence points).
  * One encoder for the runtime's EventPipe output (eventpipe.c) and sink.rasp.nettrace. No
  * allocation, no locks: callers own the buffers; output goes through a write function. */
-#ifndef RASP_NETTRACE_WRITE_H
-#define RASP_NETTRACE_WRITE_H
+#ifndef RASP_CODEC_NETTRACE_WRITE_H
+#define RASP_CODEC_NETTRACE_WRITE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -83,4 +83,4 @@ size_t rasp_nt_encode_metadata(uint32_t id, const struct rasp_event_desc *d, boo
 size_t rasp_nt_encode_sp(int64_t ts, const uint64_t *tids, const uint32_t *seqs, size_t n,
 			 uint8_t *out, size_t cap);
 
-#endif /* RASP_NETTRACE_WRITE_H */
+#endif /* RASP_CODEC_NETTRACE_WRITE_H */

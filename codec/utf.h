@@ -1,8 +1,8 @@
 /* Text conversions for trace formats: UTF-16LE (EventPipe, ETW) to UTF-8 and back, and
  * arbitrary bytes to valid UTF-8. Malformed input becomes U+FFFD, never an error: a type name
  * with a lone surrogate still gets a row. No allocation; sizes are checked. */
-#ifndef RASP_CONSUMER_UTF_H
-#define RASP_CONSUMER_UTF_H
+#ifndef RASP_CODEC_UTF_H
+#define RASP_CODEC_UTF_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -18,4 +18,4 @@ size_t rasp_bytes_to_utf8(const uint8_t *src, size_t n, char *dst, size_t cap);
  * bytes): the bytes written, terminator included, or (size_t)-1 when dst is too small. */
 size_t rasp_utf8_to_utf16le(const char *src, uint8_t *dst, size_t cap);
 
-#endif /* RASP_CONSUMER_UTF_H */
+#endif /* RASP_CODEC_UTF_H */
