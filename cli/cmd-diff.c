@@ -195,7 +195,7 @@ static int load_json(const char *cmd, struct side *s, double confidence, bool by
 	if (!(s->mean >= 1)) {
 		s->mean = num(s->json, "sampling_mean", &ok);
 		if (!ok || s->mean < 1)
-			s->mean = RASP_EST_DEFAULT_MEAN;
+			s->mean = RASP_DEFAULT_SAMPLING_MEAN;
 		if (json_object_object_get_ex(s->json, "sampling_means", &means) &&
 		    json_object_is_type(means, json_type_array))
 			for (size_t i = 0; i < json_object_array_length(means); i++) {

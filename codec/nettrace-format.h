@@ -40,6 +40,8 @@ enum {
 
 /* Block headers written by rasp (and the runtime): 20 bytes, header compression on. */
 #define RASP_NT_BLOCK_HEADER_SIZE 20
+/* The EventBlock size .NET's runtime writes, and rasp's writers with it. */
+#define RASP_NT_BLOCK_SIZE (100u << 10)
 
 #include <stddef.h>
 #include <stdint.h>

@@ -19,10 +19,11 @@
 #include "nettrace-stream.h"
 #include "write/output.h"
 #include "rasp-event-desc.h"
+#include "rasp/rasp.h"
 
 #define MAX_FIELDS 16
-#define MAX_FRAMES 64		/* frames kept of a stack (the runtime captures at most 64) */
-#define BLOCK_CAP  (100u << 10) /* the runtime's EventBlock size */
+#define MAX_FRAMES RASP_MAX_STACK_DEPTH /* frames kept of a stack: the runtime's most */
+#define BLOCK_CAP  RASP_NT_BLOCK_SIZE
 
 struct cls {
 	const bt_event_class *ec; /* borrowed: lives as long as its events */

@@ -6,6 +6,7 @@
 
 #include <babeltrace2/babeltrace.h>
 
+#include "report/params.h" /* the defaults and choices the help names */
 #include "report/tally.h"
 
 /* Initialize-method data for in-process use: the sink counts into `tally` (its group-by and
@@ -30,11 +31,16 @@ rasp__report_sink_consume(bt_self_component_sink *self);
 bt_component_class_sink *rasp_report_sink_class_create(void);
 
 #define RASP_REPORT_SINK_DESCRIPTION                                                               \
-	"Estimate allocated bytes and objects per type, kind, thread or process from "             \
-	"DotNETRuntime:AllocationSampled events."
+	"Estimate allocated bytes and objects per type, kind, thread, process, site or stack "     \
+	"from DotNETRuntime:AllocationSampled events."
+/* From the report's parameter table's own choices and defaults (report/params.h). */
+/* clang-format off */
 #define RASP_REPORT_SINK_HELP                                                                      \
-	"Parameters: format=text|csv|json, group-by=\"type,kind,thread,process\", "                \
-	"confidence=0.95, sampling-mean=102400, top=N (text), output=\"FILE\", "                   \
-	"strict=true|false. See docs/consumer.md."
+	"Parameters: format=" RASP_REPORT_FORMATS                                                  \
+	", group-by=\"KEY,...\" (" RASP_REPORT_KEYS ")"                                            \
+	", confidence=" RASP_STR(RASP_REPORT_DEFAULT_CONFIDENCE)                                   \
+	", sampling-mean=" RASP_STR(RASP_DEFAULT_SAMPLING_MEAN)                                    \
+	", top=N (text), output=\"FILE\", strict=true|false. See docs/consumer.md."
+/* clang-format on */
 
 #endif /* RASP_CONSUMER_SINK_REPORT_H */

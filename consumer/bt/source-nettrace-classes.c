@@ -9,10 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rasp/rasp.h" /* RASP_DEFAULT_SAMPLING_MEAN: .NET's */
 #include "source-nettrace-iter.h"
-
-/* .NET's sampling mean, fixed in the runtime (dotnet/runtime, RandomizedAllocationSampling). */
-#define DOTNET_MEAN 102400
 
 static bt_field_class *field_class(bt_trace_class *tc, enum rasp_field_type t)
 {
@@ -335,10 +333,12 @@ int rasp__nt_source_make_stream(struct iter *it)
 	if (!it->trace)
 		return -1;
 	bt_trace_set_name(it->trace, it->path);
-	/* The process's samples are .NET's (p = 1/102400) unless rasp's SamplingConfigured in
-	 * the file says otherwise (a rasp program's file carries it). */
+	/* The process's samples are .NET's (its runtime fixes the mean: rasp's default) unless
+	 * rasp's SamplingConfigured in the file says otherwise (a rasp program's file carries
+	 * it). */
 	if (in->pid >= 0 &&
-	    (bt_trace_set_environment_entry_integer(it->trace, RASP_ENV_MEAN, DOTNET_MEAN) ||
+	    (bt_trace_set_environment_entry_integer(it->trace, RASP_ENV_MEAN,
+						    RASP_DEFAULT_SAMPLING_MEAN) ||
 	     bt_trace_set_environment_entry_integer(it->trace, RASP_ENV_PID, in->pid)))
 		return -1;
 	it->stream = bt_stream_create(it->sc, it->trace);

@@ -13,8 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The default sampling mean of .NET and rasp: p = 1/102400. */
-#define RASP_EST_DEFAULT_MEAN 102400.0
+#include "rasp/rasp.h" /* RASP_MIN_OBJECT_SIZE */
 
 /* Largest confidence an interval is computed at. Past it the tail probabilities (1 - C) / 2
  * stop being meaningful next to the model's own assumptions, and near 1 - 2^-53 the upper
@@ -33,7 +32,7 @@ double rasp_normal_quantile(double prob);
 
 /* The smallest object a runtime allocates, in bytes (rasp's; .NET's smallest, 24, only makes
  * the objects interval wider): no object is assumed smaller (docs/sampling.md, "Objects"). */
-#define RASP_EST_SIZE_FLOOR 16.0
+#define RASP_EST_SIZE_FLOOR ((double)RASP_MIN_OBJECT_SIZE)
 
 /* How many of its smallest sampled sizes a cell keeps. The objects interval fits the size
  * distribution's slope below them on all but the largest kept; the smallest of a merge are

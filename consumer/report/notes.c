@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rasp/event-meta.h"
+#include "rasp/rasp.h" /* RASP_DEFAULT_SAMPLING_MEAN: .NET's */
 
 /* Per-process notes beyond this are summarised: a trace of 10^5 processes gets one line. */
 #define MAX_PROCESS_NOTES 5
@@ -89,13 +90,14 @@ static int assumed_notes(const struct rasp_tally *t, const char *mean_flag, stru
 		if (procs > MAX_PROCESS_NOTES)
 			continue;
 		process_label(t, p, label, sizeof(label));
-		ret =
-		    add(n, "assumed-mean",
-			"%s: sampling mean %.0f bytes ASSUMED for %" PRIu64 " of its %" PRIu64
-			" sample%s, which no %s event preceded; right for .NET (fixed at "
-			"102400), wrong for a program that sampled at another mean (set %s).",
-			label, t->default_mean, p->samples_assumed, p->samples, plural(p->samples),
-			RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG, mean_flag);
+		ret = add(
+		    n, "assumed-mean",
+		    "%s: sampling mean %.0f bytes ASSUMED for %" PRIu64 " of its %" PRIu64
+		    " sample%s, which no %s event preceded; right for .NET (fixed at %d), wrong "
+		    "for a program that sampled at another mean (set %s).",
+		    label, t->default_mean, p->samples_assumed, p->samples, plural(p->samples),
+		    RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG, RASP_DEFAULT_SAMPLING_MEAN,
+		    mean_flag);
 		if (ret)
 			return ret;
 	}

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "estimate.h"
-#include "rasp/rasp.h" /* RASP_MAX_SAMPLING_MEAN: the runtime's and the report's bound */
 #include "tally.h"
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -44,12 +43,11 @@ static bool word_in(const char *list, const char *word, size_t len)
 
 int rasp_group_by_parse(const char *text, unsigned *mask)
 {
-	static const char *const keys[] = {"type", "kind", "thread", "process", "site", "stack"};
 	unsigned m = 0;
 
 	for (const char *p = text;;) {
 		size_t len = strcspn(p, ",");
-		const char *w = p;
+		const char *w = p, *key = RASP_REPORT_KEYS;
 		unsigned bit = 0;
 
 		while (len > 0 && *w == ' ') {
@@ -58,9 +56,14 @@ int rasp_group_by_parse(const char *text, unsigned *mask)
 		}
 		while (len > 0 && w[len - 1] == ' ')
 			len--;
-		for (unsigned k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-			if (strlen(keys[k]) == len && strncmp(w, keys[k], len) == 0)
+		/* Key k of the list is bit k. */
+		for (unsigned k = 0; *key; k++) {
+			size_t n = strcspn(key, "|");
+
+			if (n == len && strncmp(w, key, len) == 0)
 				bit = 1u << k;
+			key += n + (key[n] == '|');
+		}
 		if (!bit)
 			return -EINVAL;
 		m |= bit;
@@ -75,8 +78,6 @@ int rasp_group_by_parse(const char *text, unsigned *mask)
 
 /* ---- The report's parameters -------------------------------------------------------------- */
 
-#define STR_(x) #x
-#define STR(x)	STR_(x)
 #define FIELD(f)                                                                                   \
 	.offset = offsetof(struct rasp_report_options, f),                                         \
 	.size = sizeof(((struct rasp_report_options *)0)->f)
@@ -85,14 +86,14 @@ const struct rasp_param rasp_report_params[] = {
     {.name = "format",
      .type = RASP_PARAM_CHOICE,
      .metavar = "FMT",
-     .accepted = "text|csv|json|folded|pprof|html",
+     .accepted = RASP_REPORT_FORMATS,
      .def = "text",
      .help = "output format",
      FIELD(format)},
     {.name = "group-by",
      .type = RASP_PARAM_KEYS,
      .metavar = "KEYS",
-     .accepted = "type|kind|thread|process|site|stack",
+     .accepted = RASP_REPORT_KEYS,
      .def = "type",
      .help = "comma-separated keys the rows are grouped by (site: the allocating function; "
 	     "stack: the whole call stack)",
@@ -100,15 +101,15 @@ const struct rasp_param rasp_report_params[] = {
     {.name = "by",
      .type = RASP_PARAM_KEYS,
      .metavar = "KEYS",
-     .accepted = "type|kind|thread|process|site|stack",
+     .accepted = RASP_REPORT_KEYS,
      .def = "type",
      .help = "the same as group-by",
      FIELD(group_by)},
     {.name = "confidence",
      .type = RASP_PARAM_REAL,
      .metavar = "C",
-     .accepted = "real number in (0, " STR(RASP_EST_MAX_CONFIDENCE) "]",
-     .def = "0.95",
+     .accepted = "real number in (0, " RASP_STR(RASP_EST_MAX_CONFIDENCE) "]",
+     .def = RASP_STR(RASP_REPORT_DEFAULT_CONFIDENCE),
      .help = "confidence of the intervals",
      .min = 0.0,
      .max = RASP_EST_MAX_CONFIDENCE,
@@ -118,9 +119,9 @@ const struct rasp_param rasp_report_params[] = {
      .type = RASP_PARAM_REAL,
      .metavar = "BYTES",
      .accepted = "number of bytes in [1, 2^48]",
-     .def = "102400",
+     .def = RASP_STR(RASP_DEFAULT_SAMPLING_MEAN),
      .help = "mean assumed for processes whose trace has no SamplingConfigured event "
-	     "(.NET's is 102400)",
+	     "(.NET's by default)",
      .min = 1.0,
      .max = (double)RASP_MAX_SAMPLING_MEAN,
      .suffixes = true,
@@ -155,13 +156,10 @@ const struct rasp_param rasp_report_params[] = {
 void rasp_report_options_init(struct rasp_report_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
-	snprintf(opt->format, sizeof(opt->format), "text");
-	opt->group_by = RASP_GROUP_TYPE;
-	opt->confidence = 0.95;
-	opt->sampling_mean = RASP_EST_DEFAULT_MEAN;
-	opt->top = 0;
-	opt->output = NULL;
-	opt->strict = true;
+	/* A default the table cannot parse is a bug the params test catches (every entry). */
+	for (const struct rasp_param *p = rasp_report_params; p->name; p++)
+		if (p->type != RASP_PARAM_PATH)
+			rasp_param_set_text(rasp_report_params, opt, p->name, p->def, NULL, 0);
 }
 
 void rasp_report_options_fini(struct rasp_report_options *opt)

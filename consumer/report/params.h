@@ -11,6 +11,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rasp/rasp.h" /* RASP_DEFAULT_SAMPLING_MEAN, RASP_MAX_SAMPLING_MEAN */
+
+/* The text of a macro's value, for tables and help: RASP_STR(RASP_DEFAULT_SAMPLING_MEAN) is
+ * "102400". */
+#define RASP_STR_(x) #x
+#define RASP_STR(x)  RASP_STR_(x)
+
+/* The report's formats (each a writer's name), its group-by keys (in the bit order of enum
+ * rasp_group_key) and its default confidence: the table's entries, the sink's help and the
+ * writers' registry (a test holds the two lists of formats together) say them from here. */
+#define RASP_REPORT_FORMATS	       "text|csv|json|folded|pprof|html"
+#define RASP_REPORT_KEYS	       "type|kind|thread|process|site|stack"
+#define RASP_REPORT_DEFAULT_CONFIDENCE 0.95
+
 enum rasp_param_type {
 	RASP_PARAM_CHOICE, /* one string of `accepted` (words separated by |) */
 	RASP_PARAM_KEYS,   /* comma-separated words of `accepted`, or an array of them */
@@ -59,7 +73,7 @@ struct rasp_param {
 
 /* The report's options. */
 struct rasp_report_options {
-	char format[16];      /* a writer's name: text, csv, json, folded, pprof, html */
+	char format[16];      /* a writer's name (RASP_REPORT_FORMATS) */
 	unsigned group_by;    /* enum rasp_group_key mask */
 	double confidence;    /* in (0, RASP_EST_MAX_CONFIDENCE] */
 	double sampling_mean; /* for processes with no SamplingConfigured, 1..2^48 */
@@ -70,6 +84,8 @@ struct rasp_report_options {
 
 extern const struct rasp_param rasp_report_params[];
 
+/* The defaults: every entry's `def` but output's (standard output) set through the table, so
+ * that what help shows is what the options hold. */
 void rasp_report_options_init(struct rasp_report_options *opt);
 void rasp_report_options_fini(struct rasp_report_options *opt);
 

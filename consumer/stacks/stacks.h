@@ -9,9 +9,11 @@
 #include <stdint.h>
 
 #include "index.h"
+#include "rasp/rasp.h" /* RASP_MAX_STACK_DEPTH */
 
-/* Frames kept of a stack (the runtime captures at most 64). */
-#define RASP_STACK_MAX_FRAMES 64
+/* Frames kept of a stack: as many as the runtime captures at most (.NET's deeper ones lose
+ * their outermost frames). */
+#define RASP_STACK_MAX_FRAMES RASP_MAX_STACK_DEPTH
 
 struct rasp_stack {
 	int64_t pid;

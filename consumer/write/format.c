@@ -1,6 +1,9 @@
-/* Shared formatting: human units for text, and the JSON string and number helpers. */
+/* Shared formatting: human units for text, the JSON string and number helpers, and the legend
+ * of wide intervals. */
 #include "writer.h"
 
+#include "rasp/rasp.h" /* RASP_DEFAULT_SAMPLING_MEAN */
+#include "report/estimate.h"
 #include "sanitize.h"
 
 #include <math.h>
@@ -115,5 +118,36 @@ const char *rasp_format_duration(uint64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "%.3g s", s);
 	else
 		snprintf(buf, len, "%.0f min", s / 60);
+	return buf;
+}
+
+/* How far the interval of n samples of small objects reaches below and above its estimate, in
+ * percent (the same at any mean much larger than the objects). */
+static void spread(double confidence, uint64_t n, double *below, double *above)
+{
+	struct rasp_est_cell c;
+	struct rasp_est_total t;
+
+	*below = *above = 0;
+	if (rasp_est_cell_init(&c, 1.0 / RASP_DEFAULT_SAMPLING_MEAN) != 0)
+		return;
+	for (uint64_t i = 0; i < n; i++)
+		rasp_est_cell_add(&c, 8, 0);
+	if (rasp_est_sum(&c, 1, confidence, &t) != 0 || !(t.bytes > 0))
+		return;
+	*below = 100 * (1 - t.bytes_low / t.bytes);
+	*above = 100 * (t.bytes_high / t.bytes - 1);
+}
+
+const char *rasp_format_few_legend(double confidence, char *buf, size_t len)
+{
+	double lo_few, hi_few, lo1, hi1;
+
+	spread(confidence, RASP_FEW_SAMPLES, &lo_few, &hi_few);
+	spread(confidence, 1, &lo1, &hi1);
+	snprintf(buf, len,
+		 "~ fewer than %d samples: a wide interval (-%.0f%%/+%.0f%% at %d samples, "
+		 "-%.0f%%/+%.0f%% at 1)",
+		 RASP_FEW_SAMPLES, lo_few, hi_few, RASP_FEW_SAMPLES, lo1, hi1);
 	return buf;
 }

@@ -22,10 +22,6 @@ extern const char rasp__html_css[], rasp__html_css_sha256[];
 extern const char rasp__html_guard_js[], rasp__html_guard_js_sha256[];
 extern const char rasp__html_js[], rasp__html_js_sha256[];
 
-/* Estimates of fewer samples are marked "~" (wide intervals), as in the text report. */
-#define FEW_SAMPLES 10
-/* Processes listed one per line in the header; more are summarised. */
-#define MAX_HEADER_PROCESSES 5
 /* ---- the report as JSON (written into memory, then into the page escaped) ---- */
 
 /* A JSON string of printf's making; -ENOMEM. */
@@ -75,24 +71,6 @@ static void est_fields(FILE *js, const struct rasp_est_total *e)
 		number(js, v[i]);
 	}
 	fprintf(js, ", %d, %d", e->contradicts ? 1 : 0, e->low_confidence ? 1 : 0);
-}
-
-/* How far the interval of n samples of small objects reaches below and above its estimate,
- * in percent: the estimator's own figures for the legend of "~". */
-static void spread(double confidence, uint64_t n, double *below, double *above)
-{
-	struct rasp_est_cell c;
-	struct rasp_est_total t;
-
-	*below = *above = 0;
-	if (rasp_est_cell_init(&c, 1.0 / RASP_EST_DEFAULT_MEAN) != 0)
-		return;
-	for (uint64_t i = 0; i < n; i++)
-		rasp_est_cell_add(&c, 8, 0);
-	if (rasp_est_sum(&c, 1, confidence, &t) != 0 || !(t.bytes > 0))
-		return;
-	*below = 100 * (1 - t.bytes_low / t.bytes);
-	*above = 100 * (t.bytes_high / t.bytes - 1);
 }
 
 /* ["label", "value"], the header's lines as the text report writes them. */
@@ -174,10 +152,10 @@ static int header(const struct rasp_report_view *v, FILE *js)
 			high = p->mean_high;
 		sampled++;
 	}
-	for (size_t i = 0; i < t->nprocs && !ret && sampled <= MAX_HEADER_PROCESSES; i++)
+	for (size_t i = 0; i < t->nprocs && !ret && sampled <= RASP_HEADER_PROCESSES; i++)
 		if (t->procs[i].samples)
 			ret = process_line(js, &first, t, &t->procs[i]);
-	if (!ret && sampled > MAX_HEADER_PROCESSES)
+	if (!ret && sampled > RASP_HEADER_PROCESSES)
 		ret = pair(js, &first, "processes",
 			   "%" PRIu64 " with samples, sampling mean%s %.0f%s%.0f bytes%s", sampled,
 			   low == high ? "" : "s", low, low == high ? "" : " to ",
@@ -210,16 +188,12 @@ static int header(const struct rasp_report_view *v, FILE *js)
 
 static int notes(const struct rasp_report_view *v, FILE *js)
 {
-	double lo10, hi10, lo1, hi1;
-	int ret;
+	char legend[256];
 
 	fputs("  \"lost_warning\": ", js);
 	/* The json report's sentence: above everything else on the page. */
 	if (v->notes->lost_data)
-		rasp_json_string(js,
-				 "events were lost (discarded by the tracer, or missing from an "
-				 "incomplete input): every estimate is too low by an unknown "
-				 "amount.");
+		rasp_json_string(js, RASP_LOST_WARNING ".");
 	else
 		fputs("null", js);
 	fputs(",\n  \"notes\": [", js);
@@ -233,20 +207,13 @@ static int notes(const struct rasp_report_view *v, FILE *js)
 		rasp_json_string(js, note->text);
 		fputc('}', js);
 	}
-	spread(v->opt->confidence, FEW_SAMPLES, &lo10, &hi10);
-	spread(v->opt->confidence, 1, &lo1, &hi1);
-	fprintf(js, "],\n  \"few\": %d,\n  \"few_legend\": ", FEW_SAMPLES);
-	ret = json_printf(js,
-			  "~ fewer than %d samples: a wide interval (-%.0f%%/+%.0f%% at %d "
-			  "samples, -%.0f%%/+%.0f%% at 1)",
-			  FEW_SAMPLES, lo10, hi10, FEW_SAMPLES, lo1, hi1);
+	fprintf(js, "],\n  \"few\": %d,\n  \"few_legend\": ", RASP_FEW_SAMPLES);
+	rasp_json_string(js, rasp_format_few_legend(v->opt->confidence, legend, sizeof(legend)));
 	fputs(",\n  \"bad_legend\": ", js);
-	rasp_json_string(js, "! the samples contradict the sampling model: the estimate lies "
-			     "outside even a one-in-a-million interval (see the WARNING above)");
+	rasp_json_string(js, RASP_LEGEND_CONTRADICTS);
 	fputs(",\n  \"low_legend\": ", js);
-	rasp_json_string(js, "? too few samples for the spread of sizes: the objects interval "
-			     "rests on the objects smaller than any sample");
-	return ret;
+	rasp_json_string(js, RASP_LEGEND_DOUBTFUL);
+	return 0;
 }
 
 struct type_row {

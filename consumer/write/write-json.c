@@ -161,10 +161,7 @@ static int write_json(const struct rasp_report_view *v, FILE *out)
 		v->notes->lost_data ? "true" : "false", v->notes->incomplete ? "true" : "false",
 		v->notes->assumed_mean ? "true" : "false");
 	if (v->notes->lost_data)
-		fputs("  \"warning\": \"events were lost (discarded by the tracer, or missing from "
-		      "an "
-		      "incomplete input): every estimate is too low by an unknown amount\",\n",
-		      out);
+		fputs("  \"warning\": \"" RASP_LOST_WARNING "\",\n", out);
 	fputs("  \"notes\": [", out);
 	for (size_t i = 0; i < v->notes->n; i++) {
 		fprintf(out, "%s{\"code\": \"%s\", \"text\": ", i ? ",\n    " : "\n    ",

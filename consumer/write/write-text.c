@@ -13,11 +13,6 @@
 #include "sanitize.h"
 #include "writer.h"
 
-/* Rows with fewer samples have wide intervals (the legend says how wide; docs/sampling.md). */
-#define FEW_SAMPLES 10
-/* Processes listed one per line in the header; more are summarised. */
-#define MAX_HEADER_PROCESSES 5
-
 enum {
 	C_TYPE,
 	C_KIND,
@@ -134,7 +129,7 @@ static void where_text(const struct rasp_report_view *v, const struct rasp_row *
 static void fill(struct line *l, const struct rasp_report_view *v, const struct rasp_row *row,
 		 const struct rasp_est_total *e, double share)
 {
-	const char *mark = e->contradicts ? "!" : e->samples < FEW_SAMPLES ? "~" : "";
+	const char *mark = e->contradicts ? "!" : e->samples < RASP_FEW_SAMPLES ? "~" : "";
 	/* "?": too few samples for the spread of sizes to trust the objects interval. */
 	const char *obj_mark = e->low_confidence && !e->contradicts ? "?" : mark;
 
@@ -230,7 +225,7 @@ static void header(const struct rasp_report_view *v, FILE *out)
 			high = p->mean_high;
 		sampled_procs++;
 	}
-	if (sampled_procs <= MAX_HEADER_PROCESSES) {
+	if (sampled_procs <= RASP_HEADER_PROCESSES) {
 		for (size_t i = 0; i < t->nprocs; i++) {
 			const struct rasp_tally_process *p = &t->procs[i];
 			char label[160];
@@ -299,25 +294,6 @@ static void ticks(const struct rasp_report_view *v, FILE *out)
 	fprintf(out, "  %8" PRIu64 "  %18" PRIu64 "\n", r->tick_count, r->tick_amount);
 }
 
-/* How far an interval of n samples of small objects reaches below and above its estimate, in
- * percent, at this confidence: the estimator's own figures for the legend (the same at any
- * mean much larger than the objects). */
-static void spread(double confidence, uint64_t n, double *below, double *above)
-{
-	struct rasp_est_cell c;
-	struct rasp_est_total t;
-
-	*below = *above = 0;
-	if (rasp_est_cell_init(&c, 1.0 / 102400) != 0)
-		return;
-	for (uint64_t i = 0; i < n; i++)
-		rasp_est_cell_add(&c, 8, 0);
-	if (rasp_est_sum(&c, 1, confidence, &t) != 0 || !(t.bytes > 0))
-		return;
-	*below = 100 * (1 - t.bytes_low / t.bytes);
-	*above = 100 * (t.bytes_high / t.bytes - 1);
-}
-
 static int write_text(const struct rasp_report_view *v, FILE *out)
 {
 	static const char *const heads[NCOLS] = {"TYPE",    "KIND",  "PROCESS", "THREAD",
@@ -365,7 +341,7 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 
 		if (i < shown_rows) {
 			fill(&line, v, &rows->v[i], &rows->v[i].est, rows->v[i].share);
-			few |= rows->v[i].est.samples < FEW_SAMPLES;
+			few |= rows->v[i].est.samples < RASP_FEW_SAMPLES;
 			doubtful |= rows->v[i].est.low_confidence;
 			l = &line;
 		}
@@ -382,26 +358,17 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 		fprintf(out, "... %zu more row%s (top=%" PRIu64 ")\n", rows->n - shown_rows,
 			rows->n - shown_rows == 1 ? "" : "s", v->opt->top);
 	print_line(out, &tot, width, shown);
-	few |= rows->total.samples && rows->total.samples < FEW_SAMPLES;
+	few |= rows->total.samples && rows->total.samples < RASP_FEW_SAMPLES;
 	if (few) {
-		double lo10, hi10, lo1, hi1;
+		char legend[256];
 
-		spread(v->opt->confidence, FEW_SAMPLES, &lo10, &hi10);
-		spread(v->opt->confidence, 1, &lo1, &hi1);
-		fprintf(out,
-			"~ fewer than %d samples: a wide interval (-%.0f%%/+%.0f%% at %d samples, "
-			"-%.0f%%/+%.0f%% at 1)\n",
-			FEW_SAMPLES, lo10, hi10, FEW_SAMPLES, lo1, hi1);
+		fprintf(out, "%s\n",
+			rasp_format_few_legend(v->opt->confidence, legend, sizeof(legend)));
 	}
 	if (doubtful)
-		fputs(
-		    "? too few samples for the spread of sizes: the objects interval rests on the "
-		    "objects smaller than any sample (docs/sampling.md)\n",
-		    out);
+		fputs(RASP_LEGEND_DOUBTFUL " (docs/sampling.md)\n", out);
 	if (rows->contradictions)
-		fputs("! the samples contradict the sampling model: the estimate lies outside even "
-		      "a one-in-a-million interval (see the WARNING above)\n",
-		      out);
+		fputs(RASP_LEGEND_CONTRADICTS "\n", out);
 	ticks(v, out);
 	return 0;
 }

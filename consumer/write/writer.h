@@ -44,6 +44,26 @@ unsigned rasp_report_keys(const struct rasp_report_options *opt);
 int rasp_report_render(struct rasp_tally *t, const struct rasp_report_options *opt,
 		       const char *mean_flag, FILE *out);
 
+/* What the writers of a table for people (text, html) share: rows of fewer than
+ * RASP_FEW_SAMPLES samples are marked "~" (a wide interval), the header lists at most
+ * RASP_HEADER_PROCESSES processes one per line, and the marks' legends read the same. */
+#define RASP_FEW_SAMPLES      10
+#define RASP_HEADER_PROCESSES 5
+#define RASP_LEGEND_CONTRADICTS                                                                    \
+	"! the samples contradict the sampling model: the estimate lies outside even a "           \
+	"one-in-a-million interval (see the WARNING above)"
+#define RASP_LEGEND_DOUBTFUL                                                                       \
+	"? too few samples for the spread of sizes: the objects interval rests on the objects "    \
+	"smaller than any sample"
+/* The json report's warning when notes->lost_data (html's page heads with it too). */
+#define RASP_LOST_WARNING                                                                          \
+	"events were lost (discarded by the tracer, or missing from an incomplete input): every "  \
+	"estimate is too low by an unknown amount"
+/* The legend of "~": how far the interval of RASP_FEW_SAMPLES samples, and of 1, of small
+ * objects reaches below and above its estimate at this confidence (the estimator's own
+ * figures), into buf; returns buf. */
+const char *rasp_format_few_legend(double confidence, char *buf, size_t len);
+
 /* Human units for the text writers (buffers of at least 32 bytes): bytes in B, KiB, MiB...
  * and counts with k, M, G..., three or four significant digits. */
 void rasp_format_bytes(double v, char *buf, size_t len);

@@ -316,7 +316,10 @@ static void test_params_sampling_mean(void **state)
 
 	assert_true(max == 281474976710656.0);
 	rasp_report_options_init(&opt);
-	assert_true(opt.sampling_mean == RASP_EST_DEFAULT_MEAN);
+	assert_true(opt.sampling_mean == RASP_DEFAULT_SAMPLING_MEAN);
+	/* .NET's mean, and its text in help is the number alone (no C suffix). */
+	assert_true(opt.sampling_mean == 102400);
+	assert_string_equal(rasp_param_find(TABLE, "sampling-mean")->def, "102400");
 	check_good("sampling-mean", v_int(1), &opt);
 	assert_true(opt.sampling_mean == 1);
 	check_good("sampling-mean", v_uint(RASP_MAX_SAMPLING_MEAN), &opt);

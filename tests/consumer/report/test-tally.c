@@ -124,7 +124,7 @@ static void test_tally_create_bad(void **state)
 	assert_int_equal(t->group_by, 0);
 	assert_true(t->default_mean == 1.0);
 	rasp_tally_destroy(t);
-	t = rasp_tally_create(RASP_GROUP_ALL, RASP_EST_DEFAULT_MEAN);
+	t = rasp_tally_create(RASP_GROUP_ALL, RASP_DEFAULT_SAMPLING_MEAN);
 	assert_non_null(t);
 	rasp_tally_destroy(t);
 	rasp_tally_destroy(NULL);

@@ -23,7 +23,7 @@
 
 static struct rasp_tally *create(unsigned group_by)
 {
-	struct rasp_tally *t = rasp_tally_create(group_by, RASP_EST_DEFAULT_MEAN);
+	struct rasp_tally *t = rasp_tally_create(group_by, RASP_DEFAULT_SAMPLING_MEAN);
 
 	assert_non_null(t);
 	return t;

@@ -55,7 +55,7 @@ static void side_fini(struct side *s)
  * events lost. */
 static struct rasp_tally *new_side(void)
 {
-	struct rasp_tally *t = rasp_tally_create(RASP_GROUP_TYPE, RASP_EST_DEFAULT_MEAN);
+	struct rasp_tally *t = rasp_tally_create(RASP_GROUP_TYPE, RASP_DEFAULT_SAMPLING_MEAN);
 
 	assert_non_null(t);
 	assert_int_equal(rasp_tally_set_mean(t, 7000, RASP_ID_UNKNOWN, 4096), 0);

@@ -92,7 +92,7 @@ static void fixture_init(struct fixture *f, unsigned group_by)
 	rasp_report_options_init(&f->opt);
 	snprintf(f->opt.format, sizeof(f->opt.format), "folded");
 	f->opt.group_by = group_by;
-	f->t = rasp_tally_create(rasp_report_keys(&f->opt), RASP_EST_DEFAULT_MEAN);
+	f->t = rasp_tally_create(rasp_report_keys(&f->opt), RASP_DEFAULT_SAMPLING_MEAN);
 	assert_non_null(f->t);
 	assert_int_equal(f->t->group_by, group_by | RASP_GROUP_TYPE | RASP_GROUP_STACK);
 	rasp_test_add_object(f->t, &m, PID);
@@ -307,7 +307,7 @@ static void test_write_folded_reproducible_and_empty(void **state)
 	assert_memory_equal(one, two, len1);
 	free(one);
 	free(two);
-	t = rasp_tally_create(rasp_report_keys(&f.opt), RASP_EST_DEFAULT_MEAN);
+	t = rasp_tally_create(rasp_report_keys(&f.opt), RASP_DEFAULT_SAMPLING_MEAN);
 	assert_non_null(t);
 	rasp_tally_destroy(f.t);
 	f.t = t;

@@ -154,7 +154,7 @@ static struct rasp_tally *create(struct rasp_report_options *opt)
 
 	rasp_report_options_init(opt);
 	snprintf(opt->format, sizeof(opt->format), "html");
-	t = rasp_tally_create(rasp_report_keys(opt), RASP_EST_DEFAULT_MEAN);
+	t = rasp_tally_create(rasp_report_keys(opt), RASP_DEFAULT_SAMPLING_MEAN);
 	assert_non_null(t);
 	assert_int_equal(t->group_by, RASP_GROUP_TYPE | RASP_GROUP_STACK);
 	return t;

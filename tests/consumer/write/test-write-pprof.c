@@ -85,7 +85,7 @@ static void fixture_init(struct fixture *f, unsigned group_by)
 	rasp_report_options_init(&f->opt);
 	snprintf(f->opt.format, sizeof(f->opt.format), "pprof");
 	f->opt.group_by = group_by;
-	f->t = rasp_tally_create(rasp_report_keys(&f->opt), RASP_EST_DEFAULT_MEAN);
+	f->t = rasp_tally_create(rasp_report_keys(&f->opt), RASP_DEFAULT_SAMPLING_MEAN);
 	assert_non_null(f->t);
 	/* The odd object recorded before the executable, as a state dump may: the executable
 	 * still comes first, found by the process's name (a procname: 15 bytes at most). */
@@ -465,7 +465,7 @@ static void test_write_pprof_comments_and_reproducible(void **state)
 
 	/* An empty report: a profile with its header, no sample, and the note. */
 	rasp_tally_destroy(f.t);
-	f.t = rasp_tally_create(rasp_report_keys(&f.opt), RASP_EST_DEFAULT_MEAN);
+	f.t = rasp_tally_create(rasp_report_keys(&f.opt), RASP_DEFAULT_SAMPLING_MEAN);
 	assert_non_null(f.t);
 	one = render(&f, path, &len1);
 	unlink(path);
