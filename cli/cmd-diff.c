@@ -33,12 +33,18 @@ struct side {
  * key: types or sites. */
 static struct rasp_param diff_params[6];
 
+static bool writes_diff(const struct rasp_writer *w)
+{
+	return w->write_diff != NULL;
+}
+
 static void make_params(void)
 {
 	static const char *const shared[] = {"confidence", "sampling-mean", "strict"};
+	static char formats[64];
 
 	diff_params[0] = *rasp_param_find(rasp_report_params, "format");
-	diff_params[0].accepted = "text|json";
+	diff_params[0].accepted = rasp_writer_names(writes_diff, formats, sizeof(formats));
 	for (size_t i = 0; i < 3; i++)
 		diff_params[i + 1] = *rasp_param_find(rasp_report_params, shared[i]);
 	diff_params[4] = *rasp_param_find(rasp_report_params, "by");
@@ -337,8 +343,8 @@ int rasp_cli_diff(int argc, char **argv)
 					   opt.confidence, &side[0].notes,
 					   &side[1].notes, opt.group_by == RASP_GROUP_SITE};
 
-		rc = strcmp(opt.format, "json") == 0 ? rasp_diff_write_json(stdout, &v)
-						     : rasp_diff_write_text(stdout, &v);
+		/* The format was checked against the writers that have write_diff. */
+		rc = rasp_writer_find(opt.format)->write_diff(stdout, &v);
 	}
 	status = rc == 0 && fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 out:

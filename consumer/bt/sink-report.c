@@ -132,6 +132,11 @@ static bt_value_map_foreach_entry_const_func_status param_entry(const char *key,
 		   : BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_OK;
 }
 
+static bool writer_takes_top(const struct rasp_writer *w)
+{
+	return w->top;
+}
+
 bt_component_class_initialize_method_status
 rasp__report_sink_initialize(bt_self_component_sink *self_sink,
 			     bt_self_component_sink_configuration *config, const bt_value *params,
@@ -159,6 +164,17 @@ rasp__report_sink_initialize(bt_self_component_sink *self_sink,
 		BT_VALUE_MAP_FOREACH_ENTRY_CONST_STATUS_OK) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
 		    self, "%s", s->err[0] ? s->err : "bad parameters");
+		goto error;
+	}
+	if (s->opt.top && !rasp_writer_find(s->opt.format)->top) {
+		char names[64];
+
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    self,
+		    "Bad parameters: top=%" PRIu64 " with format=%s: only format=%s shows the "
+		    "largest rows alone; %s writes every row",
+		    s->opt.top, s->opt.format,
+		    rasp_writer_names(writer_takes_top, names, sizeof(names)), s->opt.format);
 		goto error;
 	}
 	if (init && init->tally) {

@@ -4,25 +4,50 @@
 #include <errno.h>
 #include <string.h>
 
-static const struct rasp_writer *const writers[] = {
-    &rasp_writer_text,	 &rasp_writer_csv,   &rasp_writer_json,
-    &rasp_writer_folded, &rasp_writer_pprof, &rasp_writer_html,
+const struct rasp_writer *const rasp_writers[] = {
+    &rasp_writer_text,
+    &rasp_writer_csv,
+    &rasp_writer_json,
+    &rasp_writer_folded,
+    &rasp_writer_pprof,
+    &rasp_writer_html,
+    NULL,
 };
 
 unsigned rasp_report_keys(const struct rasp_report_options *opt)
 {
-	if (strcmp(opt->format, "folded") == 0 || strcmp(opt->format, "pprof") == 0 ||
-	    strcmp(opt->format, "html") == 0)
+	const struct rasp_writer *w = rasp_writer_find(opt->format);
+
+	if (w && w->stacks)
 		return opt->group_by | RASP_GROUP_TYPE | RASP_GROUP_STACK;
 	return opt->group_by;
 }
 
 const struct rasp_writer *rasp_writer_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(writers) / sizeof(writers[0]); i++)
-		if (strcmp(writers[i]->name, name) == 0)
-			return writers[i];
+	for (const struct rasp_writer *const *w = rasp_writers; *w; w++)
+		if (strcmp((*w)->name, name) == 0)
+			return *w;
 	return NULL;
+}
+
+const char *rasp_writer_names(bool (*has)(const struct rasp_writer *w), char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (const struct rasp_writer *const *w = rasp_writers; *w && used < len; w++) {
+		int n;
+
+		if (!has(*w))
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s", used ? "|" : "", (*w)->name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	return buf;
 }
 
 int rasp_report_render(struct rasp_tally *t, const struct rasp_report_options *opt,

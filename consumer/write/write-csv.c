@@ -207,4 +207,4 @@ static int write_csv(const struct rasp_report_view *v, FILE *out)
 	return rc;
 }
 
-const struct rasp_writer rasp_writer_csv = {"csv", write_csv};
+const struct rasp_writer rasp_writer_csv = {.name = "csv", .write = write_csv, .suffix = ".csv"};

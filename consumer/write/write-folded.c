@@ -152,4 +152,5 @@ out:
 	return rc;
 }
 
-const struct rasp_writer rasp_writer_folded = {"folded", write_folded};
+const struct rasp_writer rasp_writer_folded = {
+    .name = "folded", .write = write_folded, .stacks = true, .suffix = ".folded"};

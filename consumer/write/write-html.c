@@ -440,4 +440,5 @@ static int write_html(const struct rasp_report_view *v, FILE *out)
 	return ret;
 }
 
-const struct rasp_writer rasp_writer_html = {"html", write_html};
+const struct rasp_writer rasp_writer_html = {
+    .name = "html", .write = write_html, .stacks = true, .suffix = ".html"};

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "write-diff.h"
 #include "writer.h"
 
 static void id(FILE *out, int64_t v)
@@ -221,4 +222,5 @@ static int write_json(const struct rasp_report_view *v, FILE *out)
 	return 0;
 }
 
-const struct rasp_writer rasp_writer_json = {"json", write_json};
+const struct rasp_writer rasp_writer_json = {
+    .name = "json", .write = write_json, .write_diff = rasp_diff_write_json, .suffix = ".json"};

@@ -281,4 +281,9 @@ static int write_pprof(const struct rasp_report_view *v, FILE *out)
 	return rc;
 }
 
-const struct rasp_writer rasp_writer_pprof = {"pprof", write_pprof};
+const struct rasp_writer rasp_writer_pprof = {.name = "pprof",
+					      .write = write_pprof,
+					      .stacks = true,
+					      .binary = true,
+					      .integers = true,
+					      .suffix = ".pb.gz"};

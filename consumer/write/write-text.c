@@ -11,6 +11,7 @@
 
 #include "rasp/event-meta.h"
 #include "sanitize.h"
+#include "write-diff.h"
 #include "writer.h"
 
 enum {
@@ -373,4 +374,8 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 	return 0;
 }
 
-const struct rasp_writer rasp_writer_text = {"text", write_text};
+const struct rasp_writer rasp_writer_text = {.name = "text",
+					     .write = write_text,
+					     .write_diff = rasp_diff_write_text,
+					     .top = true,
+					     .suffix = ".txt"};

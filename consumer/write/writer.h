@@ -1,10 +1,12 @@
-/* The writer interface: one file per output format (write-text.c, write-csv.c,
- * write-json.c), each a struct rasp_writer the render step picks by name. A writer gets a
- * view of a finished report (options, tally, rows, notes) and prints it; adding a format is
- * one new file and one line in render.c. No babeltrace2 types. */
+/* The writer interface: one file per output format (write-text.c, write-csv.c, ...), each a
+ * struct rasp_writer in the registry (render.c) that says what the format is and what it can
+ * do, so callers ask the table rather than compare names. A writer gets a view of a finished
+ * report (options, tally, rows, notes) and prints it; adding a format is one new file and one
+ * line in render.c. No babeltrace2 types. */
 #ifndef RASP_CONSUMER_WRITER_H
 #define RASP_CONSUMER_WRITER_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "report/notes.h"
@@ -19,20 +21,38 @@ struct rasp_report_view {
 	const struct rasp_notes *notes;
 };
 
+struct rasp_diff_view; /* write-diff.h */
+
 struct rasp_writer {
 	const char *name; /* the `format` parameter's value */
-	/* 0, or a negative errno value (-EIO when writing fails). */
+	/* 0, or a negative errno value (-EIO when writing fails, -ERANGE for an estimate the
+	 * format cannot hold). */
 	int (*write)(const struct rasp_report_view *v, FILE *out);
+	/* rasp diff's output in this format (0 or -EIO); NULL: diff does not write it. */
+	int (*write_diff)(FILE *out, const struct rasp_diff_view *v);
+	/* Its traits. */
+	bool binary;	    /* bytes, not text: never written to a terminal */
+	bool stacks;	    /* lays out stacks: the rows group by type and stack at least */
+	bool top;	    /* shows the `top` largest rows alone (the others write every row) */
+	bool integers;	    /* numbers as 64-bit integers: -ERANGE for an estimate past 2^63 */
+	const char *suffix; /* the usual ending of a file of it, for messages */
 };
 
 extern const struct rasp_writer rasp_writer_text, rasp_writer_csv, rasp_writer_json;
-/* Formats of stacks (the rows are grouped by type and stack at least: rasp_report_keys):
- * folded stacks (flamegraph.pl, speedscope), pprof's profile.proto, gzipped (go tool pprof,
- * Pyroscope), and one self-contained HTML page with a flame graph and the type table. */
+/* Formats of stacks: folded stacks (flamegraph.pl, speedscope), pprof's profile.proto,
+ * gzipped (go tool pprof, Pyroscope), and one self-contained HTML page with a flame graph and
+ * the type table. */
 extern const struct rasp_writer rasp_writer_folded, rasp_writer_pprof, rasp_writer_html;
+
+/* Every writer, in the order of RASP_REPORT_FORMATS, then NULL. */
+extern const struct rasp_writer *const rasp_writers[];
 
 /* The writer called name, NULL if none. */
 const struct rasp_writer *rasp_writer_find(const char *name);
+
+/* The names of the writers for which has(w) is true, "|"-separated, into buf ("" when none);
+ * returns buf. */
+const char *rasp_writer_names(bool (*has)(const struct rasp_writer *w), char *buf, size_t len);
 
 /* The keys a report's tally must group by: the options' group-by, and type and stack for the
  * formats of stacks. */

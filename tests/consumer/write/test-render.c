@@ -1,4 +1,5 @@
-/* Unit tests of consumer/render.c: the writer registry (each format by name, nothing else),
+/* Unit tests of consumer/write/render.c: the writer registry (each format by name, nothing
+ * else, in the order of the format parameter; each writer's traits),
  * rasp_report_render's refusals (an unknown format, a bad confidence: -EINVAL with nothing
  * written), and a write that fails (/dev/full: -EIO). The writers' output is tested by the
  * golden tests of test-write-*.c. */
@@ -26,16 +27,74 @@ static void test_render_writers(void **state)
 	assert_null(rasp_writer_find("xml"));
 	assert_null(rasp_writer_find(""));
 	assert_null(rasp_writer_find("JSON"));
-	/* Every format the parameter accepts has its writer. */
+	/* The formats the parameter accepts are the registry's writers, in its order. */
 	{
 		const struct rasp_param *p = rasp_param_find(rasp_report_params, "format");
 		char words[64], *save = NULL;
+		size_t n = 0;
 
 		assert_non_null(p);
 		snprintf(words, sizeof(words), "%s", p->accepted);
 		for (char *w = strtok_r(words, "|", &save); w; w = strtok_r(NULL, "|", &save))
-			assert_non_null(rasp_writer_find(w));
+			assert_ptr_equal(rasp_writer_find(w), rasp_writers[n++]);
+		assert_null(rasp_writers[n]);
+		assert_int_equal(n, 6);
 	}
+}
+
+static bool all(const struct rasp_writer *w)
+{
+	(void)w;
+	return true;
+}
+static bool diff(const struct rasp_writer *w)
+{
+	return w->write_diff != NULL;
+}
+static bool binary(const struct rasp_writer *w)
+{
+	return w->binary;
+}
+static bool stacks(const struct rasp_writer *w)
+{
+	return w->stacks;
+}
+static bool top(const struct rasp_writer *w)
+{
+	return w->top;
+}
+static bool integers(const struct rasp_writer *w)
+{
+	return w->integers;
+}
+
+/* Each format's traits, as its writer declares them, and what asks them. */
+static void test_render_traits(void **state)
+{
+	char buf[64];
+	struct rasp_report_options opt;
+
+	(void)state;
+	assert_string_equal(rasp_writer_names(all, buf, sizeof(buf)), RASP_REPORT_FORMATS);
+	assert_string_equal(rasp_writer_names(diff, buf, sizeof(buf)), "text|json");
+	assert_string_equal(rasp_writer_names(binary, buf, sizeof(buf)), "pprof");
+	assert_string_equal(rasp_writer_names(stacks, buf, sizeof(buf)), "folded|pprof|html");
+	assert_string_equal(rasp_writer_names(top, buf, sizeof(buf)), "text");
+	assert_string_equal(rasp_writer_names(integers, buf, sizeof(buf)), "pprof");
+	/* A buffer too small is cut, never overrun. */
+	assert_string_equal(rasp_writer_names(all, buf, 9), "text|csv");
+	for (const struct rasp_writer *const *w = rasp_writers; *w; w++)
+		assert_true((*w)->suffix && (*w)->suffix[0] == '.');
+	/* The formats of stacks group by type and stack, whatever the options say. */
+	rasp_report_options_init(&opt);
+	opt.group_by = RASP_GROUP_KIND;
+	for (const struct rasp_writer *const *w = rasp_writers; *w; w++) {
+		snprintf(opt.format, sizeof(opt.format), "%s", (*w)->name);
+		assert_int_equal(rasp_report_keys(&opt),
+				 (*w)->stacks ? RASP_GROUP_KIND | RASP_GROUP_TYPE | RASP_GROUP_STACK
+					      : RASP_GROUP_KIND);
+	}
+	rasp_report_options_fini(&opt);
 }
 
 static void test_render_refusals(void **state)
@@ -89,6 +148,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_render_writers),
+	    cmocka_unit_test(test_render_traits),
 	    cmocka_unit_test(test_render_refusals),
 	    cmocka_unit_test(test_render_write_fails),
 	};
