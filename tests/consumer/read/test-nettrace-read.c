@@ -1,5 +1,5 @@
-/* Tests of the NetTrace reader (consumer/nettrace-read.c, -blocks.c, -meta.c, -payload.c)
- * through its pull API. The files come from tests/consumer/nettrace/make-nettrace.py at test
+/* Tests of the NetTrace reader (consumer/read/nettrace-read.c, -blocks.c, -meta.c, -state.c)
+ * through its pull API. The files come from tests/consumer/read/nettrace/make-nettrace.py at test
  * time (fixture nettrace-files), each with a NAME.expect saying what a correct reader gives:
  * V4, V5 and V6 forms of one list of events, the guide's 618-byte test vector, files cut
  * short, with lost events, with bad UTF-16, and corrupt at known offsets. With --dotnet, the
@@ -409,57 +409,6 @@ static void test_nettrace_read_utf16_names(void **state)
 		assert_int_equal(found, 1);
 		rasp_nt_close(r);
 	}
-}
-
-/* rasp_nt_decode alone: field by field, pointer sizes, strings cut short, small buffers. */
-static void test_nettrace_read_decode(void **state)
-{
-	const struct rasp_event_desc *d = rasp_nt_find_desc(DOTNET, 303, 0);
-	/* kind 2, ClrInstanceID 7, TypeID, "A\u00e9\U0001F600" (4 units), Address, size, offset */
-	static const uint8_t p8[] = {
-	    2,	  0,   0, 0,	7, 0,	 0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc,
-	    0xfe, 'A', 0, 0xe9, 0, 0x3d, 0xd8, 0x00, 0xde, 0,	 0,    1,    0,
-	    0,	  0,   0, 0,	0, 0,	 0x68, 0,    0,	   0,	 0,    0,    0,
-	    0,	  3,   0, 0,	0, 0,	 0,    0,    0,	   0xee}; /* one byte more: ignored */
-	static const uint8_t p4[] = {0, 0, 0,	 0,    1,    0,	   0x44, 0x33, 0x22, 0x11, 'x', 0,
-				     0, 0, 0x88, 0x77, 0x66, 0x55, 24,	 0,    0,    0,	   0,	0,
-				     0, 0, 5,	 0,    0,    0,	   0,	 0,    0,    0};
-	union rasp_nt_value v[8];
-	char s[64];
-
-	(void)state;
-	assert_non_null(d);
-	assert_int_equal(rasp_nt_decode(d, p8, sizeof(p8), 8, v, s, sizeof(s)), 0);
-	assert_int_equal(v[0].u, 2);
-	assert_int_equal(v[1].u, 7);
-	assert_int_equal(v[2].u, UINT64_C(0xfedcba9876543210));
-	assert_string_equal(v[3].s, "A\xC3\xA9\xF0\x9F\x98\x80");
-	assert_int_equal(v[4].u, 1);
-	assert_int_equal(v[5].u, 104);
-	assert_int_equal(v[6].u, 3);
-	/* 32-bit pointers. */
-	assert_int_equal(rasp_nt_decode(d, p4, sizeof(p4), 4, v, s, sizeof(s)), 0);
-	assert_int_equal(v[2].u, 0x11223344);
-	assert_string_equal(v[3].s, "x");
-	assert_int_equal(v[4].u, 0x55667788);
-	assert_int_equal(v[5].u, 24);
-	assert_int_equal(v[6].u, 5);
-	/* Every shorter payload fails: a fixed field or the string's terminator is missing. */
-	for (size_t n = 0; n < sizeof(p8) - 1; n++)
-		if (rasp_nt_decode(d, p8, n, 8, v, s, sizeof(s)) != -1)
-			fail_msg("a payload cut to %zu of %zu bytes decoded", n, sizeof(p8) - 1);
-	/* The string needs 7 bytes of UTF-8 and its NUL. */
-	assert_int_equal(rasp_nt_decode(d, p8, sizeof(p8), 8, v, s, 7), -1);
-	assert_int_equal(rasp_nt_decode(d, p8, sizeof(p8), 8, v, s, 8), 0);
-	/* Layouts by (provider, id, version): exact, else the highest version below. */
-	assert_string_equal(rasp_nt_find_desc(DOTNET, 10, 3)->lttng,
-			    "DotNETRuntime:GCAllocationTick_V3");
-	assert_string_equal(rasp_nt_find_desc(DOTNET, 10, 9)->lttng,
-			    "DotNETRuntime:GCAllocationTick_V4");
-	assert_null(rasp_nt_find_desc(DOTNET, 10, 1));
-	assert_null(rasp_nt_find_desc("Contoso-Widgets", 303, 0));
-	assert_string_equal(rasp_nt_find_desc("Rasp-Runtime", 1, 0)->lttng,
-			    "Rasp_Runtime:SamplingConfigured");
 }
 
 /* Lost events: a sequence number jumping by 5 in the middle of thread 4243, and thread 4250
@@ -1471,7 +1420,6 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_nettrace_read_vector),
 	    cmocka_unit_test(test_nettrace_read_streams),
 	    cmocka_unit_test(test_nettrace_read_utf16_names),
-	    cmocka_unit_test(test_nettrace_read_decode),
 	    cmocka_unit_test(test_nettrace_read_losses),
 	    cmocka_unit_test(test_nettrace_read_truncated),
 	    cmocka_unit_test(test_nettrace_read_every_prefix),
