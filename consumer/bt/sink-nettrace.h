@@ -1,7 +1,7 @@
 /* sink.rasp.nettrace: writes the events rasp knows (AllocationSampled, rasp's SamplingConfigured
  * and SamplingStopped, GCAllocationTick) of one process as an EventPipe NetTrace V4 file that
  * .NET tools open, through the same encoder as the runtime's EventPipe session
- * (events/nettrace-stream.h). Parameters: path="FILE" (required), pid=N (the process to keep
+ * (codec/nettrace-stream.h). Parameters: path="FILE" (required), pid=N (the process to keep
  * when the input holds several). Lost events become sequence-number gaps, which TraceEvent and
  * rasp count as lost. */
 #ifndef RASP_CONSUMER_SINK_NETTRACE_H

@@ -1,6 +1,6 @@
 /* The html writer: one self-contained page. The report goes in as JSON (a script element of
  * type application/json, its '<', '>' and '&' escaped so that no name can end the element);
- * the page's style and scripts (consumer/html/, embedded at build time) draw the header and
+ * the page's style and scripts (consumer/write/html/, embedded at build time) draw the header and
  * every note, a flame graph of estimated bytes and the per-type table. A flame graph node is a
  * stack prefix (root, frames outermost first, then the type allocated); its estimate is that
  * of the set of rows under it (rasp_rows_sum), so its interval is the set's, not a sum of
@@ -17,7 +17,7 @@
 #include "rasp/event-meta.h"
 #include "writer.h"
 
-/* consumer/html/, embedded by embed.py: NUL-terminated, with the base64 SHA-256 of each. */
+/* consumer/write/html/, embedded by embed.py: NUL-terminated, with the base64 SHA-256 of each. */
 extern const char rasp__html_css[], rasp__html_css_sha256[];
 extern const char rasp__html_guard_js[], rasp__html_guard_js_sha256[];
 extern const char rasp__html_js[], rasp__html_js_sha256[];

@@ -1,5 +1,5 @@
-/* The pprof writer: the report as pprof's profile.proto (consumer/profile.proto), gzipped, for
- * go tool pprof, Pyroscope and anything else that reads heap profiles. Values are
+/* The pprof writer: the report as pprof's profile.proto (consumer/write/profile.proto), gzipped,
+ * for go tool pprof, Pyroscope and anything else that reads heap profiles. Values are
  * [alloc_objects/count, alloc_space/bytes], the rows' estimates rounded (never sample counts);
  * one Sample per row, labelled with its type, interval and samples (and kind, process and
  * thread when grouped by them). Locations are per (process, address), Functions per (name,

@@ -1,4 +1,4 @@
-/* The diagnostic IPC protocol's messages (events/diag-protocol.c), byte for byte: the 20-byte
+/* The diagnostic IPC protocol's messages (codec/diag-protocol.c), byte for byte: the 20-byte
  * header both ways, CollectTracing 1 to 5 parsed with .NET's defaults for what each version
  * lacks, the refusals of malformed payloads (every prefix of a valid one, counts past the end,
  * strings without their NUL, empty names, too many providers, a 0 MB buffer, no provider,

@@ -1,4 +1,4 @@
-/* The NetTrace writer (events/nettrace-write.c), byte for byte: the container, block padding
+/* The NetTrace writer (codec/nettrace-write.c), byte for byte: the container, block padding
  * counted from the stream start, compressed headers decided as the .NET runtime decides them,
  * payloads and metadata through the generated descriptors, and refusals of what does not fit.
  * The reference is the 618-byte V4 file laid out field by field in docs/eventpipe.md (three

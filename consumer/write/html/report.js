@@ -1,4 +1,4 @@
-/* rasp report page, main script (consumer/write-html.c embeds it after the report's JSON):
+/* rasp report page, main script (consumer/write/write-html.c embeds it after the report's JSON):
  * draws the header and every note, a flame graph of estimated bytes (root at the top, a
  * node's width its share of the estimate; click to zoom, search to highlight, hover for the
  * figures) and the per-type table. Every name in the data (types, functions, processes,
@@ -34,7 +34,7 @@
 		return e;
 	}
 
-	/* Human units, as the text report prints them (consumer/format.c): three or four
+	/* Human units, as the text report prints them (consumer/write/format.c): three or four
 	 * significant digits, exact below the first unit. */
 	function human(v, base, units, exactMax) {
 		let u = 0, a, s;

@@ -1,6 +1,6 @@
 /* Shared by the sink.rasp.report tests: run the real babeltrace2 CLI with the plugin built
  * in this tree, and compare an output file with a committed .expect file. Paths come from
- * compile definitions (tests/consumer/plugin.cmake), never from this machine. */
+ * compile definitions (tests/consumer/bt/CMakeLists.txt), never from this machine. */
 #ifndef RASP_TEST_PLUGIN_CLI_H
 #define RASP_TEST_PLUGIN_CLI_H
 

@@ -1,5 +1,5 @@
-/* Tests of source.rasp.nettrace (consumer/source-nettrace.c) end to end: `rasp report` on the
- * files tests/consumer/nettrace/make-nettrace.py writes (fixture nettrace-files), and the real
+/* Tests of source.rasp.nettrace (consumer/bt/source-nettrace.c) end to end: `rasp report` on the
+ * files tests/consumer/read/nettrace/make-nettrace.py writes (fixture nettrace-files), and the real
  * babeltrace2 CLI with the plugin built here. The V4, V5 and V6 forms of one trace make the same
  * report; a file cut short, lost events and corrupt files show in it as they must; the events
  * babeltrace2 sees are CoreCLR's LTTng events (name, seven fields, vpid/vtid). */

@@ -1,4 +1,4 @@
-/* Unit tests of consumer/ctf-index.c: LTTng packet index files built byte by byte here
+/* Unit tests of consumer/read/ctf-index.c: LTTng packet index files built byte by byte here
  * (big-endian header: magic 0xC1F1DCC1, major 1, minor, entry length >= 56; entries of u64
  * offset, packet bits, content bits, two timestamps, events discarded, stream id), every
  * refusal with the offset it names, and the committed traces' own index files, whose last

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference vectors for tests/consumer/test-estimate-scipy.c, from scipy (python3-scipy).
+"""Reference vectors for tests/consumer/report/test-estimate-scipy.c, from scipy (python3-scipy).
 
 Writes one case a line: "betainc a b x I", "cdf k s p F", "ppf prob s p k", "gammainc a x 0
 P", "gammappf prob a 0 x". The C test compares rasp_betainc / rasp_nb_cdf / rasp_gamma_p /

@@ -1,5 +1,5 @@
-/* Unit tests of consumer/diff.c: p-values of hand-computed changes (the interval halves facing
- * each other, an exact side, no change), Benjamini-Hochberg flags on the p-values of
+/* Unit tests of consumer/report/diff.c: p-values of hand-computed changes (the interval halves
+ * facing each other, an exact side, no change), Benjamini-Hochberg flags on the p-values of
  * Benjamini and Hochberg's own example and on step-up cases, and rasp_diff_compute: types
  * matched by name with types unseen on either side, the unseen side's bound, the order by size
  * of change, and bad confidences. Reference p-values: erfc(|d| / se / sqrt 2) in Python. */

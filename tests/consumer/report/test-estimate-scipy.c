@@ -1,5 +1,5 @@
-/* Tests consumer/estimate.c against scipy: rasp_betainc, rasp_nb_cdf, rasp_nb_quantile,
- * rasp_gamma_p and rasp_gamma_quantile on the vectors tests/consumer/estimate-vectors.py
+/* Tests consumer/report/estimate.c against scipy: rasp_betainc, rasp_nb_cdf, rasp_nb_quantile,
+ * rasp_gamma_p and rasp_gamma_quantile on the vectors tests/consumer/report/estimate-vectors.py
  * writes (s from 1 to 1e6; p = 1/102400, 1/4096, 1/16777216, 1/16; a up to 1e7, b up to 1e10;
  * gamma shapes 1 to 1e6). The file is the first argument. */
 #include <setjmp.h>

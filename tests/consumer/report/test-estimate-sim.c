@@ -1,4 +1,4 @@
-/* Statistical validity of consumer/estimate.c by simulation: workloads of several types and
+/* Statistical validity of consumer/report/estimate.c by simulation: workloads of several types and
  * sizes, interleaved at random on 1 or 8 threads (and two processes at different sampling
  * means), sampled with exact per-byte Bernoulli trials; checks the bias of the weighted
  * estimate and the coverage of the 95% and 99% intervals from rasp_est_sum. Fixed seeds. */

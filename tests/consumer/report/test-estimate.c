@@ -1,4 +1,4 @@
-/* Unit tests of consumer/estimate.c: the design doc's quantile table and example, reference
+/* Unit tests of consumer/report/estimate.c: the design doc's quantile table and example, reference
  * values of the incomplete beta (50-digit mpmath), the weighted estimator on hand-computed
  * cases, sums of cells (empty, unsampled, split over threads, mixed p), huge s and bad
  * arguments; the objects interval (one size, a wide size mix's coverage, exact merges, the

@@ -1,4 +1,4 @@
-/* Unit tests of consumer/event.c: event roles by the names generated in rasp/event-meta.h
+/* Unit tests of consumer/report/event.c: event roles by the names generated in rasp/event-meta.h
  * (and near misses that must stay OTHER), and rasp_event_apply for each role: what reaches the
  * tally, malformed values refused with the field named and the values in the reason, with
  * nothing counted, process names and timestamps. */

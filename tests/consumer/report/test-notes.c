@@ -1,4 +1,4 @@
-/* Unit tests of consumer/notes.c: the sentences every writer prints before its figures, from
+/* Unit tests of consumer/report/notes.c: the sentences every writer prints before its figures, from
  * hand-built tallies: lost data (counts, unknown counts, singular and plural), skipped events,
  * the assumed sampling mean per process and the summary past 5 processes (also at 10^5),
  * input warnings, the three no-samples variants (with advice for the kind of input: LTTng's for

@@ -1,6 +1,6 @@
-/* Unit tests of consumer/params.c: every parameter of rasp_report_params with accepted values,
- * every kind of wrong value and out-of-range values (-EINVAL, a message naming the parameter
- * and what it accepts, the options untouched), the table's bounds at and just past their
+/* Unit tests of consumer/report/params.c: every parameter of rasp_report_params with accepted
+ * values, every kind of wrong value and out-of-range values (-EINVAL, a message naming the
+ * parameter and what it accepts, the options untouched), the table's bounds at and just past their
  * ends, command-line text (decimal, 0x hex, never octal, K/M/G only where allowed,
  * true/false), group-by strings and arrays, unknown names and truncated messages. */
 #include <setjmp.h>

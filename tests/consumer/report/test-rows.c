@@ -1,4 +1,4 @@
-/* Unit tests of consumer/rows.c: each row is rasp_est_sum of its group's cells and the total
+/* Unit tests of consumer/report/rows.c: each row is rasp_est_sum of its group's cells and the total
  * rasp_est_sum of every cell (both computed here directly from the same samples), rows
  * largest first with ties in key order (type names, kinds, threads, processes), shares, tick
  * rows by amount, an empty tally, a bad confidence, and the kind names. */

@@ -1,4 +1,4 @@
-/* Unit tests of consumer/tally.c: which sampling mean weighs a sample (the thread's last
+/* Unit tests of consumer/report/tally.c: which sampling mean weighs a sample (the thread's last
  * SamplingConfigured, else the process's, else the default, then counted as assumed), cells
  * keyed per group and mean for every group-by key, the "NULL" type, refused samples that count
  * nothing, ticks, lost data, warnings kept once, the cell index rebuilt after rows_build sorted

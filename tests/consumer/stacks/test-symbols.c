@@ -1,4 +1,4 @@
-/* Unit tests of consumer/symbols.c: frames of this test program named from its own debug
+/* Unit tests of consumer/stacks/symbols.c: frames of this test program named from its own debug
  * information (it is built with -g), and every way a frame can fail to be named: no object
  * covers it, the object's file is missing, rebuilt (another build id) or not a regular file
  * (a FIFO, whose open would never end), and a .NET method named by the trace. */

@@ -1,6 +1,6 @@
 /* Shared by the writers' golden tests (test-write-*.c): fixed tallies built by hand, a report
  * rendered into memory with its standard error captured, the comparison with a committed file
- * in tests/consumer/expect/ (RASP_UPDATE_EXPECT=1 rewrites it instead), and Python checks on
+ * in tests/consumer/write/expect/ (RASP_UPDATE_EXPECT=1 rewrites it instead), and Python checks on
  * the output (json.tool, csv). Paths come from compile definitions (units.cmake). */
 #ifndef RASP_TEST_GOLDEN_H
 #define RASP_TEST_GOLDEN_H
@@ -55,7 +55,7 @@ void golden_render(struct rasp_tally *t, const struct rasp_report_options *opt,
 		   struct golden_out *g);
 void golden_out_free(struct golden_out *g);
 
-/* Fails the test unless text equals tests/consumer/expect/<name>; with RASP_UPDATE_EXPECT=1
+/* Fails the test unless text equals tests/consumer/write/expect/<name>; with RASP_UPDATE_EXPECT=1
  * writes it there instead (and says so). */
 void golden_check(const char *text, size_t len, const char *name);
 
@@ -67,7 +67,7 @@ int golden_python(const char *text, size_t len, const char *script, char *out, s
 void golden_check_json(const char *text, size_t len);
 
 /* Fails the test, naming the offset, when text holds what a terminal would act on (checked
- * byte by byte, apart from consumer/sanitize.c): a C0 byte other than LF (and tab when
+ * byte by byte, apart from consumer/write/sanitize.c): a C0 byte other than LF (and tab when
  * tabs), DEL, a UTF-8 C1 control (C2 80..9F) or a bidirectional control (E2 80 AA..AE,
  * E2 81 A6..A9). */
 void golden_check_inert(const char *text, size_t len, bool tabs, const char *what);

@@ -1,4 +1,4 @@
-/* Unit tests of consumer/format.c: human units at their edges (0, 1023, 1024, the rounding
+/* Unit tests of consumer/write/format.c: human units at their edges (0, 1023, 1024, the rounding
  * thresholds of each precision, past the last unit, negative, NaN and infinities, a short
  * buffer), and the JSON helpers: escapes for quotes, backslashes and control characters,
  * well-formed UTF-8 kept up to its boundaries, every kind of invalid byte as U+FFFD, all of it

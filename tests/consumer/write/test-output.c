@@ -1,5 +1,5 @@
-/* Unit tests of consumer/output.c in a fresh temporary directory: the destination appears only
- * at commit (0666 less the umask), an existing file survives an abort, a failed open and a
+/* Unit tests of consumer/write/output.c in a fresh temporary directory: the destination appears
+ * only at commit (0666 less the umask), an existing file survives an abort, a failed open and a
  * failed commit (the temporary file never stays behind), a directory that cannot take a file
  * fails at open with the path in the message, and standard output is never closed. */
 #include <setjmp.h>

@@ -1,6 +1,6 @@
-/* Unit tests of consumer/sanitize.c: what a terminal may act on (C0, DEL, C1, the bidirectional
- * controls, bytes that are not UTF-8) comes out as \xNN and everything else as it is, at each
- * boundary of each range; the safe text of a safe text is itself; rasp_safe_text cuts as
+/* Unit tests of consumer/write/sanitize.c: what a terminal may act on (C0, DEL, C1, the
+ * bidirectional controls, bytes that are not UTF-8) comes out as \xNN and everything else as it is,
+ * at each boundary of each range; the safe text of a safe text is itself; rasp_safe_text cuts as
  * snprintf does but never inside an escape or a character; and, checked byte by byte without
  * the decoder under test, no safe text of any one- or two-byte string, nor of 200,000 random
  * strings (fixed seed), holds a control byte, a C1 or a bidirectional control. */

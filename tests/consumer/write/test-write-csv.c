@@ -1,5 +1,5 @@
-/* Golden tests of consumer/write-csv.c (tests/consumer/expect/csv-*.expect; regenerate with
- * RASP_UPDATE_EXPECT=1 ctest -R write-csv, then review the diff), and the format itself: an
+/* Golden tests of consumer/write/write-csv.c (tests/consumer/write/expect/csv-*.expect; regenerate
+ * with RASP_UPDATE_EXPECT=1 ctest -R write-csv, then review the diff), and the format itself: an
  * RFC 4180 parser here reads every output back (quotes only around whole fields, doubled
  * inside; commas, quotes, CR and LF only in quoted fields), every record has the header's
  * fields, type and process names come back as their safe text, no cell is a spreadsheet

@@ -1,7 +1,7 @@
-/* Golden tests of consumer/write-diff.c (tests/consumer/expect/diff-*.expect; regenerate with
- * RASP_UPDATE_EXPECT=1 ctest -R write-diff, then review the diff): two sides built by hand the
- * way rasp diff builds them (rows of a tally grouped by type, the notes, the largest mean),
- * compared by rasp_diff_compute and written as text and json. The json parses and reads back
+/* Golden tests of consumer/write/write-diff.c (tests/consumer/write/expect/diff-*.expect;
+ * regenerate with RASP_UPDATE_EXPECT=1 ctest -R write-diff, then review the diff): two sides built
+ * by hand the way rasp diff builds them (rows of a tally grouped by type, the notes, the largest
+ * mean), compared by rasp_diff_compute and written as text and json. The json parses and reads back
  * (changes, flags, both sides' notes); the text marks significant rows and prints no control
  * characters. */
 #include <setjmp.h>
@@ -86,7 +86,7 @@ static void diff_init(struct diff *d, double confidence)
 		&(struct rasp_diff_side){"new", d->new_.items, d->new_.rows.n, d->new_.mean},
 		confidence, &d->c, &d->n),
 	    0);
-	d->v = (struct rasp_diff_view){"runs/base \"A\"", "runs/new",	  d->c,		 d->n,
+	d->v = (struct rasp_diff_view){"runs/base \"A\"", "runs/new",	  d->c,		  d->n,
 				       confidence,	  &d->base.notes, &d->new_.notes, false};
 }
 

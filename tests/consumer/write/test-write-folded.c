@@ -1,9 +1,10 @@
-/* Tests of consumer/write-folded.c on real stacks: the frames are return addresses of this
- * program's own functions (glibc's backtrace from fixture_alloc, tests/consumer/stack-fixture.c),
- * this executable is the process's module (found with dl_iterate_phdr, with its build id), and the
- * report symbolizes them from its DWARF (stacks.cmake builds it with -g). Every line is parsed
- * back: frames outermost first, function names, escaped names, the estimate in bytes (the rows'
- * estimates summed and rounded, and the model's formula), one line per (stack, type), sorted. */
+/* Tests of consumer/write/write-folded.c on real stacks: the frames are return addresses of this
+ * program's own functions (glibc's backtrace from fixture_alloc,
+ * tests/consumer/stacks/stack-fixture.c), this executable is the process's module (found with
+ * dl_iterate_phdr, with its build id), and the report symbolizes them from its DWARF (stacks.cmake
+ * builds it with -g). Every line is parsed back: frames outermost first, function names, escaped
+ * names, the estimate in bytes (the rows' estimates summed and rounded, and the model's formula),
+ * one line per (stack, type), sorted. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>

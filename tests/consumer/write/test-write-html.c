@@ -1,4 +1,4 @@
-/* Tests of consumer/write-html.c on real stacks: the frames are return addresses of this
+/* Tests of consumer/write/write-html.c on real stacks: the frames are return addresses of this
  * program's own functions (glibc's backtrace from html_alloc), this executable is the
  * process's module (dl_iterate_phdr) and the report names them from its DWARF (html.cmake
  * builds it with -g). The page is rendered to a file and checked twice: in C and Python (one

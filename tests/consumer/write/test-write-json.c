@@ -1,6 +1,6 @@
-/* Golden tests of consumer/write-json.c (tests/consumer/expect/json-*.expect; regenerate with
- * RASP_UPDATE_EXPECT=1 ctest -R write-json, then review the diff). Every output is parsed by
- * python3 -m json.tool and a strict load (no NaN), and read back in Python: the keys
+/* Golden tests of consumer/write/write-json.c (tests/consumer/write/expect/json-*.expect;
+ * regenerate with RASP_UPDATE_EXPECT=1 ctest -R write-json, then review the diff). Every output is
+ * parsed by python3 -m json.tool and a strict load (no NaN), and read back in Python: the keys
  * docs/consumer.md lists, rows that add up to the total, type names decoded as written (invalid
  * UTF-8 as U+FFFD), controls escaped so that no byte acts on a terminal, unknown ids as null,
  * lost data flagged. Nothing goes to standard error. */

@@ -1,11 +1,12 @@
-/* Tests of consumer/write-pprof.c on real stacks: the frames are return addresses of this
- * program's own functions (glibc's backtrace from fixture_alloc, tests/consumer/stack-fixture.c),
- * this executable is the process's module (found with dl_iterate_phdr, with its build id), and the
- * report symbolizes them from its DWARF (stacks.cmake builds it with -g). The output is gunzipped
- * and decoded with the code protoc-c generated from consumer/profile.proto, and every field is
- * checked against the rows and the fixture: sample types, values (the estimates, rounded), labels,
- * locations per (process, address) with their lines, functions per (name, file), mappings with
- * build ids. Then `go tool pprof` reads it (-raw, -top); without Go that part says it skipped. */
+/* Tests of consumer/write/write-pprof.c on real stacks: the frames are return addresses of this
+ * program's own functions (glibc's backtrace from fixture_alloc,
+ * tests/consumer/stacks/stack-fixture.c), this executable is the process's module (found with
+ * dl_iterate_phdr, with its build id), and the report symbolizes them from its DWARF (stacks.cmake
+ * builds it with -g). The output is gunzipped and decoded with the code protoc-c generated from
+ * consumer/write/profile.proto, and every field is checked against the rows and the fixture: sample
+ * types, values (the estimates, rounded), labels, locations per (process, address) with their
+ * lines, functions per (name, file), mappings with build ids. Then `go tool pprof` reads it (-raw,
+ * -top); without Go that part says it skipped. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
-/* Golden tests of consumer/write-text.c: hand-built tallies (golden.c) rendered with
- * rasp_report_render and compared with tests/consumer/expect/text-*.expect (regenerate with
+/* Golden tests of consumer/write/write-text.c: hand-built tallies (golden.c) rendered with
+ * rasp_report_render and compared with tests/consumer/write/expect/text-*.expect (regenerate with
  * RASP_UPDATE_EXPECT=1 ctest -R write-text, then review the diff). Beyond the files: control
  * characters never reach the output (any field of a hostile trace shows as its safe text),
  * every table line has the same display width, top cuts rows but not the total, and nothing

@@ -1,5 +1,5 @@
 /* Fires 3 well-laid-out DotNETRuntime:AllocationSampled events whose SampledByteOffset is
- * not below ObjectSize (bad-offset-tp.h), for tests/consumer/test-plugin-malformed.c: the
+ * not below ObjectSize (bad-offset-tp.h), for tests/consumer/bt/test-plugin-malformed.c: the
  * per-event check, where the other programs trip the per-class one. */
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE

@@ -1,5 +1,5 @@
 /* Test-only provider: DotNETRuntime:AllocationSampled without its ObjectSize field, as a
- * broken or foreign producer might declare it. Only tests/consumer/malformed uses it. */
+ * broken or foreign producer might declare it. Only tests/consumer/bt/malformed uses it. */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER DotNETRuntime
 #undef LTTNG_UST_TRACEPOINT_INCLUDE

@@ -1,5 +1,5 @@
 /* Fires 3 DotNETRuntime:AllocationSampled events that lack ObjectSize (missing-field-tp.h),
- * for tests/consumer/test-plugin-malformed.c. The provider is built into this program. */
+ * for tests/consumer/bt/test-plugin-malformed.c. The provider is built into this program. */
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "missing-field-tp.h"

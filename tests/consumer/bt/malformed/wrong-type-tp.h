@@ -1,5 +1,5 @@
 /* Test-only provider: DotNETRuntime:AllocationSampled whose ObjectSize is a string where
- * an integer belongs. Only tests/consumer/malformed uses it. */
+ * an integer belongs. Only tests/consumer/bt/malformed uses it. */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER DotNETRuntime
 #undef LTTNG_UST_TRACEPOINT_INCLUDE

@@ -1,5 +1,5 @@
 /* Fires 3 DotNETRuntime:AllocationSampled events whose ObjectSize is a string
- * (wrong-type-tp.h), for tests/consumer/test-plugin-malformed.c. */
+ * (wrong-type-tp.h), for tests/consumer/bt/test-plugin-malformed.c. */
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "wrong-type-tp.h"

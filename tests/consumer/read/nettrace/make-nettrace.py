@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Writes EventPipe .nettrace files for the reader's tests (tests/consumer/test-nettrace-read.c,
-test-source-nettrace.c) and the fuzzer's seeds: one list of events as NetTrace V4 (compressed
-headers, laid out as .NET runtimes write them), "V5" (the same container with uncompressed
-headers, V1 field lists and V5 metadata tags) and V6, whole or broken on purpose; and the
-618-byte test vector of the NetTrace guide (nettrace.md section 9.6). Standard library only.
+"""Writes EventPipe .nettrace files for the reader's tests
+(tests/consumer/read/test-nettrace-read.c, tests/consumer/bt/test-source-nettrace.c) and the
+fuzzer's seeds: one list of events as NetTrace V4 (compressed headers, laid out as .NET
+runtimes write them), "V5" (the same container with uncompressed headers, V1 field lists and
+V5 metadata tags) and V6, whole or broken on purpose; and the 618-byte test vector of the
+NetTrace guide (nettrace.md section 9.6). Standard library only.
 
 Each file NAME.nettrace gets NAME.expect: what a correct reader gives, independent of how the
 reader works. Lines (tab-separated):

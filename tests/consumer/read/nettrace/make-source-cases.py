@@ -20,7 +20,7 @@ _spec = importlib.util.spec_from_file_location("make_nettrace",
 mn = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(mn)
 
-# What the source makes at most (consumer/source-nettrace-iter.h, RASP_NT_MAX_CLASSES).
+# What the source makes at most (consumer/bt/source-nettrace-iter.h, RASP_NT_MAX_CLASSES).
 MAX_CLASSES = 16384
 
 
