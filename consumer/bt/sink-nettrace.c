@@ -22,8 +22,6 @@
 #include "rasp/rasp.h"
 
 #define MAX_FIELDS 16
-#define MAX_FRAMES RASP_MAX_STACK_DEPTH /* frames kept of a stack: the runtime's most */
-#define BLOCK_CAP  RASP_NT_BLOCK_SIZE
 
 struct cls {
 	const bt_event_class *ec; /* borrowed: lives as long as its events */
@@ -36,7 +34,7 @@ struct pending_stack {
 	uint64_t tid;
 	bool used;
 	uint32_t n;
-	uint64_t frames[MAX_FRAMES];
+	uint64_t frames[RASP_MAX_STACK_DEPTH]; /* as many as the runtime captures */
 };
 
 struct sink {
@@ -56,8 +54,8 @@ struct sink {
 	struct pending_stack *stacks;
 	size_t nstacks, capstacks;
 	struct rasp_nettrace_sink_stats own, *stats;
-	uint8_t payload[BLOCK_CAP - 128];
-	char strings[BLOCK_CAP];
+	uint8_t payload[RASP_NT_BLOCK_SIZE - 128];
+	char strings[RASP_NT_BLOCK_SIZE];
 };
 
 static void sink_destroy(struct sink *s)
@@ -141,7 +139,7 @@ rasp__nettrace_sink_initialize(bt_self_component_sink *self_sink,
 	}
 	s->out_open = true;
 	s->nt = (struct rasp_nt_out){.write = out_write, .ctx = s->out.f};
-	if (rasp_nt_stream_init(&s->stream, &s->nt, BLOCK_CAP) != 0 ||
+	if (rasp_nt_stream_init(&s->stream, &s->nt, RASP_NT_BLOCK_SIZE) != 0 ||
 	    bt_self_component_sink_add_input_port(self_sink, "in", NULL, NULL) !=
 		BT_SELF_COMPONENT_ADD_PORT_STATUS_OK) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(self, "Cannot set the sink up");
@@ -370,7 +368,7 @@ keep_stack(struct sink *s, const struct cls *c, const bt_field *payload, uint64_
 
 	if (!p)
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
-	p->n = (uint32_t)(n < MAX_FRAMES ? n : MAX_FRAMES);
+	p->n = (uint32_t)(n < RASP_MAX_STACK_DEPTH ? n : RASP_MAX_STACK_DEPTH);
 	for (uint32_t i = 0; i < p->n; i++)
 		p->frames[i] = bt_field_integer_unsigned_get_value(
 		    bt_field_array_borrow_element_field_by_index_const(stack, i));

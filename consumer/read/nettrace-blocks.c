@@ -1,8 +1,8 @@
-/* The contents of NetTrace blocks (nettrace-internal.h): stacks, V6 threads, event headers
- * (compressed and not, one event at a time) and sequence points with the losses their
- * sequence numbers show; the tables of stacks, threads and sequence numbers, hashed and within
- * their limits. Everything reads through the cursor; the first malformed byte fails the reader
- * with its offset. */
+/* The contents of NetTrace blocks (nettrace-internal.h): stacks, event headers (compressed and
+ * not, one event at a time) and sequence points with the losses their sequence numbers show
+ * (the threads' tables are nettrace-threads.c's); the stacks' table, hashed and within its
+ * limits. Everything reads through the cursor; the first malformed byte fails the reader with
+ * its offset. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,143 +13,6 @@
 #include "utf.h"
 
 #define fail rasp__nt_fail
-
-/* ---- Threads and sequence numbers ----------------------------------------------------------- */
-
-/* Both tables, and the stacks', are arrays with a hash index (index.h): a lookup costs one
- * hash and a probe or two whatever the number of threads, so a file naming a million of them
- * reads in linear time. The keys come from the file: hashed with the reader's random seed, so
- * that no file can be made of ids that collide. */
-
-static uint64_t key_hash(const struct rasp_nt_reader *r, uint64_t key)
-{
-	return rasp_hash_mix64(key ^ r->seed);
-}
-
-static uint64_t seq_hash(const void *ctx, size_t i)
-{
-	return key_hash(ctx, ((const struct rasp_nt_reader *)ctx)->seqs[i].tid);
-}
-
-static int seq_eq(const void *ctx, size_t i, const void *key)
-{
-	return ((const struct rasp_nt_reader *)ctx)->seqs[i].tid == *(const uint64_t *)key;
-}
-
-/* The sequence state of a capture thread, made at its first use; NULL (failed: over the
- * limit threads, or out of memory). */
-static struct thread_seq *seq_of(struct rasp_nt_reader *r, uint64_t tid, uint64_t at)
-{
-	size_t i, slot;
-
-	if (rasp_index_reserve(&r->seq_ix, r->nseqs, seq_hash, r)) {
-		fail(r, at, "out of memory (%zu capture threads)", r->nseqs);
-		return NULL;
-	}
-	i = rasp_index_find(&r->seq_ix, key_hash(r, tid), seq_eq, r, &tid, &slot);
-	if (i != SIZE_MAX)
-		return &r->seqs[i];
-	if (r->nseqs >= r->lim.threads) {
-		fail(r, at,
-		     "capture thread %" PRIu64 ": more than %" PRIu32 " threads with sequence "
-		     "numbers (limit threads = %" PRIu32 ")",
-		     tid, r->lim.threads, r->lim.threads);
-		return NULL;
-	}
-	if (rasp_array_grow((void **)&r->seqs, &r->capseqs, r->nseqs, sizeof(*r->seqs))) {
-		fail(r, at, "out of memory (%zu capture threads)", r->nseqs);
-		return NULL;
-	}
-	r->seqs[r->nseqs] = (struct thread_seq){tid, 0};
-	rasp_index_put(&r->seq_ix, slot, r->nseqs);
-	r->st.capture_threads = ++r->nseqs;
-	return &r->seqs[r->nseqs - 1];
-}
-
-/* A sequence number seen for a capture thread: a jump is lost events (TraceEvent's rule:
- * not counted after 0, a thread id's first use or reuse). 0 or -1 (failed). */
-static int note_seq(struct rasp_nt_reader *r, uint64_t tid, uint32_t seq, uint64_t at)
-{
-	struct thread_seq *t = seq_of(r, tid, at);
-
-	if (!t)
-		return -1;
-	if (t->last && seq != t->last + 1 && seq - t->last - 1 < UINT32_C(0x80000000))
-		r->lost += (uint32_t)(seq - t->last - 1);
-	if (!t->last || seq - t->last < UINT32_C(0x80000000))
-		t->last = seq;
-	return 0;
-}
-
-static uint64_t thread_hash(const void *ctx, size_t i)
-{
-	return key_hash(ctx, ((const struct rasp_nt_reader *)ctx)->threads[i].index);
-}
-
-static int thread_eq(const void *ctx, size_t i, const void *key)
-{
-	return ((const struct rasp_nt_reader *)ctx)->threads[i].index == *(const uint64_t *)key;
-}
-
-/* The slot of a V6 thread index, live or removed, or NULL. */
-static struct v6_thread *thread_find(const struct rasp_nt_reader *r, uint64_t index)
-{
-	size_t slot, i;
-
-	if (!r->thread_ix.size)
-		return NULL;
-	i = rasp_index_find(&r->thread_ix, key_hash(r, index), thread_eq, r, &index, &slot);
-	return i == SIZE_MAX ? NULL : &r->threads[i];
-}
-
-static const struct v6_thread *v6_thread(const struct rasp_nt_reader *r, uint64_t index)
-{
-	const struct v6_thread *t = thread_find(r, index);
-
-	return t && t->live ? t : NULL;
-}
-
-static void threads_note(struct rasp_nt_reader *r)
-{
-	r->st.threads = r->nthreads - r->deadthreads;
-	if (r->st.threads > r->st.threads_peak)
-		r->st.threads_peak = r->st.threads;
-}
-
-/* Forgets every V6 thread (a sequence point's flag 1). */
-static void threads_flush(struct rasp_nt_reader *r)
-{
-	free(r->threads);
-	r->threads = NULL;
-	r->nthreads = r->capthreads = r->deadthreads = 0;
-	rasp_index_free(&r->thread_ix);
-	threads_note(r);
-}
-
-void rasp__nt_threads_free(struct rasp_nt_reader *r)
-{
-	threads_flush(r);
-	free(r->seqs);
-	r->seqs = NULL;
-	r->nseqs = r->capseqs = 0;
-	rasp_index_free(&r->seq_ix);
-}
-
-/* Drops removed threads' slots once they are most of the table: each removal costs O(1)
- * amortised, and the table follows the threads alive. 0 or -1 (out of memory). */
-static int threads_compact(struct rasp_nt_reader *r)
-{
-	size_t n = 0;
-
-	if (r->deadthreads < 64 || r->deadthreads < r->nthreads / 2)
-		return 0;
-	for (size_t i = 0; i < r->nthreads; i++)
-		if (r->threads[i].live)
-			r->threads[n++] = r->threads[i];
-	r->nthreads = n;
-	r->deadthreads = 0;
-	return rasp_index_rebuild(&r->thread_ix, n, thread_hash, r) ? -1 : 0;
-}
 
 /* ---- Stacks ------------------------------------------------------------------------------------
  */
@@ -180,7 +43,7 @@ void rasp__nt_stacks_clear(struct rasp_nt_reader *r)
 
 static uint64_t stack_hash(const void *ctx, size_t i)
 {
-	return key_hash(ctx, ((const struct rasp_nt_reader *)ctx)->stacks[i].id);
+	return rasp__nt_key_hash(ctx, ((const struct rasp_nt_reader *)ctx)->stacks[i].id);
 }
 
 static int stack_eq(const void *ctx, size_t i, const void *key)
@@ -215,8 +78,8 @@ int rasp__nt_stack_block(struct rasp_nt_reader *r, struct rasp_cursor *c)
 		    rasp_array_grow((void **)&r->stacks, &r->capstacks, r->nstacks,
 				    sizeof(*r->stacks)))
 			return fail(r, at, "out of memory (%zu stacks)", r->nstacks);
-		if (rasp_index_find(&r->stack_ix, key_hash(r, id), stack_eq, r, &id, &slot) !=
-		    SIZE_MAX)
+		if (rasp_index_find(&r->stack_ix, rasp__nt_key_hash(r, id), stack_eq, r, &id,
+				    &slot) != SIZE_MAX)
 			return fail(r, at,
 				    "stack id %" PRIu32 " defined twice before a sequence point",
 				    id);
@@ -259,7 +122,7 @@ static struct stack_rec *stack_get(const struct rasp_nt_reader *r, uint32_t id)
 
 	if (!r->stack_ix.size)
 		return NULL;
-	i = rasp_index_find(&r->stack_ix, key_hash(r, id), stack_eq, r, &id, &slot);
+	i = rasp_index_find(&r->stack_ix, rasp__nt_key_hash(r, id), stack_eq, r, &id, &slot);
 	return i == SIZE_MAX ? NULL : r->stacks[i].s;
 }
 
@@ -285,13 +148,13 @@ static int take_event(struct rasp_nt_reader *r, const struct blob_hdr *h, const 
 	if (r->info.format == 6) {
 		/* Sequence numbers by OS thread id, as sequence points and RemoveThread count them
 		 * (V6 headers carry thread indexes). */
-		const struct v6_thread *t = v6_thread(r, h->capture);
+		const struct v6_thread *t = rasp__nt_v6_thread(r, h->capture);
 
 		if (!t)
 			return fail(r, at, "event of unknown thread index %" PRIu64, h->capture);
 		capture = t->tid;
 	}
-	if (note_seq(r, capture, h->seq, at))
+	if (rasp__nt_note_seq(r, capture, h->seq, at))
 		return -1;
 	q.ev = (struct rasp_nt_event){.timestamp = h->ts,
 				      .thread_id = h->tid,
@@ -300,7 +163,7 @@ static int take_event(struct rasp_nt_reader *r, const struct blob_hdr *h, const 
 				      .payload_len = h->payload,
 				      .offset = at};
 	if (r->info.format == 6) {
-		const struct v6_thread *t = v6_thread(r, h->tid);
+		const struct v6_thread *t = rasp__nt_v6_thread(r, h->tid);
 
 		if (!t)
 			return fail(r, at, "event of unknown thread index %" PRIu64, h->tid);
@@ -492,7 +355,7 @@ int rasp__nt_sequence_point(struct rasp_nt_reader *r, struct rasp_cursor *c)
 
 			rasp_cursor_varuint64(c, &tid);
 			rasp_cursor_varuint32(c, &seq);
-			th = v6_thread(r, tid);
+			th = rasp__nt_v6_thread(r, tid);
 			tid = th ? th->tid : tid;
 		} else {
 			rasp_cursor_u64le(c, &tid);
@@ -500,7 +363,7 @@ int rasp__nt_sequence_point(struct rasp_nt_reader *r, struct rasp_cursor *c)
 		}
 		if (c->failed)
 			return fail(r, rasp_cursor_offset(c), "sequence point cut short");
-		t = seq_of(r, tid, at);
+		t = rasp__nt_seq_of(r, tid, at);
 		if (!t)
 			return -1;
 		if (t->last && seq - t->last - 1 < UINT32_C(0x80000000) && seq != t->last) {
@@ -513,104 +376,10 @@ int rasp__nt_sequence_point(struct rasp_nt_reader *r, struct rasp_cursor *c)
 	r->region_at = c->origin;
 	rasp__nt_stacks_clear(r); /* stack ids are scoped to a region (held events keep theirs) */
 	if (r->info.format == 6 && (flags & 1))
-		threads_flush(r);
+		rasp__nt_threads_flush(r);
 	if (r->info.format == 6 && (flags & 2))
 		rasp__nt_meta_flush(r); /* held events keep their definitions */
 	return 0;
 }
 
 /* A V6 string skipped: 0, or false when cut short. */
-static bool skip_string(struct rasp_cursor *c)
-{
-	uint32_t n;
-
-	return rasp_cursor_varuint32(c, &n) && rasp_cursor_skip(c, n);
-}
-
-/* A V6 thread block: each row defines an index, or defines it again (the later row wins). */
-int rasp__nt_v6_threads(struct rasp_nt_reader *r, struct rasp_cursor *c)
-{
-	while (rasp_cursor_left(c)) {
-		uint16_t size = 0;
-		const uint8_t *p;
-		struct rasp_cursor t;
-		struct v6_thread th = {.pid = -1, .live = true}, *old;
-		size_t slot;
-
-		if (!rasp_cursor_u16le(c, &size) || !(p = rasp_cursor_take(c, size)))
-			return fail(r, rasp_cursor_offset(c), "thread row cut short");
-		t = rasp_cursor_make(p, size, rasp_cursor_offset(c) - size);
-		if (!rasp_cursor_varuint64(&t, &th.index))
-			return fail(r, t.origin, "thread row cut short");
-		while (rasp_cursor_left(&t)) {
-			uint8_t kind = 0;
-			uint64_t v = 0;
-
-			rasp_cursor_u8(&t, &kind);
-			if (kind == 1 || kind == 4) { /* a name; a key and a value */
-				skip_string(&t);
-				if (kind == 4)
-					skip_string(&t);
-			} else if (kind == 2 || kind == 3) {
-				rasp_cursor_varuint64(&t, &v);
-				if (kind == 2)
-					th.pid = (int64_t)v;
-				else
-					th.tid = v;
-			} else {
-				return fail(r, rasp_cursor_offset(&t) - 1,
-					    "unknown thread field %u", kind);
-			}
-			if (t.failed)
-				return fail(r, t.origin, "thread row cut short");
-		}
-		old = thread_find(r, th.index);
-		if ((!old || !old->live) && r->nthreads - r->deadthreads >= r->lim.threads)
-			return fail(r, t.origin,
-				    "thread index %" PRIu64 ": more than %" PRIu32 " threads "
-				    "defined at once (limit threads = %" PRIu32 ")",
-				    th.index, r->lim.threads, r->lim.threads);
-		if (old) {
-			r->deadthreads -= !old->live;
-			*old = th;
-			threads_note(r);
-			continue;
-		}
-		if (rasp_index_reserve(&r->thread_ix, r->nthreads, thread_hash, r) ||
-		    rasp_array_grow((void **)&r->threads, &r->capthreads, r->nthreads,
-				    sizeof(*r->threads)))
-			return fail(r, t.origin, "out of memory (%zu threads)", r->nthreads);
-		rasp_index_find(&r->thread_ix, key_hash(r, th.index), thread_eq, r, &th.index,
-				&slot);
-		r->threads[r->nthreads] = th;
-		rasp_index_put(&r->thread_ix, slot, r->nthreads);
-		r->nthreads++;
-		threads_note(r);
-	}
-	return 0;
-}
-
-/* A V6 remove-thread block: each thread's final sequence number, and the index freed. */
-int rasp__nt_v6_remove_threads(struct rasp_nt_reader *r, struct rasp_cursor *c)
-{
-	while (rasp_cursor_left(c)) {
-		uint64_t index = 0, at = rasp_cursor_offset(c);
-		uint32_t seq = 0;
-		struct v6_thread *t;
-
-		if (!rasp_cursor_varuint64(c, &index) || !rasp_cursor_varuint32(c, &seq))
-			return fail(r, rasp_cursor_offset(c), "remove-thread block cut short");
-		t = thread_find(r, index);
-		if (!t || !t->live)
-			continue;
-		if (note_seq(r, t->tid, seq + 1, at))
-			return -1;
-		seq_of(r, t->tid, at)->last = seq; /* a final number, not an event */
-		t->live = false;
-		r->deadthreads++;
-		threads_note(r);
-		if (threads_compact(r))
-			return fail(r, at, "out of memory (%zu threads)", r->nthreads);
-	}
-	return 0;
-}

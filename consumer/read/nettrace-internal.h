@@ -1,5 +1,6 @@
 /* What the NetTrace reader's files share (nettrace-read.c: containers and the public face;
- * nettrace-blocks.c: the contents of blocks; nettrace-meta.c: the trace header and metadata;
+ * nettrace-blocks.c: the contents of blocks; nettrace-threads.c: the threads' tables and
+ * blocks; nettrace-meta.c: the trace header and metadata;
  * nettrace-state.c, below the others: the first error, the events held for time order and the
  * references to the records they share). Metadata and stacks are reference-counted so that a
  * held event costs its payload and one record, never a copy of what it points to. Not for
@@ -77,7 +78,7 @@ struct rasp_nt_reader {
 	struct rasp_nt_info info;
 	struct rasp_nt_limits lim;
 	struct rasp_nt_stats st;
-	uint64_t seed; /* of the hash tables' keys (nettrace-blocks.c) */
+	uint64_t seed; /* of the hash tables' keys (rasp__nt_key_hash) */
 	char err[512];
 	bool failed, done, complete;
 	uint64_t events, arrival;
@@ -153,6 +154,29 @@ void rasp__nt_meta_flush(struct rasp_nt_reader *r);
 /* A V6 string (varuint32 length + UTF-8) as fresh valid UTF-8; NULL when cut short. */
 char *rasp__nt_utf8v(struct rasp_cursor *c);
 
+/* A key of the file hashed with the reader's random seed, so that no file can be made of ids
+ * that collide in the tables' hash indexes (index.h). */
+static inline uint64_t rasp__nt_key_hash(const struct rasp_nt_reader *r, uint64_t key)
+{
+	return rasp_hash_mix64(key ^ r->seed);
+}
+
+/* nettrace-threads.c: the thread blocks (0 or -1, failed), and the tables the event headers
+ * and sequence points use. */
+int rasp__nt_v6_threads(struct rasp_nt_reader *r, struct rasp_cursor *c);
+int rasp__nt_v6_remove_threads(struct rasp_nt_reader *r, struct rasp_cursor *c);
+/* The sequence state of a capture thread, made at its first use; NULL (failed: over the
+ * limit threads, or out of memory). */
+struct thread_seq *rasp__nt_seq_of(struct rasp_nt_reader *r, uint64_t tid, uint64_t at);
+/* A sequence number seen for a capture thread, a jump counted as lost events; 0 or -1. */
+int rasp__nt_note_seq(struct rasp_nt_reader *r, uint64_t tid, uint32_t seq, uint64_t at);
+/* A live V6 thread by its index, or NULL. */
+const struct v6_thread *rasp__nt_v6_thread(const struct rasp_nt_reader *r, uint64_t index);
+/* Forgets every V6 thread (a sequence point's flag 1). */
+void rasp__nt_threads_flush(struct rasp_nt_reader *r);
+/* The thread tables' memory, at close. */
+void rasp__nt_threads_free(struct rasp_nt_reader *r);
+
 /* nettrace-blocks.c: each parses one block's content at the cursor; 0 or -1 (failed). An
  * event block's events are left for rasp__nt_next_event. */
 int rasp__nt_event_block(struct rasp_nt_reader *r, struct rasp_cursor *c, bool metadata);
@@ -161,11 +185,7 @@ int rasp__nt_event_block(struct rasp_nt_reader *r, struct rasp_cursor *c, bool m
 int rasp__nt_next_event(struct rasp_nt_reader *r);
 int rasp__nt_stack_block(struct rasp_nt_reader *r, struct rasp_cursor *c);
 int rasp__nt_sequence_point(struct rasp_nt_reader *r, struct rasp_cursor *c);
-int rasp__nt_v6_threads(struct rasp_nt_reader *r, struct rasp_cursor *c);
-int rasp__nt_v6_remove_threads(struct rasp_nt_reader *r, struct rasp_cursor *c);
 /* Forgets the region's stacks (held events keep theirs). */
 void rasp__nt_stacks_clear(struct rasp_nt_reader *r);
-/* The thread tables' memory, at close. */
-void rasp__nt_threads_free(struct rasp_nt_reader *r);
 
 #endif /* RASP_CONSUMER_NETTRACE_INTERNAL_H */
