@@ -101,8 +101,8 @@ static int load_trace(const char *cmd, struct side *s, const struct rasp_report_
 		    s->rows.v[i].est};
 	s->samples = s->tally->samples;
 	/* The largest mean its samples were weighed with; --sampling-mean only for a side with
-	 * none (found by review: starting from --sampling-mean's 102400, a side recorded at 16384
-	 * put what could hide unsampled 6x too high, and a type present on one side only was not
+	 * none (starting from --sampling-mean's 102400, a side recorded at 16384 would put what
+	 * could hide unsampled 6x too high, and a type present on one side only would not be
 	 * flagged). */
 	s->mean = 0;
 	for (size_t i = 0; i < s->tally->nprocs; i++)

@@ -308,7 +308,7 @@ int rasp_est_sum_memo(const struct rasp_est_cell *cells, size_t n, double confid
 	} else if (out->bytes_high > out->bytes && out->bytes > 0.0) {
 		/* Counted cells and sampled ones without a sample (an API caller's; the tally
 		 * makes a cell at its first sample): the bytes the latter may hide, as objects
-		 * the size of the counted ones (found by review: no width at all). */
+		 * the size of the counted ones (else such a sum's objects had no width at all). */
 		out->objects_low = out->objects;
 		out->objects_high =
 		    out->objects + (out->bytes_high - out->bytes) * (out->objects / out->bytes);

@@ -314,7 +314,7 @@ static void test_saved_report_with_bad_samples_is_refused(void **state)
 }
 
 /* A type on one side only: what could hide unsampled on the other is bounded with that side's
- * own sampling mean (docstore-small: 16384), not --sampling-mean's 102400 (found by review:
+ * own sampling mean (docstore-small: 16384), not --sampling-mean's 102400 (with which
  * Index.Posting, 160 KiB in 10 samples, showed p = 0.41 and was not flagged; at its side's
  * mean, p = 0.002). BASE is the trace's report without Index.Posting; NEW is the trace, then
  * its report. */

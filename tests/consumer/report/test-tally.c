@@ -190,9 +190,9 @@ static void test_tally_thread_means(void **state)
 }
 
 /* A thread allocating from two heaps at two means: each sample is weighed with the mean of
- * its own heap (ClrInstanceID), not the thread's last announced (found by review: a thread's
- * samples of a heap at mean 4096, after one allocation from a heap at 2^20, counted 256 times
- * too much). */
+ * its own heap (ClrInstanceID), not the thread's last announced (which counted a thread's
+ * samples of a heap at mean 4096, after one allocation from a heap at 2^20, 256 times too
+ * much). */
 static void test_tally_means_per_instance(void **state)
 {
 	(void)state;
