@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rasp/rasp.h" /* RASP_DEFAULT_SAMPLING_MEAN */
+#include "rasp/rasp.h" /* RASP_DEFAULT_SAMPLING_MEAN, RASP_MAX_SAMPLING_MEAN */
 
 __attribute__((format(printf, 3, 4))) static int refuse(char *err, size_t errlen, const char *fmt,
 							...)
@@ -67,9 +67,20 @@ static int read_notes(json_object *root, struct rasp_notes *n)
 	return 0;
 }
 
+/* A sampling mean the report names, refused outside [1, RASP_MAX_SAMPLING_MEAN] (what rasp
+ * record and the report's own parameter accept): a comparison would weigh with it. */
+static int mean_ok(double m, const char *path, const char *what, size_t i, char *err, size_t errlen)
+{
+	if (m >= 1 && m <= (double)RASP_MAX_SAMPLING_MEAN)
+		return 0;
+	return refuse(err, errlen, "'%s': %s %zu has sampling mean %g, outside [1, 2^48]", path,
+		      what, i, m);
+}
+
 /* As for a trace: the largest mean the report's samples were weighed with
- * (processes[].sampling_mean_high); for reports without it, the largest it names. */
-static double read_mean(json_object *doc)
+ * (processes[].sampling_mean_high); for reports without it, the largest it names. 0 or
+ * -EINVAL (a mean out of range). */
+static int read_mean(json_object *doc, const char *path, double *out, char *err, size_t errlen)
 {
 	json_object *means;
 	double mean = 0;
@@ -83,24 +94,37 @@ static double read_mean(json_object *doc)
 			double m = num(p, "sampling_mean_high", &has),
 			       n = num(p, "samples", &has_n);
 
-			if (has && has_n && n > 0 && m > mean)
+			if (!has || !has_n || !(n > 0))
+				continue;
+			if (mean_ok(m, path, "process", i, err, errlen))
+				return -EINVAL;
+			if (m > mean)
 				mean = m;
 		}
-	if (mean >= 1)
-		return mean;
+	if (mean >= 1) {
+		*out = mean;
+		return 0;
+	}
 	mean = num(doc, "sampling_mean", &ok);
-	if (!ok || !(mean >= 1))
+	if (!ok)
 		mean = RASP_DEFAULT_SAMPLING_MEAN;
+	else if (mean_ok(mean, path, "report", 0, err, errlen))
+		return -EINVAL;
 	if (json_object_object_get_ex(doc, "sampling_means", &means) &&
 	    json_object_is_type(means, json_type_array))
 		for (size_t i = 0; i < json_object_array_length(means); i++) {
 			int has = 1;
 			double m = num(json_object_array_get_idx(means, i), "sampling_mean", &has);
 
-			if (has && m > mean)
+			if (!has)
+				continue;
+			if (mean_ok(m, path, "sampling_means entry", i, err, errlen))
+				return -EINVAL;
+			if (m > mean)
 				mean = m;
 		}
-	return mean;
+	*out = mean;
+	return 0;
 }
 
 int rasp_json_report_read(const char *path, double confidence, bool by_site,
@@ -131,7 +155,8 @@ int rasp_json_report_read(const char *path, double confidence, bool by_site,
 		return refuse(
 		    err, errlen, "'%s' was reported at confidence %g, not %g; pass --confidence %g",
 		    path, json_object_get_double(conf), confidence, json_object_get_double(conf));
-	r->mean = read_mean(r->doc);
+	if (read_mean(r->doc, path, &r->mean, err, errlen))
+		return -EINVAL;
 	r->items = calloc(json_object_array_length(rows) + 1, sizeof(*r->items));
 	if (!r->items || read_notes(r->doc, &r->notes))
 		return -ENOMEM;

@@ -28,8 +28,9 @@ struct rasp_json_report {
  * and whose confidence (when it says one) must be `confidence`. 0; -ENOMEM; or a negative
  * errno value with the reason in err (errlen bytes, naming path): -errno when the file
  * cannot be read, -EINVAL when it is not a rasp JSON report, was reported at another
- * confidence, groups by other keys, or holds a row without its numbers or with inconsistent
- * ones. r is set even on failure: rasp_json_report_free it. */
+ * confidence, names a sampling mean outside [1, 2^48], groups by other keys, or holds a row
+ * without its numbers or with inconsistent ones. r is set even on failure:
+ * rasp_json_report_free it. */
 int rasp_json_report_read(const char *path, double confidence, bool by_site,
 			  struct rasp_json_report *r, char *err, size_t errlen);
 void rasp_json_report_free(struct rasp_json_report *r);

@@ -3,7 +3,7 @@
  * file a comparison must not trust is refused with the file, the row and the reason: missing,
  * not JSON, another confidence, other keys, a row without its numbers, inconsistent numbers
  * (a samples count below 0, fractional or past 2^64 had no uint64_t value and was converted
- * anyway). */
+ * anyway), a sampling mean outside [1, 2^48]. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -236,6 +236,54 @@ static void test_read_json_inconsistent_numbers(void **state)
 	}
 }
 
+/* The mean a comparison weighs with: the largest of the processes with samples, else the
+ * report's; one outside [1, 2^48] refused (a side at 0 or infinity has no interval). */
+static void test_read_json_means(void **state)
+{
+	static const char rows[] = "\"rows\": [{\"type\": \"A\", \"bytes\": 1, \"bytes_low\": 1, "
+				   "\"bytes_high\": 1, \"objects\": 1, \"samples\": 1}]";
+	static const struct {
+		const char *keys, *refusal;
+		double mean;
+	} cases[] = {
+	    {"\"processes\": [{\"samples\": 3, \"sampling_mean_high\": 4096}, {\"samples\": 0, "
+	     "\"sampling_mean_high\": 0}, {\"samples\": 1, \"sampling_mean_high\": 16384}]",
+	     NULL, 16384},
+	    {"\"sampling_mean\": 1024, \"sampling_means\": [{\"sampling_mean\": 2048}]", NULL,
+	     2048},
+	    {"\"sampling_mean\": 1024", NULL, 1024},
+	    {"\"processes\": [{\"samples\": 3, \"sampling_mean_high\": 0}]",
+	     "process 0 has sampling mean 0, outside [1, 2^48]", 0},
+	    {"\"processes\": [{\"samples\": 3, \"sampling_mean_high\": 1e300}]",
+	     "process 0 has sampling mean 1e+300", 0},
+	    {"\"sampling_mean\": 0.5", "report 0 has sampling mean 0.5", 0},
+	    {"\"sampling_means\": [{\"sampling_mean\": 4096}, {\"sampling_mean\": -1}]",
+	     "sampling_means entry 1 has sampling mean -1", 0},
+	};
+	char text[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rasp_json_report r;
+		char err[512];
+		const char *path;
+		int rc;
+
+		snprintf(text, sizeof(text), "{%s, %s}", cases[i].keys, rows);
+		path = file_with("means.json", text);
+		rc = rasp_json_report_read(path, 0.95, false, &r, err, sizeof(err));
+		if (cases[i].refusal) {
+			assert_int_equal(rc, -EINVAL);
+			if (!strstr(err, cases[i].refusal))
+				fail_msg("case %zu: no '%s' in: %s", i, cases[i].refusal, err);
+		} else {
+			assert_int_equal(rc, 0);
+			assert_true(r.mean == cases[i].mean);
+		}
+		rasp_json_report_free(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +291,7 @@ int main(void)
 	    cmocka_unit_test(test_read_json_keys),
 	    cmocka_unit_test(test_read_json_refusals),
 	    cmocka_unit_test(test_read_json_inconsistent_numbers),
+	    cmocka_unit_test(test_read_json_means),
 	};
 
 	return cmocka_run_group_tests_name("read-json", tests, setup, teardown);
