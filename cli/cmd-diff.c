@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "report/diff.h"
 #include "read/nettrace-read.h"
+#include "report/diff.h"
 #include "write/read-json.h"
 #include "write/write-diff.h"
 

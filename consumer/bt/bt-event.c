@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/nettrace-read.h"
 #include "rasp/event-meta.h"
+#include "read/nettrace-read.h"
 
 #define NO_INDEX UINT64_MAX
 

@@ -8,8 +8,8 @@
 
 #include <babeltrace2/babeltrace.h>
 
-#include "report/event.h"
 #include "index.h"
+#include "report/event.h"
 
 enum {
 	RASP_F_KIND,

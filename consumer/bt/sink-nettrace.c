@@ -17,9 +17,9 @@
 
 #include "bt-sink.h"
 #include "nettrace-stream.h"
-#include "write/output.h"
 #include "rasp-event-desc.h"
 #include "rasp/rasp.h"
+#include "write/output.h"
 
 #define MAX_FIELDS 16
 

@@ -14,8 +14,8 @@
 
 #include "bt-event.h"
 #include "bt-sink.h"
-#include "write/output.h"
 #include "report/params.h"
+#include "write/output.h"
 #include "write/writer.h"
 
 /* Samples that identify a process's recording: its first ones, by what they say (thread,

@@ -6,8 +6,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "read/nettrace-read.h"
 #include "rasp-event-desc.h"
+#include "read/nettrace-read.h"
 
 int main(int argc, char **argv)
 {

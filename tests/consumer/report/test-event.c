@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report/event.h"
 #include "rasp/event-meta.h"
+#include "report/event.h"
 
 #define UNK RASP_ID_UNKNOWN
 

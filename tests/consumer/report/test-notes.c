@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report/notes.h"
 #include "rasp/event-meta.h"
+#include "report/notes.h"
 #include "report/rows.h"
 
 #define UNK	   RASP_ID_UNKNOWN

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rasp/rasp.h"
 #include "report/estimate.h"
 #include "report/params.h"
-#include "rasp/rasp.h"
 #include "report/tally.h"
 
 #define TABLE rasp_report_params

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stacks/modules.h"
 #include "report/tally.h"
+#include "stacks/modules.h"
 
 struct rasp_test_object {
 	uint64_t base, size; /* the loaded object's range */
