@@ -1,8 +1,9 @@
 /* The writer interface: one file per output format (write-text.c, write-csv.c, ...), each a
  * struct rasp_writer in the registry (render.c) that says what the format is and what it can
  * do, so callers ask the table rather than compare names. A writer gets a view of a finished
- * report (options, tally, rows, notes) and prints it; adding a format is one new file and one
- * line in render.c. No babeltrace2 types. */
+ * report (options, tally, rows, notes) and prints it; adding a format is one new file, one
+ * line in render.c and its name in RASP_REPORT_FORMATS (report/params.h; the render test
+ * holds the two lists together). No babeltrace2 types. */
 #ifndef RASP_CONSUMER_WRITER_H
 #define RASP_CONSUMER_WRITER_H
 
