@@ -297,7 +297,7 @@ static void test_nettrace_read_forms_agree(void **state)
 	lines_free(&first);
 }
 
-/* nettrace.md 9.6: 618 bytes, three AllocationSampled, read back as the guide states them. */
+/* The 618-byte reference file: three AllocationSampled, read back as their values were written. */
 static void test_nettrace_read_vector(void **state)
 {
 	const char *path = nt_path("vector");
@@ -1224,7 +1224,7 @@ static void test_nettrace_read_limits(void **state)
 
 static const char *dotnet_file, *dotnet_baseline;
 
-/* TraceEvent's baseline row names and the (provider, event ids) behind them (nettrace.md 8). */
+/* TraceEvent's baseline row names and the (provider, event ids) behind them (as TraceEvent names them). */
 static const struct row {
 	const char *name, *provider;
 	uint32_t ids[2];

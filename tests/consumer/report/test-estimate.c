@@ -1,4 +1,4 @@
-/* Unit tests of consumer/report/estimate.c: the design doc's quantile table and example, reference
+/* Unit tests of consumer/report/estimate.c: the negative binomial's quantile table and a worked example, reference
  * values of the incomplete beta (50-digit mpmath), the weighted estimator on hand-computed
  * cases, sums of cells (empty, unsampled, split over threads, mixed p), huge s and bad
  * arguments; the objects interval (one size, a wide size mix's coverage, exact merges, the
@@ -29,7 +29,7 @@ static void check_rel(double got, double want, double tol, const char *what)
 	}
 }
 
-/* The .NET design doc's table: NB(s, 1/102400) failures at CDF 0.025 and 0.975. Its values
+/* NB(s, 1/102400) failures at CDF 0.025 and 0.975, the table .NET publishes for its sampling. Its values
  * are one below the smallest k with CDF(k) >= prob (scipy's ppf and ours): within 1. */
 static void test_estimate_quantile_table(void **state)
 {

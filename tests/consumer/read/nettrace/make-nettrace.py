@@ -3,8 +3,8 @@
 (tests/consumer/read/test-nettrace-read.c, tests/consumer/bt/test-source-nettrace.c) and the
 fuzzer's seeds: one list of events as NetTrace V4 (compressed headers, laid out as .NET
 runtimes write them), "V5" (the same container with uncompressed headers, V1 field lists and
-V5 metadata tags) and V6, whole or broken on purpose; and the 618-byte test vector of the
-NetTrace guide (nettrace.md section 9.6). Standard library only.
+V5 metadata tags) and V6, whole or broken on purpose; and a 618-byte reference file of
+three AllocationSampled events, transcribed byte by byte. Standard library only.
 
 Each file NAME.nettrace gets NAME.expect: what a correct reader gives, independent of how the
 reader works. Lines (tab-separated):
@@ -106,7 +106,7 @@ def h(text):
     return bytes.fromhex(text)
 
 
-# ---- Payloads (nettrace.md 9.5 and manifests/rasp-events.man) -----------------------------
+# ---- Payloads (the layouts of docs/events.md and manifests/rasp-events.man) ---------------------
 
 def allocation_sampled(kind, type_id, type_name, address, size, offset, clr=0):
     payload = (struct.pack("<IHQ", kind, clr, type_id) + u16z(type_name) +
@@ -240,7 +240,7 @@ def number(regions, gap=0, drop_tail=0):
 
 def file_order(events):
     """The runtime's order within a region: the thread whose next event is oldest writes all
-    its events, the first marked sorted; repeat (nettrace.md 3.10)."""
+    its events, the first marked sorted; repeat."""
     queues = {}
     for e in sorted(events, key=lambda e: e.ts):
         queues.setdefault(e.tid, []).append(e)
@@ -340,7 +340,7 @@ def v5_tag(kind, payload, meta):
 
 
 def v4_metadata_record(m, v5):
-    """nettrace.md 3.7. V4 as the runtime writes it (no name, no fields); V5 with the name,
+    """V4 as the runtime writes it (no name, no fields); V5 with the name,
     a V1 field list (type before name; empty when V2Params carries the fields) and tags."""
     rec = (struct.pack("<i", m.id) + u16z(m.provider) + struct.pack("<i", m.event_id) +
            u16z(m.name if v5 else "") + struct.pack("<qii", m.keywords, m.version, m.level))
@@ -355,7 +355,7 @@ def v4_metadata_record(m, v5):
 
 
 def v6_metadata_row(m):
-    """nettrace.md 4.2: fields, then optional metadata (keywords, level, version if not 0,
+    """V6 metadata: fields, then optional metadata (keywords, level, version if not 0,
     and for one provider an opcode, a provider GUID and a description)."""
     fields = b""
     for f in m.fields:
@@ -399,12 +399,12 @@ def write(form, regions, block_events=4):
 
     def obj(name, content, kind):
         start = len(out)
-        if v6:  # nettrace.md 4.1: size and kind in one word, no padding
+        if v6:  # size and kind in one word, no padding
             out.extend(struct.pack("<I", len(content) | kind << 24))
             content_at = len(out)
             out.extend(content)
             lay.objects.append((name, start, start, len(out)))
-        else:  # nettrace.md 3.2, 3.4
+        else:  # V4/V5 headers
             out.extend(b"\x05\x05\x01" + struct.pack("<iii", 2, 2, len(name)) + name.encode() +
                        b"\x06")
             size_at = len(out)
@@ -503,7 +503,7 @@ def write(form, regions, block_events=4):
     return bytes(out), lay
 
 
-# ---- The guide's test vector (nettrace.md 9.6), transcribed from its listing -----------------
+# ---- The 618-byte reference file, transcribed byte by byte ----------------------
 
 def vector_listing():
     """Each chunk at the offset the listing gives. The listing elides event 3's payload; it
