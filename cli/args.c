@@ -1,4 +1,4 @@
-/* Command-line flags derived from a parameter table (consumer/params.h): the long options,
+/* Command-line flags derived from a parameter table (consumer/report/params.h): the long options,
  * their parsing and their help all come from the table, so the command and the plugin accept
  * the same values with the same ranges and defaults. */
 #define _GNU_SOURCE
@@ -28,17 +28,18 @@ static size_t table_len(const struct rasp_param *t)
 static void bad_option(const char *cmd, const char *arg, int opt)
 {
 	if (opt && opt < 0x100 && arg[0] == '-' && arg[1] != '-')
-		rasp_cli_error(cmd, "option '-%c' is unknown or lacks its value (see rasp %s --help)",
+		rasp_cli_error(cmd,
+			       "option '-%c' is unknown or lacks its value (see rasp %s --help)",
 			       opt, cmd);
 	else
-		rasp_cli_error(cmd, "option '%s' is unknown or lacks its value (see rasp %s --help)",
+		rasp_cli_error(cmd,
+			       "option '%s' is unknown or lacks its value (see rasp %s --help)",
 			       arg, cmd);
 }
 
 int rasp_cli_args_parse(const char *cmd, int argc, char **argv, const struct rasp_param *table,
 			void *opts, const struct rasp_cli_flag *extra, size_t nextra,
-			rasp_cli_flag_fn on_extra, void *ctx, bool stop_at_operand,
-			int *operands)
+			rasp_cli_flag_fn on_extra, void *ctx, bool stop_at_operand, int *operands)
 {
 	size_t n = table_len(table), k = 0;
 	struct option *lo = calloc(2 * n + nextra + 2, sizeof(*lo));
@@ -67,7 +68,8 @@ int rasp_cli_args_parse(const char *cmd, int argc, char **argv, const struct ras
 					  (int)(BASE + i)};
 		if (b) {
 			snprintf(names + 64 * i, 64, "no-%s", table[i].name);
-			lo[k++] = (struct option){names + 64 * i, no_argument, NULL, (int)(NEG + i)};
+			lo[k++] =
+			    (struct option){names + 64 * i, no_argument, NULL, (int)(NEG + i)};
 		}
 		if (table[i].short_flag && sp < shorts + sizeof(shorts) - 3) {
 			*sp++ = table[i].short_flag;
@@ -118,8 +120,8 @@ int rasp_cli_args_parse(const char *cmd, int argc, char **argv, const struct ras
 			const char *text = p->type == RASP_PARAM_BOOL ? "true" : optarg;
 
 			if (rasp_param_set_text(table, opts, p->name, text, err, sizeof(err))) {
-				rasp_cli_error(cmd, "--%s '%s' is not accepted: %s%s", p->name, text,
-					       p->accepted,
+				rasp_cli_error(cmd, "--%s '%s' is not accepted: %s%s", p->name,
+					       text, p->accepted,
 					       p->suffixes ? " (K, M, G suffixes allowed)" : "");
 				rc = RASP_CLI_ARGS_USAGE;
 				break;

@@ -25,7 +25,7 @@
 #include "cli.h"
 #include "diag-client.h"
 #include "diag-protocol.h"
-#include "sanitize.h"
+#include "write/sanitize.h"
 
 /* Connecting and the answer to CollectTracing (the target answers at once; a busy one may
  * take a while to be scheduled). */

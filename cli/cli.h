@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "params.h"
-#include "tally.h"
+#include "report/params.h"
+#include "report/tally.h"
 
 /* Subcommands: argv[0] is the subcommand name. Return the process exit status. */
 int rasp_cli_record(int argc, char **argv);

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sink-nettrace-stats.h"
+#include "bt/sink-nettrace-stats.h"
 
 enum { F_OUTPUT, F_PID, F_TO, NFLAGS };
 
@@ -161,7 +161,7 @@ int rasp_cli_convert(int argc, char **argv)
 		return 2;
 	}
 	/* A tally only to collect what inputs.c finds doubtful (incomplete traces). */
-	warnings = rasp_tally_create(RASP_GROUP_TYPE, 102400);
+	warnings = rasp_tally_create(RASP_GROUP_TYPE, RASP_DEFAULT_SAMPLING_MEAN);
 	if (!warnings) {
 		rasp_cli_error(cmd, "out of memory");
 		return 1;

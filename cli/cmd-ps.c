@@ -13,7 +13,7 @@
 
 #include "diag-client.h"
 #include "diag-protocol.h"
-#include "sanitize.h"
+#include "write/sanitize.h"
 
 /* Whether anyone listens on the socket: after an exec its file stays, under the same pid and
  * start key, but the listening descriptor is gone (close-on-exec) and the program that runs

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "attach.h"
-#include "output.h"
-#include "writer.h"
+#include "write/output.h"
+#include "write/writer.h"
 
 enum { F_LIVE, F_PID, F_INTERVAL, NFLAGS };
 
@@ -67,6 +67,11 @@ static void usage(void)
 	rasp_cli_args_help(rasp_report_params, flags, NFLAGS);
 }
 
+static bool writer_takes_top(const struct rasp_writer *w)
+{
+	return w->top;
+}
+
 /* The report of one .nettrace file, with the default options (rasp record -p, --live). */
 int rasp_cli_report_file(const char *path)
 {
@@ -81,6 +86,7 @@ int rasp_cli_report(int argc, char **argv)
 	struct rasp_report_options opt;
 	struct rasp_tally *t = NULL;
 	struct rasp_output out = {0};
+	const struct rasp_writer *w;
 	struct live live = {.interval = 2};
 	char err[512];
 	int first, rc, status = 1;
@@ -119,11 +125,24 @@ int rasp_cli_report(int argc, char **argv)
 		rasp_report_options_fini(&opt);
 		return 2;
 	}
-	/* gzip's rule: compressed bytes are not for a terminal. */
-	if (strcmp(opt.format, "pprof") == 0 && !opt.output && isatty(STDOUT_FILENO)) {
+	/* The table's checks passed, so the format has its writer. */
+	w = rasp_writer_find(opt.format);
+	/* gzip's rule: binary bytes are not for a terminal. */
+	if (w->binary && !opt.output && isatty(STDOUT_FILENO)) {
 		rasp_cli_error(cmd,
-			       "--format pprof writes gzipped binary data, not for a terminal: "
-			       "give -o FILE.pb.gz or redirect the output");
+			       "--format %s writes binary data, not for a terminal: give -o FILE%s "
+			       "or redirect the output",
+			       w->name, w->suffix);
+		rasp_report_options_fini(&opt);
+		return 2;
+	}
+	if (opt.top && !w->top) {
+		char names[64];
+
+		rasp_cli_error(cmd,
+			       "--top shows the largest rows with --format %s only; --format %s "
+			       "writes every row",
+			       rasp_writer_names(writer_takes_top, names, sizeof(names)), w->name);
 		rasp_report_options_fini(&opt);
 		return 2;
 	}
@@ -142,10 +161,15 @@ int rasp_cli_report(int argc, char **argv)
 	if (rc)
 		goto out;
 	rc = rasp_report_render(t, &opt, "--sampling-mean", out.f);
-	if (rc == -ERANGE)
+	if (rc == -ERANGE && w->integers)
 		rasp_cli_error(cmd,
 			       "cannot write the report: an estimate is beyond the 64-bit integers "
 			       "of --format %s (2^63); --format json keeps every value",
+			       opt.format);
+	else if (rc == -ERANGE)
+		rasp_cli_error(cmd,
+			       "cannot write the report: an estimate is not finite, which --format "
+			       "%s cannot write; --format json writes it as null",
 			       opt.format);
 	else if (rc)
 		rasp_cli_error(cmd, "cannot write the report: %s", strerror(-rc));

@@ -1,4 +1,4 @@
-/* The client side of the .NET diagnostic IPC protocol (events/diag-protocol.h has the bytes):
+/* The client side of the .NET diagnostic IPC protocol (codec/diag-protocol.h has the bytes):
  * finding a process's diagnostic socket as dotnet-trace does, and trusting it only when it is
  * that process's; listing the processes that have one; starting and stopping an EventPipe
  * session with every wait bounded. The only file of the CLI that opens a diagnostic socket.

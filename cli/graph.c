@@ -13,10 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "sanitize.h"
-#include "sink-nettrace.h"
-#include "sink-report.h"
-#include "source-nettrace.h"
+#include "bt/sink-nettrace.h"
+#include "bt/sink-report.h"
+#include "bt/source-nettrace.h"
+#include "write/sanitize.h"
 
 /* Prints what went wrong inside babeltrace2, and clears it. The rasp components' own causes
  * name the bad parameter or event; libbabeltrace2's wrapping causes ("component

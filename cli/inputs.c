@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ctf-index.h"
-#include "nettrace-read.h"
+#include "read/ctf-index.h"
+#include "read/nettrace-read.h"
 
 #define MAX_TRACES  256
 #define MAX_STREAMS 4096

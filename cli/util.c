@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "index.h"
-#include "sanitize.h"
+#include "write/sanitize.h"
 
 /* Messages quote paths, operands and text from traces and /proc: written as their safe text
  * (sanitize.h), so none of it acts on the terminal. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rasp/events.h"
+#include "rasp/rasp.h"
 
 static const char *const type_names[] = {"System.String", "System.Int32[]", "Demo.Node",
 					 "System.Byte[]", NULL};
@@ -42,7 +43,7 @@ static uint64_t next(uint64_t *s)
 
 int main(int argc, char **argv)
 {
-	uint64_t count = 1000, seed = 1, mean = 102400;
+	uint64_t count = 1000, seed = 1, mean = RASP_DEFAULT_SAMPLING_MEAN;
 	int c;
 
 	while ((c = getopt(argc, argv, "n:s:m:h")) != -1) {
@@ -63,7 +64,8 @@ int main(int argc, char **argv)
 			printf("usage: rasp-emit [-n COUNT] [-s SEED] [-m MEAN]\n"
 			       "Fire COUNT DotNETRuntime:AllocationSampled events (default 1000) "
 			       "after one\n"
-			       "Rasp_Runtime:SamplingConfigured carrying MEAN (default 102400).\n");
+			       "Rasp_Runtime:SamplingConfigured carrying MEAN (default %d).\n",
+			       RASP_DEFAULT_SAMPLING_MEAN);
 			return 0;
 		default:
 			fprintf(stderr, "usage: rasp-emit [-n COUNT] [-s SEED] [-m MEAN]\n");

@@ -10,8 +10,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "diff.h"
-#include "writer.h"
+#include "report/diff.h"
+#include "write/writer.h"
 
 static double now(void)
 {
@@ -43,7 +43,7 @@ static void stage(const char *what)
 /* One sample per (type, thread), sizes 24..1048 bytes, offsets inside. */
 static struct rasp_tally *types_tally(unsigned group_by, long types, long threads, uint64_t seed)
 {
-	struct rasp_tally *t = rasp_tally_create(group_by, 102400);
+	struct rasp_tally *t = rasp_tally_create(group_by, RASP_DEFAULT_SAMPLING_MEAN);
 	char name[32];
 
 	if (!t)
@@ -112,8 +112,9 @@ int main(int argc, char **argv)
 	ia = items(a, &ra, &na);
 	ib = items(b, &rb, &nb);
 	stage("rows of both sides");
-	if (rasp_diff_compute(&(struct rasp_diff_side){"a", ia, na, 102400},
-			      &(struct rasp_diff_side){"b", ib, nb, 102400}, 0.95, &changes, &n))
+	if (rasp_diff_compute(&(struct rasp_diff_side){"a", ia, na, RASP_DEFAULT_SAMPLING_MEAN},
+			      &(struct rasp_diff_side){"b", ib, nb, RASP_DEFAULT_SAMPLING_MEAN},
+			      0.95, &changes, &n))
 		abort();
 	snprintf(label, sizeof(label), "diff of %zu types", n);
 	stage(label);
@@ -132,7 +133,7 @@ int main(int argc, char **argv)
 	stage("report csv by type and thread");
 	rasp_tally_destroy(a);
 
-	p = rasp_tally_create(RASP_GROUP_TYPE, 102400);
+	p = rasp_tally_create(RASP_GROUP_TYPE, RASP_DEFAULT_SAMPLING_MEAN);
 	for (long i = 0; i < procs; i++) {
 		if (rasp_tally_set_mean(p, 1000 + i, 1000 + i, (double)(4096 << (i % 6))) ||
 		    rasp_tally_add_sample(p, "Bench.Proc", 0, 1000 + i, 1000 + i, 64, 10) ||

@@ -9,6 +9,6 @@ shift || true
 cc -O2 -g -std=c11 -D_POSIX_C_SOURCE=200809L -I"$src/consumer" -I"$src/include" \
   -I"$build/generated" "$src/bench/consumer/scale.c" \
   "$build/consumer/librasp-report.a" "$build/consumer/librasp-estimate.a" \
-  "$build/events/librasp-codec.a" -lm \
+  "$build/codec/librasp-codec.a" $(pkg-config --libs libdw libprotobuf-c zlib) -lm \
   -o "$build/rasp-bench-scale"
 "$build/rasp-bench-scale" "$@"

@@ -1,7 +1,7 @@
 /* Coverage of the consumer's intervals by simulation (docs/sampling.md, "Coverage by size
  * mix"): fixed populations of object sizes, sampled with the runtime's per-byte Bernoulli
- * trials, each replication's samples summed by consumer/estimate.c; prints how often the bytes
- * and objects intervals hold the truth at 90/95/99%, with the objects interval of ff18ef7
+ * trials, each replication's samples summed by consumer/report/estimate.c; prints how often the
+ * bytes and objects intervals hold the truth at 90/95/99%, with the objects interval of ff18ef7
  * ("before", its formula kept here) beside the current one ("after", the library's).
  *   rasp-bench-coverage [--reps N] [--jobs J] [--seed S] [--only NAME] [--all]
  * Deterministic: every configuration has its own seed, whatever the job count. */
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "estimate.h"
+#include "report/estimate.h"
 
 static const double levels[3] = {0.90, 0.95, 0.99};
 

@@ -15,7 +15,7 @@ if [ "${1:-}" = --update-docs ]; then
   shift
 fi
 [ "${1:-}" = -- ] && shift
-cc -O2 -g -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -I"$src/consumer" \
+cc -O2 -g -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -I"$src/consumer" -I"$src/include" \
   "$src/bench/estimate/coverage.c" "$build/consumer/librasp-estimate.a" -lm \
   -o "$build/rasp-bench-coverage"
 if [ $update = 0 ]; then

@@ -48,8 +48,13 @@ enum rasp_alloc_kind {
 /* Bytes of header before each object: its type and kind, one word (the block size comes from
  * where the block lies). ObjectSize includes them. */
 #define RASP_OBJECT_HEADER_SIZE 8u
+/* The smallest ObjectSize: the header and 8 bytes (the smallest size class). */
+#define RASP_MIN_OBJECT_SIZE 16u
 
-#define RASP_DEFAULT_SAMPLING_MEAN   102400u
+/* The default mean bytes between samples: .NET's, which its runtime fixes, so that a .NET
+ * trace and a rasp one at the default weigh samples alike. Written without a suffix, so that
+ * stringizing it gives its text ("102400") for help and messages. */
+#define RASP_DEFAULT_SAMPLING_MEAN   102400
 #define RASP_DEFAULT_ALLOC_QUANTUM   8192u
 #define RASP_MIN_ALLOC_QUANTUM	     256u
 #define RASP_MAX_ALLOC_QUANTUM	     262144u

@@ -293,8 +293,28 @@ static void test_saved_report_not_by_type_is_refused(void **state)
 	free(out);
 }
 
+/* A saved report's samples must be a count: -1 was converted to 2^64 - 1 and compared. */
+static void test_saved_report_with_bad_samples_is_refused(void **state)
+{
+	char *out = malloc(CMD_OUT);
+	const char *t = cmd_golden("emit-two-procs"), *saved = cmd_work("bad-samples.json");
+	const char *a[] = {"diff", saved, t, NULL};
+	int rc;
+
+	(void)state;
+	cmd_write_file(saved, "{\"rows\": [{\"type\": \"System.String\", \"samples\": -1, "
+			      "\"bytes\": 4096, \"bytes_low\": 1024, \"bytes_high\": 9000, "
+			      "\"objects\": 100}]}\n");
+	rc = cmd_rasp(out, CMD_OUT, a, NULL);
+	if (rc == 0)
+		fail_msg("a report with -1 samples was compared:\n%s", out);
+	cmd_expect_in(out, "row 0 (System.String) has inconsistent numbers", "samples -1");
+	cmd_expect_in(out, "samples -1", "samples -1");
+	free(out);
+}
+
 /* A type on one side only: what could hide unsampled on the other is bounded with that side's
- * own sampling mean (docstore-small: 16384), not --sampling-mean's 102400 (found by review:
+ * own sampling mean (docstore-small: 16384), not --sampling-mean's 102400 (with which
  * Index.Posting, 160 KiB in 10 samples, showed p = 0.41 and was not flagged; at its side's
  * mean, p = 0.002). BASE is the trace's report without Index.Posting; NEW is the trace, then
  * its report. */
@@ -354,6 +374,7 @@ int main(void)
 	    cmocka_unit_test(test_nettrace_sides),
 	    cmocka_unit_test(test_saved_report_at_other_confidence_is_refused),
 	    cmocka_unit_test(test_saved_report_not_by_type_is_refused),
+	    cmocka_unit_test(test_saved_report_with_bad_samples_is_refused),
 	    cmocka_unit_test(test_one_sided_type_bounded_by_its_sides_mean),
 	};
 

@@ -24,7 +24,7 @@
 
 #include "cmd-support.h"
 #include "lttng-session.h"
-#include "sanitize.h"
+#include "write/sanitize.h"
 
 /* 12 bytes (comm holds 15): ESC[2J, BEL, U+202E (RLO), then text. */
 #define NAME                                                                                       \

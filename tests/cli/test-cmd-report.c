@@ -696,6 +696,11 @@ static void test_usage_errors_exit_2(void **state)
 		expect_status(a, 2, "--top '-1' is not accepted");
 	}
 	{
+		/* A format that writes every row refuses --top rather than ignore it. */
+		const char *a[] = {"report", "--format", "csv", "--top", "2", t, NULL};
+		expect_status(a, 2, "--top shows the largest rows with --format text only");
+	}
+	{
 		const char *a[] = {"report", NULL};
 		expect_status(a, 2, "no TRACE given");
 	}

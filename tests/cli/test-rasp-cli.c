@@ -417,8 +417,8 @@ static void test_mean_change_while_recording(void **state)
 }
 
 /* One thread allocating from two heaps at two means: each heap's events carry its own
- * ClrInstanceID and the report weighs each heap's samples with its own mean (found by review:
- * the thread's last announced mean weighed both, 256x off at 4096 against 2^20). */
+ * ClrInstanceID and the report weighs each heap's samples with its own mean (the thread's last
+ * announced mean would weigh both, 256x off at 4096 against 2^20). */
 static void test_two_heaps_at_two_means(void **state)
 {
 	(void)state;

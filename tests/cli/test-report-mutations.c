@@ -1,7 +1,7 @@
 /* rasp report on mutated .nettrace files: every run ends with exit status 0, 1 or 2, never a
  * signal, a hang or a sanitizer report. A fixed-seed generator mutates copies of three sets of
- * seeds: the files the scripts of tests/consumer/nettrace write (always), the .NET 10 files the
- * tests/dotnet oracles leave in the build tree (skipped, with a line saying so, when dotnet or
+ * seeds: the files the scripts of tests/consumer/read/nettrace write (always), the .NET 10 files
+ * the tests/dotnet oracles leave in the build tree (skipped, with a line saying so, when dotnet or
  * those tests have not made them) and the real .NET files of ../shared/data/dotnet (skipped
  * when absent). Mutations: 1 to 6 bytes overwritten (half of them in the first 64 KiB, where
  * headers and metadata are), a cut, a 32-bit word set to an edge value, a chunk removed or

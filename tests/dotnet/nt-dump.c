@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "nettrace-read.h"
 #include "rasp-event-desc.h"
+#include "read/nettrace-read.h"
 
 int main(int argc, char **argv)
 {

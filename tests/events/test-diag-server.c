@@ -1,6 +1,6 @@
 /* The diagnostic server (events/diag-server.c) and the EventPipe sessions it starts
  * (events/eventpipe.c), black box: diag-prog runs with RASP_DIAGNOSTICS=1 in a private TMPDIR
- * and this test is its client, speaking the protocol's bytes (events/diag-protocol.h) over
+ * and this test is its client, speaking the protocol's bytes (codec/diag-protocol.h) over
  * the real socket. Its streams are read back with rasp's NetTrace reader (itself checked
  * against TraceEvent by tests/dotnet). Covered: no socket and no thread when disabled;
  * ProcessInfo, ResumeRuntime and the protocol's errors (wrong magic, short and oversized
@@ -42,7 +42,7 @@
 
 #include "diag-protocol.h"
 #include "lttng-session.h"
-#include "nettrace-read.h"
+#include "read/nettrace-read.h"
 #include "rasp-event-desc.h"
 #include "rasp/events.h"
 #include "trace-read.h"

@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "../support/live-samples.h"
-#include "nettrace-read.h"
+#include "read/nettrace-read.h"
 #include "rasp-event-desc.h"
 
 extern char **environ;

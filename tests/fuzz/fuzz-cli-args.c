@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "params.h"
 #include "rasp/rasp.h"
 #include "record-args.h"
+#include "report/params.h"
 
 #define MAX_TOKENS 32
 

@@ -1,10 +1,10 @@
 /* libFuzzer target: LTTng CTF packet index files as rasp report reads them to tell a trace
- * cut short (consumer/ctf-index.c). Any bytes: a result or an error with an offset. */
+ * cut short (consumer/read/ctf-index.c). Any bytes: a result or an error with an offset. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctf-index.h"
+#include "read/ctf-index.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

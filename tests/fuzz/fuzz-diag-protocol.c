@@ -1,4 +1,4 @@
-/* libFuzzer target: the diagnostic IPC protocol's parsers (events/diag-protocol.c) as the
+/* libFuzzer target: the diagnostic IPC protocol's parsers (codec/diag-protocol.c) as the
  * diagnostic server drives them. The first byte picks the EventPipe command id (0x01..0x07,
  * so both sides of the CollectTracing range), the rest is its payload; the first 20 bytes,
  * when there are 20, are also read as a message header. Any bytes: a request whose providers

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sink-report.h"
-#include "source-nettrace.h"
-#include "tally.h"
+#include "bt/sink-report.h"
+#include "bt/source-nettrace.h"
+#include "report/tally.h"
 
 static char path[64];
 static int fd = -1;

@@ -1,4 +1,4 @@
-/* libFuzzer target: EventPipe .nettrace files through the reader (consumer/nettrace-*.c) as
+/* libFuzzer target: EventPipe .nettrace files through the reader (consumer/read/nettrace-*.c) as
  * rasp report and source.rasp.nettrace drive it: open, every item to the end, every payload
  * of a known layout decoded, every stack read. The reader takes a path (it has no memory
  * entry point), so each input is written to one unlinked temporary file, reopened through
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nettrace-read.h"
+#include "read/nettrace-read.h"
 
 static char path[64];
 static int fd = -1;

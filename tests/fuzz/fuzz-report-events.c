@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
-#include "event.h"
-#include "writer.h"
+#include "report/diff.h"
+#include "report/event.h"
+#include "write/writer.h"
 
 struct in {
 	const uint8_t *p;
@@ -107,7 +107,7 @@ static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean)
 	return t;
 }
 
-static void render(struct rasp_tally *t, const char *format, double confidence)
+static void render(struct rasp_tally *t, const struct rasp_writer *w, double confidence)
 {
 	struct rasp_report_options opt;
 	char *buf = NULL;
@@ -118,18 +118,18 @@ static void render(struct rasp_tally *t, const char *format, double confidence)
 	if (!f)
 		abort();
 	rasp_report_options_init(&opt);
-	snprintf(opt.format, sizeof(opt.format), "%s", format);
+	snprintf(opt.format, sizeof(opt.format), "%s", w->name);
 	opt.confidence = confidence;
 	opt.top = len % 3;
 	rc = rasp_report_render(t, &opt, "--sampling-mean", f);
-	/* A valid tally always renders; pprof alone refuses an estimate past its int64 values
-	 * (-ERANGE) rather than write a clamped, wrong one. */
-	if (rc != 0 && !(rc == -ERANGE && strcmp(format, "pprof") == 0)) {
-		fprintf(stderr, "the %s writer failed: %s\n", format, strerror(-rc));
+	/* A valid tally always renders; a format of 64-bit integers (pprof) alone refuses an
+	 * estimate past them (-ERANGE) rather than write a clamped, wrong one. */
+	if (rc != 0 && !(rc == -ERANGE && w->integers)) {
+		fprintf(stderr, "the %s writer failed: %s\n", w->name, strerror(-rc));
 		abort();
 	}
 	fclose(f);
-	if (strcmp(format, "json") == 0) {
+	if (w == &rasp_writer_json) {
 		json_object *j = json_tokener_parse(buf);
 
 		if (!j)
@@ -155,7 +155,6 @@ static void side(struct rasp_tally *t, double confidence, struct rasp_rows *rows
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const formats[] = {"text", "csv", "json", "folded", "pprof", "html"};
 	struct in in = {data, size};
 	unsigned group_by = (unsigned)take(&in, 1) & (RASP_GROUP_ALL | RASP_GROUP_WHERE);
 	double mean = 1.0 + (double)(take(&in, 6) % (UINT64_C(1) << 48));
@@ -167,8 +166,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rasp_diff_change *changes;
 	size_t n;
 
-	for (int i = 0; i < 6; i++)
-		render(a, formats[i], confidence);
+	for (const struct rasp_writer *const *w = rasp_writers; *w; w++)
+		render(a, *w, confidence);
 	/* The rest of the input is the other side of a diff (by type, as rasp diff reads it). */
 	b = fill(&in, RASP_GROUP_TYPE, mean);
 	rasp_tally_destroy(a);

@@ -28,10 +28,12 @@ cmake --build "$work/build" -j2 >"$work/build.log" 2>&1 ||
 echo "ok: runtime built without babeltrace2, liblttng-ctl or json-c"
 
 # The runtime's unit tests are there (every tests/runtime test but the two that record and read
-# back a trace), the tests that need the rest are not, and every registered test passes.
+# back a trace), and the codec's (tests/codec: libc and cmocka only); the tests that need the
+# rest are not, and every registered test passes.
 (cd "$work/build" && ctest -N) >"$work/tests.txt"
 for t in runtime-api runtime-inline runtime-sample runtime-context runtime-page runtime-segment \
-  runtime-variants runtime-soak events-header-c nettrace-write; do
+  runtime-variants runtime-soak events-header-c nettrace-write nettrace-payload diag-protocol \
+  cursor; do
   grep -qE "Test +#[0-9]+: $t\$" "$work/tests.txt" ||
     { cat "$work/tests.txt"; echo "FAIL: $t is not registered"; exit 1; }
 done

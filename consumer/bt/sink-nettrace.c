@@ -1,0 +1,599 @@
+/* sink.rasp.nettrace (sink-nettrace.h): babeltrace2 events in, a NetTrace V4 file out. Each
+ * event class is matched once to a descriptor by its name (rasp-event-desc.h: the LTTng name,
+ * "DotNETRuntime:AllocationSampled"...), its payload members found by the descriptor's field
+ * names, and every event of it encoded through the descriptor into the stream writer. The
+ * input comes time-ordered (from filter.utils.muxer, as babeltrace2 graphs are built), so the
+ * file's events are all marked sorted. The file is written beside its destination and renamed
+ * over it only once complete. */
+#include "sink-nettrace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bt-sink.h"
+#include "nettrace-stream.h"
+#include "rasp-event-desc.h"
+#include "rasp/rasp.h"
+#include "write/output.h"
+
+#define MAX_FIELDS 16
+
+struct cls {
+	const bt_event_class *ec; /* borrowed: lives as long as its events */
+	int desc;		  /* descriptor index, -1: not written */
+	uint64_t member[MAX_FIELDS];
+	uint64_t vpid, vtid; /* common-context member index, UINT64_MAX: absent */
+};
+
+struct pending_stack {
+	uint64_t tid;
+	bool used;
+	uint32_t n;
+	uint64_t frames[RASP_MAX_STACK_DEPTH]; /* as many as the runtime captures */
+};
+
+struct sink {
+	bt_self_component *self;
+	bt_message_iterator *it;
+	char *path;
+	int64_t want_pid; /* -1: the input's only process */
+	struct rasp_output out;
+	bool out_open, started;
+	struct rasp_nt_out nt;
+	struct rasp_nt_stream stream;
+	struct cls *classes;
+	size_t nclasses, capclasses, last;
+	uint64_t pending_lost; /* lost upstream, not yet written as a gap */
+	uint64_t last_tid;     /* the thread of the last event written */
+	/* Each thread's ClrStackWalk not yet attached to its next event (open addressing). */
+	struct pending_stack *stacks;
+	size_t nstacks, capstacks;
+	struct rasp_nettrace_sink_stats own, *stats;
+	uint8_t payload[RASP_NT_BLOCK_SIZE - 128];
+	char strings[RASP_NT_BLOCK_SIZE];
+};
+
+static void sink_destroy(struct sink *s)
+{
+	if (!s)
+		return;
+	bt_message_iterator_put_ref(s->it);
+	if (s->out_open)
+		rasp_output_abort(&s->out);
+	rasp_nt_stream_fini(&s->stream);
+	free(s->stacks);
+	free(s->classes);
+	free(s->path);
+	free(s);
+}
+
+static int out_write(void *ctx, const void *buf, size_t len)
+{
+	FILE *f = ctx;
+
+	return fwrite(buf, 1, len, f) == len ? 0 : -(errno ? errno : EIO);
+}
+
+/* ---- Parameters and set-up ----------------------------------------------------------------- */
+
+bt_component_class_initialize_method_status
+rasp__nettrace_sink_initialize(bt_self_component_sink *self_sink,
+			       bt_self_component_sink_configuration *config, const bt_value *params,
+			       void *init_data)
+{
+	bt_self_component *self = bt_self_component_sink_as_self_component(self_sink);
+	struct sink *s = calloc(1, sizeof(*s));
+	const bt_value *path = NULL, *pid = NULL;
+	char err[512];
+
+	(void)config;
+	if (!s) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    self, "Cannot allocate the sink state: size=%zu", sizeof(struct sink));
+		return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
+	}
+	s->self = self;
+	s->want_pid = -1;
+	s->stats = init_data ? init_data : &s->own;
+	*s->stats = (struct rasp_nettrace_sink_stats){.pid = -1};
+	if (params && bt_value_is_map(params)) {
+		path = bt_value_map_borrow_entry_value_const(params, "path");
+		pid = bt_value_map_borrow_entry_value_const(params, "pid");
+		if (bt_value_map_get_size(params) > (uint64_t)(path != NULL) + (pid != NULL)) {
+			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+			    self, "bad parameter: unknown name; accepted=path, pid");
+			goto error;
+		}
+	}
+	if (!path || !bt_value_is_string(path) || !*bt_value_string_get(path)) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    self, "bad parameter: name=path accepted=the .nettrace file to write");
+		goto error;
+	}
+	if (pid) {
+		int64_t v = bt_value_is_signed_integer(pid) ? bt_value_integer_signed_get(pid)
+			    : bt_value_is_unsigned_integer(pid) &&
+				    bt_value_integer_unsigned_get(pid) <= INT32_MAX
+				? (int64_t)bt_value_integer_unsigned_get(pid)
+				: -1;
+
+		if (v < 0 || v > INT32_MAX) {
+			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+			    self, "bad parameter: name=pid accepted=a process id, 0 to 2147483647");
+			goto error;
+		}
+		s->want_pid = v;
+	}
+	s->path = strdup(bt_value_string_get(path));
+	if (!s->path)
+		goto error;
+	/* Opened now, so a bad path fails before any trace is read. */
+	if (rasp_output_open(&s->out, s->path, err, sizeof(err))) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(self, "%s", err);
+		goto error;
+	}
+	s->out_open = true;
+	s->nt = (struct rasp_nt_out){.write = out_write, .ctx = s->out.f};
+	if (rasp_nt_stream_init(&s->stream, &s->nt, RASP_NT_BLOCK_SIZE) != 0 ||
+	    bt_self_component_sink_add_input_port(self_sink, "in", NULL, NULL) !=
+		BT_SELF_COMPONENT_ADD_PORT_STATUS_OK) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(self, "Cannot set the sink up");
+		goto error;
+	}
+	s->last = SIZE_MAX;
+	bt_self_component_set_data(self, s);
+	return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
+error:
+	sink_destroy(s);
+	return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
+}
+
+void rasp__nettrace_sink_finalize(bt_self_component_sink *self_sink)
+{
+	sink_destroy(
+	    bt_self_component_get_data(bt_self_component_sink_as_self_component(self_sink)));
+}
+
+bt_component_class_sink_graph_is_configured_method_status
+rasp__nettrace_sink_graph_is_configured(bt_self_component_sink *self_sink)
+{
+	struct sink *s =
+	    bt_self_component_get_data(bt_self_component_sink_as_self_component(self_sink));
+
+	return rasp_bt_sink_connect(self_sink, &s->it);
+}
+
+/* ---- Event classes ------------------------------------------------------------------------- */
+
+static uint64_t member_index(const bt_field_class *st, const char *name)
+{
+	if (!st || bt_field_class_get_type(st) != BT_FIELD_CLASS_TYPE_STRUCTURE)
+		return UINT64_MAX;
+	for (uint64_t i = 0; i < bt_field_class_structure_get_member_count(st); i++)
+		if (strcmp(bt_field_class_structure_member_get_name(
+			       bt_field_class_structure_borrow_member_by_index_const(st, i)),
+			   name) == 0)
+			return i;
+	return UINT64_MAX;
+}
+
+static bool type_fits(enum rasp_field_type t, bool array, const bt_field_class *fc)
+{
+	bt_field_class_type k = bt_field_class_get_type(fc);
+
+	if (array)
+		return bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_DYNAMIC_ARRAY) &&
+		       bt_field_class_type_is(
+			   bt_field_class_get_type(
+			       bt_field_class_array_borrow_element_field_class_const(fc)),
+			   BT_FIELD_CLASS_TYPE_INTEGER);
+	switch (t) {
+	case RASP_FT_UTF16Z:
+	case RASP_FT_ANSIZ:
+		return k == BT_FIELD_CLASS_TYPE_STRING;
+	case RASP_FT_F32:
+	case RASP_FT_F64:
+		return bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_REAL);
+	default:
+		return bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_INTEGER);
+	}
+}
+
+/* Learns a class: its descriptor, where each field is. A class named like a descriptor whose
+ * fields do not fit is an error: writing it would lose what its events say. */
+static struct cls *class_of(struct sink *s, const bt_event_class *ec)
+{
+	const char *name = bt_event_class_get_name(ec);
+	const bt_stream_class *sc = bt_event_class_borrow_stream_class_const(ec);
+	const bt_field_class *payload = bt_event_class_borrow_payload_field_class_const(ec);
+	const bt_field_class *common =
+	    bt_stream_class_borrow_event_common_context_field_class_const(sc);
+	struct cls *c;
+
+	if (s->last < s->nclasses && s->classes[s->last].ec == ec)
+		return &s->classes[s->last];
+	for (size_t i = 0; i < s->nclasses; i++)
+		if (s->classes[i].ec == ec) {
+			s->last = i;
+			return &s->classes[i];
+		}
+	if (s->nclasses == s->capclasses) {
+		size_t cap = s->capclasses ? 2 * s->capclasses : 16;
+		struct cls *v = realloc(s->classes, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		s->classes = v;
+		s->capclasses = cap;
+	}
+	c = &s->classes[s->nclasses];
+	*c = (struct cls){.ec = ec, .desc = -1};
+	c->vpid = member_index(common, "vpid");
+	c->vtid = member_index(common, "vtid");
+	for (size_t d = 0; name && d < rasp_event_ndescs; d++) {
+		const struct rasp_event_desc *desc = &rasp_event_descs[d];
+
+		if (strcmp(desc->lttng, name) != 0 || desc->nfields > MAX_FIELDS)
+			continue;
+		for (size_t f = 0; f < desc->nfields; f++) {
+			uint64_t m = member_index(payload, desc->fields[f].name);
+
+			if (m == UINT64_MAX ||
+			    !type_fits(desc->fields[f].type, desc->fields[f].count >= 0,
+				       bt_field_class_structure_member_borrow_field_class_const(
+					   bt_field_class_structure_borrow_member_by_index_const(
+					       payload, m)))) {
+				BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+				    s->self,
+				    "Event class %s lacks field %s (or its type differs): its "
+				    "events cannot be written as %s version %" PRIu32,
+				    name, desc->fields[f].name, desc->provider, desc->version);
+				return NULL;
+			}
+			c->member[f] = m;
+		}
+		c->desc = (int)d;
+		break;
+	}
+	s->last = s->nclasses++;
+	return c;
+}
+
+/* ---- Events -------------------------------------------------------------------------------- */
+
+static int64_t context_int(const bt_event *ev, uint64_t member)
+{
+	const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
+	const bt_field *f;
+
+	if (!ctx || member == UINT64_MAX)
+		return -1;
+	f = bt_field_structure_borrow_member_field_by_index_const(ctx, member);
+	if (bt_field_class_type_is(bt_field_get_class_type(f), BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
+		return bt_field_integer_signed_get_value(f);
+	return (int64_t)bt_field_integer_unsigned_get_value(f);
+}
+
+static int start(struct sink *s, int64_t pid, int64_t ns, bool unix_epoch)
+{
+	struct rasp_nt_trace_header h = {.sync_ticks = ns,
+					 .frequency = 1000000000,
+					 .pointer_size = 8,
+					 .pid = (uint32_t)pid,
+					 .processors = 1};
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* A clock counting from the Unix epoch (LTTng's) gives the wall-clock time of the
+	 * first event; any other origin is written as if it were one (the relative times hold). */
+	(void)unix_epoch;
+	h.sync_utc_ns = ns > 0 ? ns : 0;
+	h.processors = cpus > 0 ? (uint32_t)cpus : 1;
+	s->started = true;
+	s->stats->pid = pid;
+	return rasp_nt_write_header(&s->nt, &h);
+}
+
+/* Lost events become a gap in the last thread's numbers, shown at once by a sequence point
+ * (readers count a thread's gap at the next sequence point). */
+static int write_losses(struct sink *s)
+{
+	uint32_t seq;
+	int rc;
+
+	if (!s->pending_lost || !s->stats->written)
+		return 0;
+	seq = rasp_nt_stream_seq(&s->stream, s->last_tid);
+	rc = rasp_nt_stream_note(
+	    &s->stream, s->last_tid,
+	    seq + (uint32_t)(s->pending_lost > UINT32_MAX / 2 ? UINT32_MAX / 2 : s->pending_lost));
+	if (!rc)
+		rc = rasp_nt_stream_sequence_point(&s->stream, s->stream.last_ts);
+	s->pending_lost = 0;
+	return rc;
+}
+
+static bt_component_class_sink_consume_method_status fail(struct sink *s, int rc, const char *what)
+{
+	BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+	    s->self, "Cannot write %s: output=\"%s\" errno=%d (%s)", what, s->path, -rc,
+	    strerror(-rc));
+	return rc == -ENOMEM ? BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR
+			     : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+}
+
+/* The pending stack of tid (made when new); NULL without memory. */
+static struct pending_stack *stack_of(struct sink *s, uint64_t tid)
+{
+	size_t mask, i;
+
+	if (2 * (s->nstacks + 1) > s->capstacks) {
+		size_t cap = s->capstacks ? 2 * s->capstacks : 16;
+		struct pending_stack *v = calloc(cap, sizeof(*v)), *old = s->stacks;
+
+		if (!v)
+			return NULL;
+		for (size_t k = 0; k < s->capstacks; k++)
+			if (old[k].used) {
+				for (i = old[k].tid & (cap - 1); v[i].used; i = (i + 1) & (cap - 1))
+					;
+				v[i] = old[k];
+			}
+		free(old);
+		s->stacks = v;
+		s->capstacks = cap;
+	}
+	mask = s->capstacks - 1;
+	for (i = tid & mask; s->stacks[i].used && s->stacks[i].tid != tid; i = (i + 1) & mask)
+		;
+	if (!s->stacks[i].used) {
+		s->stacks[i] = (struct pending_stack){.tid = tid, .used = true};
+		s->nstacks++;
+	}
+	return &s->stacks[i];
+}
+
+/* A ClrStackWalk: the frames of its thread's next event (FrameCount, Stack). */
+static bt_component_class_sink_consume_method_status
+keep_stack(struct sink *s, const struct cls *c, const bt_field *payload, uint64_t tid)
+{
+	const bt_field *stack =
+	    bt_field_structure_borrow_member_field_by_index_const(payload, c->member[4]);
+	struct pending_stack *p = stack_of(s, tid);
+	uint64_t n = bt_field_array_get_length(stack);
+
+	if (!p)
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+	p->n = (uint32_t)(n < RASP_MAX_STACK_DEPTH ? n : RASP_MAX_STACK_DEPTH);
+	for (uint32_t i = 0; i < p->n; i++)
+		p->frames[i] = bt_field_integer_unsigned_get_value(
+		    bt_field_array_borrow_element_field_by_index_const(stack, i));
+	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+}
+
+static bt_component_class_sink_consume_method_status handle_event(struct sink *s,
+								  const bt_message *msg)
+{
+	struct pending_stack *ps;
+	const bt_event *ev = bt_message_event_borrow_event_const(msg);
+	struct cls *c = class_of(s, bt_event_borrow_class_const(ev));
+	const struct rasp_event_desc *d;
+	const bt_clock_snapshot *cs;
+	const bt_field *payload;
+	union rasp_nt_value vals[MAX_FIELDS];
+	int64_t pid, tid, ns;
+	size_t used = 0, len;
+	uint32_t seq;
+	int rc;
+
+	if (!c)
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+	if (c->desc < 0) {
+		s->stats->other++;
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+	}
+	d = &rasp_event_descs[c->desc];
+	pid = context_int(ev, c->vpid);
+	tid = context_int(ev, c->vtid);
+	if (pid < 0 || tid < 0) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    s->self,
+		    "Event %s has no vpid/vtid context: record with `lttng add-context -u -t vpid "
+		    "-t vtid` (rasp record does)",
+		    d->lttng);
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+	}
+	if (s->want_pid >= 0 && pid != s->want_pid) {
+		s->stats->other_pid++;
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+	}
+	if (!bt_stream_class_borrow_default_clock_class_const(
+		bt_event_class_borrow_stream_class_const(c->ec))) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    s->self, "Event %s has no timestamp: a .nettrace event needs one", d->lttng);
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+	}
+	cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
+	if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) !=
+	    BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    s->self, "Event %s: its timestamp overflows 64-bit nanoseconds", d->lttng);
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+	}
+	if (!s->started) {
+		rc = start(s, pid, ns,
+			   bt_clock_class_origin_is_unix_epoch(
+			       bt_clock_snapshot_borrow_clock_class_const(cs)));
+		if (rc)
+			return fail(s, rc, "the file header");
+	} else if (pid != s->stats->pid) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    s->self,
+		    "The input holds events of several processes (%" PRId64 " and %" PRId64
+		    "); a .nettrace file holds one: choose it with the pid parameter (rasp "
+		    "convert --pid)",
+		    s->stats->pid, pid);
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+	}
+	payload = bt_event_borrow_payload_field_const(ev);
+	if (c->desc == RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK)
+		return keep_stack(s, c, payload, (uint64_t)tid);
+	for (size_t f = 0; f < d->nfields; f++) {
+		const bt_field *fld =
+		    bt_field_structure_borrow_member_field_by_index_const(payload, c->member[f]);
+		bt_field_class_type k = bt_field_get_class_type(fld);
+
+		if (k == BT_FIELD_CLASS_TYPE_STRING) {
+			const char *str = bt_field_string_get_value(fld);
+			size_t n = strlen(str) + 1;
+
+			if (n > sizeof(s->strings) - used) {
+				BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+				    s->self, "Event %s: field %s is too long (%zu bytes)", d->lttng,
+				    d->fields[f].name, n - 1);
+				return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+			}
+			memcpy(s->strings + used, str, n);
+			vals[f].s = s->strings + used;
+			used += n;
+		} else if (bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_REAL)) {
+			vals[f].f = bt_field_real_double_precision_get_value(fld);
+		} else if (bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)) {
+			vals[f].i = bt_field_integer_signed_get_value(fld);
+		} else {
+			vals[f].u = bt_field_integer_unsigned_get_value(fld);
+		}
+	}
+	len = rasp_nt_encode_payload(d, vals, 8, s->payload, sizeof(s->payload));
+	if (!len && d->nfields) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    s->self, "Event %s is too large for an EventPipe event (limit %zu bytes)",
+		    d->lttng, sizeof(s->payload));
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+	}
+	seq = rasp_nt_stream_seq(&s->stream, (uint64_t)tid) + 1;
+	ps = stack_of(s, (uint64_t)tid);
+	if (!ps)
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+	rc = rasp_nt_stream_event(&s->stream, (unsigned)c->desc, (uint64_t)tid, seq, ns, s->payload,
+				  len, ps->frames, ps->n);
+	ps->n = 0;
+	if (rc == -EINVAL) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    s->self,
+		    "Event %s at %" PRId64 " ns is older than the one before (%" PRId64
+		    " ns): the input is not in time order (put filter.utils.muxer before the sink)",
+		    d->lttng, ns, s->stream.last_ts);
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+	}
+	if (rc)
+		return fail(s, rc, "an event");
+	s->stats->written++;
+	s->last_tid = (uint64_t)tid;
+	rc = write_losses(s);
+	return rc ? fail(s, rc, "a sequence point")
+		  : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+}
+
+static void add_lost(struct sink *s, uint64_t n, bool known)
+{
+	if (!known || n == 0) {
+		/* Unknown: at least one. */
+		n = 1;
+		s->stats->lost_unknown = true;
+	}
+	s->stats->lost += n;
+	s->pending_lost += n;
+}
+
+static bt_component_class_sink_consume_method_status handle(struct sink *s, const bt_message *msg)
+{
+	uint64_t count = 0;
+	bt_property_availability avail;
+	int rc;
+
+	switch (bt_message_get_type(msg)) {
+	case BT_MESSAGE_TYPE_EVENT:
+		return handle_event(s, msg);
+	case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
+		avail = bt_message_discarded_events_get_count(msg, &count);
+		add_lost(s, count, avail == BT_PROPERTY_AVAILABILITY_AVAILABLE);
+		break;
+	case BT_MESSAGE_TYPE_DISCARDED_PACKETS:
+		bt_message_discarded_packets_get_count(msg, &count);
+		/* A lost packet held an unknown number of events: one each, a floor. */
+		add_lost(s, count, false);
+		break;
+	default:
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+	}
+	rc = write_losses(s);
+	return rc ? fail(s, rc, "a sequence point")
+		  : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+}
+
+static bt_component_class_sink_consume_method_status finish(struct sink *s)
+{
+	int rc = 0;
+
+	BT_MESSAGE_ITERATOR_PUT_REF_AND_RESET(s->it);
+	if (!s->started) {
+		struct timespec now;
+
+		/* No event: a valid, empty trace of no process. */
+		clock_gettime(CLOCK_REALTIME, &now);
+		rc = start(s, 0, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, true);
+		s->stats->pid = -1;
+	}
+	if (!rc && s->pending_lost) {
+		/* Losses before any event: a thread of its own carries them. */
+		rc = rasp_nt_stream_note(&s->stream, 0,
+					 (uint32_t)(s->pending_lost > UINT32_MAX / 2
+							? UINT32_MAX / 2
+							: s->pending_lost));
+	}
+	if (!rc)
+		rc = rasp_nt_stream_sequence_point(
+		    &s->stream, s->stream.last_ts > INT64_MIN ? s->stream.last_ts : 0);
+	if (!rc)
+		rc = rasp_nt_write_end(&s->nt);
+	if (!rc)
+		rc = rasp_output_commit(&s->out);
+	else
+		rasp_output_abort(&s->out);
+	s->out_open = false;
+	if (rc)
+		return fail(s, rc, "the end of the file");
+	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
+}
+
+static bt_component_class_sink_consume_method_status on_message(void *sink, const bt_message *msg)
+{
+	return handle(sink, msg);
+}
+
+static bt_component_class_sink_consume_method_status on_end(void *sink)
+{
+	return finish(sink);
+}
+
+bt_component_class_sink_consume_method_status
+rasp__nettrace_sink_consume(bt_self_component_sink *self_sink)
+{
+	struct sink *s =
+	    bt_self_component_get_data(bt_self_component_sink_as_self_component(self_sink));
+
+	return rasp_bt_sink_next(s->self, s->it, on_message, on_end, s);
+}
+
+bt_component_class_sink *rasp_nettrace_sink_class_create(void)
+{
+	return rasp_bt_sink_class(
+	    "nettrace", RASP_NETTRACE_SINK_DESCRIPTION, RASP_NETTRACE_SINK_HELP,
+	    rasp__nettrace_sink_initialize, rasp__nettrace_sink_finalize,
+	    rasp__nettrace_sink_graph_is_configured, rasp__nettrace_sink_consume);
+}

@@ -1,0 +1,232 @@
+/* Unit tests of consumer/report/event.c: event roles by the names generated in rasp/event-meta.h
+ * (and near misses that must stay OTHER), and rasp_event_apply for each role: what reaches the
+ * tally, malformed values refused with the field named and the values in the reason, with
+ * nothing counted, process names and timestamps. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rasp/event-meta.h"
+#include "report/event.h"
+
+#define UNK RASP_ID_UNKNOWN
+
+static void test_event_roles(void **state)
+{
+	(void)state;
+	static const char *const other[] = {
+	    "",
+	    "DotNETRuntime:AllocationSampled2",
+	    "DotNETRuntime:AllocationSample",
+	    "dotnetruntime:allocationsampled",
+	    "AllocationSampled",
+	    "DotNETRuntime:GCAllocationTick",
+	    "DotNETRuntime:GCAllocationTick_V1",
+	    "DotNETRuntime:GCAllocationTick_V5",
+	    "Rasp_Runtime:SamplingConfigured ",
+	    "lttng_ust_statedump:start",
+	};
+
+	assert_int_equal(rasp_role_of(RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG),
+			 RASP_ROLE_SAMPLED);
+	assert_int_equal(rasp_role_of(RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG),
+			 RASP_ROLE_CONFIGURED);
+	assert_int_equal(rasp_role_of(RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V2_LTTNG),
+			 RASP_ROLE_TICK);
+	assert_int_equal(rasp_role_of(RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V3_LTTNG),
+			 RASP_ROLE_TICK);
+	assert_int_equal(rasp_role_of(RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V4_LTTNG),
+			 RASP_ROLE_TICK);
+	/* The names themselves, as LTTng traces carry them. */
+	assert_int_equal(rasp_role_of("DotNETRuntime:AllocationSampled"), RASP_ROLE_SAMPLED);
+	assert_int_equal(rasp_role_of("Rasp_Runtime:SamplingConfigured"), RASP_ROLE_CONFIGURED);
+	assert_int_equal(rasp_role_of("DotNETRuntime:GCAllocationTick_V3"), RASP_ROLE_TICK);
+	assert_int_equal(rasp_role_of(NULL), RASP_ROLE_OTHER);
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		if (rasp_role_of(other[i]) != RASP_ROLE_OTHER) {
+			printf("\"%s\" has role %d, want OTHER\n", other[i],
+			       rasp_role_of(other[i]));
+			fail();
+		}
+}
+
+static struct rasp_event sampled(const char *type, uint64_t size, uint64_t offset)
+{
+	return (struct rasp_event){.role = RASP_ROLE_SAMPLED,
+				   .type = type,
+				   .kind = 1,
+				   .size = size,
+				   .offset = offset,
+				   .pid = 10,
+				   .tid = 11};
+}
+
+static struct rasp_tally *tally(void)
+{
+	struct rasp_tally *t = rasp_tally_create(RASP_GROUP_TYPE | RASP_GROUP_KIND, 102400);
+
+	assert_non_null(t);
+	return t;
+}
+
+static void test_event_sampled(void **state)
+{
+	(void)state;
+	struct rasp_tally *t = tally();
+	struct rasp_event e = sampled("Foo", 48, 7);
+	const char *field = "untouched";
+	char why[128] = "untouched";
+	const struct rasp_tally_process *p;
+
+	e.procname = "app";
+	e.timed = true;
+	e.ns = 12345;
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), 0);
+	assert_string_equal(field, "untouched");
+	assert_int_equal(t->samples, 1);
+	assert_int_equal(t->ncells, 1);
+	assert_string_equal(rasp_tally_type_name(t, 0), "Foo");
+	assert_int_equal(t->cells[0].kind, 1);
+	assert_int_equal(t->cells[0].est.samples, 1);
+	assert_true(t->cells[0].est.unsampled == 48 - 7);
+	p = rasp_tally_find_process(t, 10);
+	assert_non_null(p);
+	assert_string_equal(rasp_tally_process_name(t, p), "app");
+	assert_int_equal(p->samples, 1);
+	assert_true(t->timed);
+	assert_int_equal(t->first_ns, 12345);
+	/* No type name: "NULL". No pid: the process name is not kept. */
+	e = sampled(NULL, 8, 0);
+	e.pid = UNK;
+	e.procname = "ghost";
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), 0);
+	assert_string_equal(rasp_tally_type_name(t, 1), "NULL");
+	p = rasp_tally_find_process(t, UNK);
+	assert_non_null(p);
+	assert_null(rasp_tally_process_name(t, p));
+	assert_int_equal(t->samples, 2);
+	rasp_tally_destroy(t);
+}
+
+/* ObjectSize 0 and SampledByteOffset >= ObjectSize: -EINVAL naming the field, the values in
+ * the reason, nothing counted. */
+static void test_event_sampled_malformed(void **state)
+{
+	(void)state;
+	struct rasp_tally *t = tally();
+	struct rasp_event e = sampled("Foo", 0, 0);
+	const char *field = NULL;
+	char why[128] = "";
+
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_OBJECTSIZE);
+	assert_string_equal(field, "ObjectSize");
+	assert_string_equal(why, "zero (SampledByteOffset=0 ObjectSize=0)");
+
+	e = sampled("Foo", 16, 16);
+	field = NULL;
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, "SampledByteOffset");
+	assert_string_equal(why, "not-below-ObjectSize (SampledByteOffset=16 ObjectSize=16)");
+
+	e = sampled("Foo", 16, UINT64_MAX);
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, "SampledByteOffset");
+	assert_string_equal(why, "not-below-ObjectSize (SampledByteOffset=18446744073709551615 "
+				 "ObjectSize=16)");
+	/* A reason cut to the buffer, still terminated. */
+	{
+		char small[8];
+
+		memset(small, 'X', sizeof(small));
+		assert_int_equal(rasp_event_apply(t, &e, &field, small, sizeof(small)), -EINVAL);
+		assert_string_equal(small, "not-bel");
+	}
+	assert_int_equal(t->samples, 0);
+	assert_int_equal(t->ncells, 0);
+	assert_int_equal(t->ntypes, 0);
+	rasp_tally_destroy(t);
+}
+
+static void test_event_configured(void **state)
+{
+	(void)state;
+	struct rasp_tally *t = tally();
+	struct rasp_event e = {.role = RASP_ROLE_CONFIGURED, .mean = 4096, .pid = 10, .tid = 11};
+	const char *field = NULL;
+	char why[128] = "";
+
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), 0);
+	assert_int_equal(t->configured, 1);
+	assert_true(rasp_tally_find_process(t, 10)->mean == 4096);
+	/* Thread 11's samples now weigh with 4096 (p = 1/4096). */
+	e = sampled("Foo", 64, 0);
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), 0);
+	assert_true(t->cells[0].est.p == 1.0 / 4096);
+	assert_int_equal(rasp_tally_samples_assumed(t), 0);
+
+	e = (struct rasp_event){.role = RASP_ROLE_CONFIGURED, .mean = 0, .pid = 10, .tid = 12};
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_FIELD_SAMPLINGMEAN);
+	assert_string_equal(field, "SamplingMean");
+	assert_string_equal(why, "zero (SamplingMean=0)");
+	assert_int_equal(t->configured, 1);
+	assert_int_equal(t->ntmeans, 1);
+	rasp_tally_destroy(t);
+}
+
+static void test_event_tick_and_other(void **state)
+{
+	(void)state;
+	struct rasp_tally *t = tally();
+	struct rasp_event e = {.role = RASP_ROLE_TICK,
+			       .type = "Big",
+			       .amount = 100000,
+			       .pid = 10,
+			       .tid = 11,
+			       .procname = "dotnet"};
+	const char *field = NULL;
+	char why[128] = "";
+
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), 0);
+	e.type = NULL;
+	e.amount = 5;
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), 0);
+	assert_int_equal(t->ticks_total, 2);
+	assert_string_equal(rasp_tally_type_name(t, 0), "Big");
+	assert_int_equal(t->ticks[0].amount, 100000);
+	assert_string_equal(rasp_tally_type_name(t, 1), "NULL");
+	assert_int_equal(t->ticks[1].amount, 5);
+	assert_int_equal(t->samples, 0);
+	assert_string_equal(rasp_tally_process_name(t, rasp_tally_find_process(t, 10)), "dotnet");
+
+	/* Any other event: counted, its process name not kept, its time noted. */
+	e = (struct rasp_event){
+	    .role = RASP_ROLE_OTHER, .pid = 20, .procname = "other", .timed = true, .ns = 99};
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), 0);
+	assert_int_equal(t->other_events, 1);
+	assert_null(rasp_tally_find_process(t, 20));
+	assert_true(t->timed);
+	assert_int_equal(t->last_ns, 99);
+	assert_int_equal(t->samples + t->configured, 0);
+	rasp_tally_destroy(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_event_roles),
+	    cmocka_unit_test(test_event_sampled),
+	    cmocka_unit_test(test_event_sampled_malformed),
+	    cmocka_unit_test(test_event_configured),
+	    cmocka_unit_test(test_event_tick_and_other),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
