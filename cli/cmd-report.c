@@ -151,6 +151,7 @@ int rasp_cli_report(int argc, char **argv)
 		rasp_cli_error(cmd, "out of memory");
 		goto out;
 	}
+	rasp_report_prepare(t, &opt); /* --at was checked */
 	/* Opened first, so a bad path fails before the traces are read; the file is replaced
 	 * only by a complete report. */
 	if (rasp_output_open(&out, opt.output, err, sizeof(err))) {
@@ -161,7 +162,9 @@ int rasp_cli_report(int argc, char **argv)
 	if (rc)
 		goto out;
 	rc = rasp_report_render(t, &opt, "--sampling-mean", out.f);
-	if (rc == -ERANGE && w->integers)
+	if (rc == -ENODATA)
+		rasp_cli_error(cmd, "--inuse: %s", rasp_live_unavailable_why(t->live));
+	else if (rc == -ERANGE && w->integers)
 		rasp_cli_error(cmd,
 			       "cannot write the report: an estimate is beyond the 64-bit integers "
 			       "of --format %s (2^63); --format json keeps every value",

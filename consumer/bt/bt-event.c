@@ -34,8 +34,9 @@ static const struct {
 		     ROLE(RASP_ROLE_SAMPLED)},
     [RASP_F_TYPE] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_TYPENAME, F_STRING, false,
 		     ROLE(RASP_ROLE_SAMPLED) | ROLE(RASP_ROLE_TICK)},
+    /* The same name in SampledObjectFreed. */
     [RASP_F_SIZE] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_OBJECTSIZE, F_INT, false,
-		     ROLE(RASP_ROLE_SAMPLED)},
+		     ROLE(RASP_ROLE_SAMPLED) | ROLE(RASP_ROLE_FREED)},
     [RASP_F_OFFSET] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_SAMPLEDBYTEOFFSET, F_INT,
 		       false, ROLE(RASP_ROLE_SAMPLED)},
     [RASP_F_MEAN] = {RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_FIELD_SAMPLINGMEAN, F_INT, false,
@@ -43,7 +44,9 @@ static const struct {
     /* Which heap of a rasp process (or runtime of a .NET one) a sample or a mean is of: the
      * same name in both events. Optional: 0 where a trace lacks it. */
     [RASP_F_INSTANCE] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_CLRINSTANCEID, F_INT,
-			 true, ROLE(RASP_ROLE_SAMPLED) | ROLE(RASP_ROLE_CONFIGURED)},
+			 true,
+			 ROLE(RASP_ROLE_SAMPLED) | ROLE(RASP_ROLE_CONFIGURED) | ROLE(RASP_ROLE_FREED) |
+			     ROLE(RASP_ROLE_HEAP_DESTROYED)},
     [RASP_F_AMOUNT] = {RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V2_FIELD_ALLOCATIONAMOUNT, F_INT,
 		       false, ROLE(RASP_ROLE_TICK)},
     [RASP_F_AMOUNT64] = {RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V2_FIELD_ALLOCATIONAMOUNT64,
@@ -66,7 +69,14 @@ static const struct {
 		       false, ROLE(RASP_ROLE_METHOD)},
     [RASP_F_M_SIGNATURE] = {RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V1_FIELD_METHODSIGNATURE,
 			    F_STRING, true, ROLE(RASP_ROLE_METHOD)},
+    /* Where the object was: what pairs a sample with its free (a trace without it has no
+     * live heap). */
+    [RASP_F_ADDRESS] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_ADDRESS, F_INT, true,
+			ROLE(RASP_ROLE_SAMPLED)},
+    [RASP_F_FREED_ADDRESS] = {RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_FIELD_ADDRESS, F_INT,
+			      false, ROLE(RASP_ROLE_FREED)},
 };
+
 
 const char *rasp_bt_field_name(int f)
 {
@@ -377,6 +387,8 @@ int rasp_bt_event_decode(struct rasp_bt_class *c, const bt_message *msg, struct 
 	e->offset = v[RASP_F_OFFSET];
 	e->mean = v[RASP_F_MEAN];
 	e->instance = v[RASP_F_INSTANCE];
+	e->has_address = f[RASP_F_ADDRESS] || f[RASP_F_FREED_ADDRESS];
+	e->address = f[RASP_F_ADDRESS] ? v[RASP_F_ADDRESS] : v[RASP_F_FREED_ADDRESS];
 	/* Ticks: V2 and later carry the 64-bit amount; the 32-bit one wraps past 4 GiB. */
 	e->amount = f[RASP_F_AMOUNT64] ? v[RASP_F_AMOUNT64] : v[RASP_F_AMOUNT];
 	if (f[RASP_F_FRAMES]) {

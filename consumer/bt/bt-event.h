@@ -32,6 +32,8 @@ enum {
 	RASP_F_M_NAMESPACE,
 	RASP_F_M_NAME,
 	RASP_F_M_SIGNATURE,
+	RASP_F_ADDRESS,	      /* AllocationSampled's (optional) */
+	RASP_F_FREED_ADDRESS, /* SampledObjectFreed's */
 	RASP_NFIELDS
 };
 

@@ -182,6 +182,8 @@ rasp__report_sink_initialize(bt_self_component_sink *self_sink,
 	} else {
 		s->tally = rasp_tally_create(rasp_report_keys(&s->opt), s->opt.sampling_mean);
 		s->own_tally = true;
+		if (s->tally)
+			rasp_report_prepare(s->tally, &s->opt); /* at was checked */
 		if (!s->tally) {
 			status = BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
 			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
@@ -357,6 +359,21 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
 }
 
+/* Whether the stream's class declares the lifetime events: a recording with them enabled
+ * (LTTng's metadata lists every event enabled), where no free means none happened. */
+static void declares_frees(struct sink *s, const bt_stream *stream)
+{
+	const bt_stream_class *sc = bt_stream_borrow_class_const(stream);
+
+	for (uint64_t i = 0; i < bt_stream_class_get_event_class_count(sc); i++) {
+		enum rasp_role r = rasp_role_of(bt_event_class_get_name(
+		    bt_stream_class_borrow_event_class_by_index_const(sc, i)));
+
+		if (r == RASP_ROLE_FREED || r == RASP_ROLE_HEAP_DESTROYED)
+			rasp_live_declare(s->tally->live);
+	}
+}
+
 /* A stream begins: is its trace one already read under another name? Traces carry a UUID
  * (LTTng: one per session and buffer owner), so two copies of one recording share it. */
 static bt_component_class_sink_consume_method_status handle_stream(struct sink *s,
@@ -367,6 +384,7 @@ static bt_component_class_sink_consume_method_status handle_stream(struct sink *
 	bt_uuid uuid = bt_trace_get_uuid(trace);
 	struct seen_trace *t;
 
+	declares_frees(s, bt_message_stream_beginning_borrow_stream_const(msg));
 	for (size_t i = 0; i < s->ntraces; i++) {
 		if (s->traces[i].trace == trace)
 			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
@@ -453,6 +471,12 @@ static bt_component_class_sink_consume_method_status finish(struct sink *s)
 	s->out_open = false;
 	if (!ret)
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
+	if (ret == -ENODATA) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    s->self, "Cannot report what is in use (inuse=true): %s",
+		    rasp_live_unavailable_why(s->tally->live));
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+	}
 	BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
 	    s->self, "Cannot write the report: output=\"%s\" errno=%d (%s)",
 	    s->opt.output ? s->opt.output : "(stdout)", -ret, strerror(-ret));

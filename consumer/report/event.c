@@ -22,6 +22,10 @@ enum rasp_role rasp_role_of(const char *name)
 		return RASP_ROLE_TICK;
 	if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_CLRSTACKWALK_LTTNG) == 0)
 		return RASP_ROLE_STACK;
+	if (strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG) == 0)
+		return RASP_ROLE_FREED;
+	if (strcmp(name, RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_LTTNG) == 0)
+		return RASP_ROLE_HEAP_DESTROYED;
 	if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V1_LTTNG) == 0 ||
 	    strcmp(name, RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V2_LTTNG) == 0 ||
 	    strcmp(name, RASP_EVENT_DOTNETRUNTIMERUNDOWN_METHODDCENDVERBOSE_V1_LTTNG) == 0 ||
@@ -62,8 +66,13 @@ int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const cha
 {
 	int ret = 0;
 
-	if (e->timed)
+	if (e->timed) {
 		rasp_tally_note_time(t, e->ns);
+		/* The live heap's timeline and moment see the time before the event's effect. */
+		ret = rasp_live_clock(t->live, e->ns, t->first_ns);
+		if (ret)
+			return ret;
+	}
 	switch (e->role) {
 	case RASP_ROLE_SAMPLED:
 		if (e->size == 0 || e->offset >= e->size) {
@@ -82,8 +91,25 @@ int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const cha
 
 			ret = rasp_tally_add_sample_of(t, e->type, e->kind, e->pid, e->tid,
 						       e->instance, e->size, e->offset, frames, n);
+			if (!ret && e->has_address)
+				ret = rasp_live_sample(t->live, t->cells[t->last_cell].live,
+						       e->pid, e->instance, e->address, e->size,
+						       e->offset, e->timed, e->ns);
+			else if (!ret)
+				rasp_live_sample_untracked(t->live, t->cells[t->last_cell].live,
+							   e->size);
 		}
 		break;
+	case RASP_ROLE_FREED:
+		if (e->size == 0) {
+			*field = RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_FIELD_OBJECTSIZE;
+			snprintf(why, whylen, "zero (ObjectSize=0)");
+			return -EINVAL;
+		}
+		rasp_live_free(t->live, e->pid, e->instance, e->address, e->size, e->timed, e->ns);
+		return 0;
+	case RASP_ROLE_HEAP_DESTROYED:
+		return rasp_live_heap_destroyed(t->live, e->pid, e->instance, e->timed, e->ns);
 	case RASP_ROLE_STACK:
 		ret = rasp_tally_pend_stack(t, e->pid, e->tid, e->frames, e->nframes);
 		break;

@@ -25,6 +25,10 @@ enum rasp_role {
 	/* Where .NET put a method's code (MethodLoadVerbose, the rundown's MethodDCEndVerbose):
 	 * what names managed frames. */
 	RASP_ROLE_METHOD,
+	/* The end of a sampled object's life (Rasp_Runtime:SampledObjectFreed), of every
+	 * sampled object of a heap (Rasp_Runtime:HeapDestroyed): what is still live. */
+	RASP_ROLE_FREED,
+	RASP_ROLE_HEAP_DESTROYED,
 };
 
 /* The role of an event class by its name (names from the generated rasp/event-meta.h). */
@@ -37,7 +41,10 @@ struct rasp_event {
 	uint64_t size;	      /* ObjectSize */
 	uint64_t offset;      /* SampledByteOffset */
 	uint64_t mean;	      /* SamplingMean */
-	uint64_t instance;    /* ClrInstanceID of SAMPLED and CONFIGURED (0 when absent) */
+	uint64_t instance;    /* ClrInstanceID of SAMPLED, CONFIGURED, FREED, HEAP_DESTROYED
+			       * (0 when absent) */
+	uint64_t address;     /* Address of SAMPLED and FREED */
+	bool has_address;     /* SAMPLED: the trace carries it (an older one may not) */
 	uint64_t amount;      /* AllocationAmount64, or AllocationAmount */
 	int64_t pid, tid;     /* RASP_ID_UNKNOWN when absent */
 	const char *procname; /* NULL when absent */

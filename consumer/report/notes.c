@@ -190,13 +190,55 @@ static int no_events_note(const struct rasp_tally *t, struct rasp_notes *n)
 
 const char *rasp_note_code(const char *code)
 {
-	static const char *const codes[] = {"lost-data", "skipped-events", "assumed-mean",
-					    "input",	 "no-samples",	   "model-mismatch"};
+	static const char *const codes[] = {
+	    "lost-data",      "skipped-events",	 "assumed-mean", "input",     "no-samples",
+	    "model-mismatch", "unmatched-frees", "lost-frees",	 "no-lifetimes", "inuse-moment"};
 
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
 		if (strcmp(code, codes[i]) == 0)
 			return codes[i];
 	return "input";
+}
+
+/* What qualifies the in-use figures (a report of what is live): frees without their sample,
+ * samples without their free, a moment past the end. */
+static int live_notes(const struct rasp_tally *t, const struct rasp_rows *rows,
+		      struct rasp_notes *out)
+{
+	const struct rasp_live *l = t->live;
+	int ret = 0;
+
+	if (!rows->live_known)
+		return add(out, "no-lifetimes", "%s", rasp_live_unavailable_why(l));
+	if (l->frees_unmatched)
+		ret = add(out, "unmatched-frees",
+			  "%" PRIu64 " of %" PRIu64 " %s events had no sample live at their "
+			  "address (objects allocated before the recording started, or whose sample "
+			  "was lost): counted, and no figure changes for them.",
+			  l->frees_unmatched, l->frees, RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG);
+	if (!ret && l->replaced)
+		ret = add(out, "lost-frees",
+			  "%" PRIu64 " sample%s had no free before another sample came at the same "
+			  "address (a lost SampledObjectFreed event): each counts as freed when the "
+			  "next sample came.",
+			  l->replaced, plural(l->replaced));
+	if (!ret && l->size_mismatch)
+		ret = add(out, "lost-frees",
+			  "%" PRIu64 " free%s gave another ObjectSize than %s sample: the events "
+			  "disagree (paired by address all the same).",
+			  l->size_mismatch, plural(l->size_mismatch),
+			  l->size_mismatch == 1 ? "its" : "their");
+	if (!ret && l->no_address)
+		ret = add(out, "no-lifetimes",
+			  "%" PRIu64 " sample%s carried no Address: counted as allocated, never as "
+			  "live.",
+			  l->no_address, plural(l->no_address));
+	if (!ret && l->moment == RASP_LIVE_AT && !l->moment_set)
+		ret = add(out, "inuse-moment",
+			  "the recording ended %.3f s after its first event, before --at %g s: the "
+			  "in-use figures are of its end.",
+			  (double)rasp_tally_duration_ns(t) / 1e9, l->at_seconds);
+	return ret;
 }
 
 int rasp_notes_build(const struct rasp_tally *t, const struct rasp_rows *rows,
@@ -232,6 +274,8 @@ int rasp_notes_build(const struct rasp_tally *t, const struct rasp_rows *rows,
 			"to be trusted.",
 			rows->contradictions, rows->contradictions == 1 ? " lies" : "s lie",
 			rows->contradictions == 1 ? "its" : "their");
+	if (!ret && rows && rows->inuse && t->samples)
+		ret = live_notes(t, rows, out);
 	if (!ret && rows && rows->unplaced_samples && only_eventpipe(t))
 		ret =
 		    add(out, "unplaced-frames",

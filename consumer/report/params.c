@@ -150,6 +150,30 @@ const struct rasp_param rasp_report_params[] = {
      .help = "malformed AllocationSampled events are errors (--no-strict: counted and "
 	     "skipped)",
      FIELD(strict)},
+    /* What is live (report/live.h). */
+    {.name = "inuse",
+     .type = RASP_PARAM_BOOL,
+     .accepted = "boolean true|false",
+     .def = "false",
+     .help = "report what was still allocated at the moment --at (the end: what a program "
+	     "that exited leaked) instead of what was allocated; needs the "
+	     "Rasp_Runtime:SampledObjectFreed events",
+     FIELD(inuse)},
+    {.name = "at",
+     .type = RASP_PARAM_MOMENT,
+     .metavar = "WHEN",
+     .accepted = "end|peak|seconds >= 0 from the first event",
+     .def = "end",
+     .help = "with --inuse: the end of the recording, the peak of the estimated live bytes, "
+	     "or SECONDS after the first event",
+     .max = 1e9,
+     FIELD(at)},
+    {.name = "lifetimes",
+     .type = RASP_PARAM_BOOL,
+     .accepted = "boolean true|false",
+     .def = "false",
+     .help = "text: add the shares of bytes freed within 1 ms, within 1 s and never",
+     FIELD(lifetimes)},
     {.name = NULL},
 };
 
@@ -281,6 +305,9 @@ static int store(const struct rasp_param *p, void *opts, const struct rasp_param
 	case RASP_PARAM_BOOL:
 		*(bool *)field = v->b;
 		return 0;
+	case RASP_PARAM_MOMENT:
+		*(double *)field = v->d;
+		return 0;
 	}
 	return -EINVAL;
 bad_keys:
@@ -334,6 +361,38 @@ int rasp_param_set(const struct rasp_param *table, void *opts, const char *name,
 	case RASP_PARAM_BOOL:
 		if (v->kind != RASP_VALUE_BOOL)
 			return wrong_kind(p, v, err, errlen);
+		break;
+	case RASP_PARAM_MOMENT:
+		/* A word, or seconds (a number, or its text) in [0, max]. */
+		if (v->kind == RASP_VALUE_STRING && strcmp(v->s, "end") == 0) {
+			n.d = RASP_AT_END;
+			break;
+		}
+		if (v->kind == RASP_VALUE_STRING && strcmp(v->s, "peak") == 0) {
+			n.d = RASP_AT_PEAK;
+			break;
+		}
+		if (v->kind == RASP_VALUE_STRING) {
+			char *end;
+
+			errno = 0;
+			d = strtod(v->s, &end);
+			if (!(v->s[0] >= '0' && v->s[0] <= '9') || errno || *end)
+				d = NAN;
+		} else if (!as_number(v, &d, &integer)) {
+			return wrong_kind(p, v, err, errlen);
+		}
+		if (!(d >= 0.0 && d <= p->max)) {
+			if (v->kind == RASP_VALUE_STRING)
+				set_err(err, errlen, "bad parameter: name=%s value=\"%s\" accepted=%s",
+					p->name, v->s, p->accepted);
+			else
+				set_err(err, errlen,
+					"bad parameter: name=%s value=%.17g accepted=%s", p->name,
+					d, p->accepted);
+			return -EINVAL;
+		}
+		n.d = d;
 		break;
 	case RASP_PARAM_REAL:
 	case RASP_PARAM_UINT:

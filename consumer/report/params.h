@@ -32,6 +32,7 @@ enum rasp_param_type {
 	RASP_PARAM_UINT,   /* an integer in the range */
 	RASP_PARAM_PATH,   /* a non-empty string */
 	RASP_PARAM_BOOL,
+	RASP_PARAM_MOMENT, /* "end", "peak" or a number of seconds >= 0, into a double */
 };
 
 /* A value as it arrives: from babeltrace2 (typed) or from the command line (text). */
@@ -80,7 +81,16 @@ struct rasp_report_options {
 	uint64_t top;	      /* text: rows shown, 0 = all */
 	char *output;	      /* file (owned), NULL = standard output */
 	bool strict;	      /* malformed events are errors (true) or counted and skipped */
+	/* What is live (report/live.h): the rows show what was in use at the moment `at`
+	 * (RASP_AT_END, RASP_AT_PEAK, or seconds from the first event) instead of what was
+	 * allocated; lifetimes: text shows the lifetime columns. */
+	bool inuse;
+	double at;
+	bool lifetimes;
 };
+
+#define RASP_AT_END  (-1.0)
+#define RASP_AT_PEAK (-2.0)
 
 extern const struct rasp_param rasp_report_params[];
 

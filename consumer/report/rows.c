@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,7 +187,44 @@ static int tick_rows(const struct rasp_tally *t, struct rasp_rows *out)
 	return 0;
 }
 
+/* In-use figures of cells[first .. first + n): their samples live at the moment. */
+static void live_cells(const struct rasp_tally *t, size_t first, size_t n, struct rasp_est_cell *tmp)
+{
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = t->live->cells[t->cells[first + i].live].at;
+}
+
+/* Shares of estimated bytes: freed by the moment, and lifetimes. */
+static void life_of(const struct rasp_tally *t, size_t first, size_t n, double inuse,
+		    struct rasp_row_life *out)
+{
+	double alloc = 0, by_moment = 0, s = 0, l = 0, live = 0;
+
+	for (size_t i = first; i < first + n; i++) {
+		const struct rasp_live_cell *c = &t->live->cells[t->cells[i].live];
+
+		alloc += c->alloc;
+		by_moment += rasp_live_alloc_by_moment(t->live, c);
+		s += c->freed_short;
+		l += c->freed_long;
+		live += c->now.bytes;
+	}
+	*out = (struct rasp_row_life){0};
+	if (by_moment > 0)
+		out->freed = fmin(fmax(1.0 - inuse / by_moment, 0.0), 1.0);
+	if (alloc > 0) {
+		out->within_short = fmin(s / alloc, 1.0);
+		out->within_long = fmin(l / alloc, 1.0);
+		out->never = fmin(live / alloc, 1.0);
+	}
+}
+
 int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *out)
+{
+	return rasp_rows_build_of(t, confidence, false, out);
+}
+
+int rasp_rows_build_of(struct rasp_tally *t, double confidence, bool inuse, struct rasp_rows *out)
 {
 	struct rasp_est_cell *tmp = NULL;
 	struct rasp_row *rows = NULL;
@@ -195,9 +233,14 @@ int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *o
 	size_t nrows = 0;
 	int ret = 0;
 
-	*out = (struct rasp_rows){.group_by = t->group_by, .confidence = confidence};
+	*out = (struct rasp_rows){.group_by = t->group_by, .confidence = confidence, .inuse = inuse};
 	if (!rasp_est_confidence_valid(confidence))
 		return -EINVAL;
+	ret = rasp_live_finish(t->live, t->timed, t->last_ns);
+	if (ret)
+		return ret;
+	out->live_known = rasp_live_available(t->live) && !t->live->overflow;
+	out->moment_ns = rasp_live_moment_ns(t->live);
 	if (t->group_by & RASP_GROUP_WHERE) {
 		out->sym = rasp_symbols_create(&t->modules);
 		if (!out->sym)
@@ -235,17 +278,33 @@ int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *o
 			tmp[n++] = t->cells[i++].est;
 		} while (i < t->ncells && same_group(&t->cells[i - 1], &t->cells[i]));
 		row->ncells = n;
-		ret = rasp_est_sum_memo(tmp, n, confidence, memo, &row->est);
+		ret = rasp_est_sum_memo(tmp, n, confidence, memo, &row->alloc);
 		if (ret)
 			goto out;
+		if (out->live_known) {
+			live_cells(t, row->first, n, tmp);
+			ret = rasp_est_sum_memo(tmp, n, confidence, memo, &row->inuse);
+			if (ret)
+				goto out;
+			life_of(t, row->first, n, row->inuse.bytes, &row->life);
+		}
+		row->est = inuse ? row->inuse : row->alloc;
 	}
 	/* The total: every cell, whatever its group; rasp_est_sum merges cells of one mean into
 	 * one stream, so the window adjustment counts once per mean. */
 	for (size_t i = 0; i < t->ncells; i++)
 		tmp[i] = t->cells[i].est;
-	ret = rasp_est_sum(tmp, t->ncells, confidence, &out->total);
+	ret = rasp_est_sum(tmp, t->ncells, confidence, &out->alloc_total);
 	if (ret)
 		goto out;
+	if (out->live_known) {
+		live_cells(t, 0, t->ncells, tmp);
+		ret = rasp_est_sum(tmp, t->ncells, confidence, &out->inuse_total);
+		if (ret)
+			goto out;
+		life_of(t, 0, t->ncells, out->inuse_total.bytes, &out->life);
+	}
+	out->total = inuse ? out->inuse_total : out->alloc_total;
 	out->contradictions = (size_t)out->total.contradicts;
 	for (size_t i = 0; i < nrows; i++) {
 		rows[i].share = out->total.bytes > 0 ? rows[i].est.bytes / out->total.bytes : 0.0;
@@ -299,9 +358,62 @@ int rasp_rows_sum(const struct rasp_rows *r, const struct rasp_tally *t, const s
 	if (!tmp)
 		return -ENOMEM;
 	m = 0;
-	for (size_t k = 0; k < n; k++)
-		for (size_t c = 0; c < r->v[rows[k]].ncells; c++)
-			tmp[m++] = t->cells[r->v[rows[k]].first + c].est;
+	for (size_t k = 0; k < n; k++) {
+		if (r->inuse)
+			live_cells(t, r->v[rows[k]].first, r->v[rows[k]].ncells, tmp + m);
+		else
+			for (size_t c = 0; c < r->v[rows[k]].ncells; c++)
+				tmp[m + c] = t->cells[r->v[rows[k]].first + c].est;
+		m += r->v[rows[k]].ncells;
+	}
+	ret = rasp_est_sum(tmp, m, r->confidence, out);
+	free(tmp);
+	return ret;
+}
+
+/* The entry of live cell `cell` among a point's entries (ascending by cell), NULL if none. */
+static const struct rasp_live_entry *entry_of(const struct rasp_live_entry *v, size_t n,
+					      uint32_t cell)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].cell < cell)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].cell == cell ? &v[lo] : NULL;
+}
+
+int rasp_rows_timeline(const struct rasp_rows *r, const struct rasp_tally *t, size_t row,
+		       size_t k, int64_t *ns, struct rasp_est_total *out)
+{
+	const struct rasp_live_entry *v;
+	size_t n, m = 0, first = 0, ncells = t->ncells;
+	struct rasp_est_cell *tmp;
+	int ret;
+
+	*ns = rasp_live_point(t->live, k, &v, &n);
+	if (row != SIZE_MAX) {
+		first = r->v[row].first;
+		ncells = r->v[row].ncells;
+	}
+	tmp = malloc((ncells + n + 1) * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	if (row == SIZE_MAX)
+		for (size_t i = 0; i < n; i++)
+			rasp_live_stats_cell(&v[i].s, t->live->cells[v[i].cell].p, &tmp[m++]);
+	else
+		for (size_t i = first; i < first + ncells; i++) {
+			const struct rasp_live_entry *e = entry_of(v, n, t->cells[i].live);
+
+			if (e)
+				rasp_live_stats_cell(&e->s, t->live->cells[e->cell].p, &tmp[m++]);
+		}
 	ret = rasp_est_sum(tmp, m, r->confidence, out);
 	free(tmp);
 	return ret;

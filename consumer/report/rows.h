@@ -4,12 +4,21 @@
 #ifndef RASP_CONSUMER_ROWS_H
 #define RASP_CONSUMER_ROWS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "estimate.h"
 #include "stacks/symbols.h"
 #include "tally.h"
+
+/* What happened to a row's bytes (estimated bytes, shares of those allocated): freed by the
+ * report's moment (of those allocated by it), and its samples' lifetimes: freed within 1 ms,
+ * within 1 s (both include the shorter), never (still live at the end of the recording). */
+struct rasp_row_life {
+	double freed;
+	double within_short, within_long, never;
+};
 
 struct rasp_row {
 	uint32_t type; /* tally type index + 1, 0 when not grouped by type */
@@ -20,8 +29,13 @@ struct rasp_row {
 	uint32_t site;		 /* site index + 1 when grouped by site */
 	int64_t process, thread; /* RASP_ID_UNKNOWN when the trace did not carry them */
 	size_t first, ncells;	 /* its cells: the tally's cells[first .. first + ncells) */
+	/* What the report shows: alloc, or inuse when the report is of what is live. */
 	struct rasp_est_total est;
 	double share; /* est.bytes / total bytes, 0 when the total is 0 */
+	/* Allocated over the recording, and in use at the report's moment (the samples still
+	 * live then, each with its weight: live.h), whatever est shows. */
+	struct rasp_est_total alloc, inuse;
+	struct rasp_row_life life;
 };
 
 struct rasp_rows {
@@ -42,17 +56,32 @@ struct rasp_rows {
 	/* Samples whose allocating frame lies in no object the trace recorded (no state dump
 	 * or dlopen event covers it): their site cannot be named. */
 	uint64_t unplaced_samples, stacked_samples;
+	/* What is live: the rows' est is their in-use estimate (the report is of what is live);
+	 * live_known: the input says when sampled objects die (live.h), so alloc and inuse are
+	 * both meaningful, else inuse is all zeros and must not be shown. */
+	bool inuse, live_known;
+	struct rasp_est_total alloc_total, inuse_total;
+	struct rasp_row_life life;
+	int64_t moment_ns; /* the moment's time from the clock's origin (untimed: INT64_MIN) */
 };
 
 /* Builds the rows of t at `confidence`. Sorts the tally's cells (its index is rebuilt if more
  * samples come). n log n in cells. 0, -EINVAL (bad confidence), -ENOMEM, -ERANGE. */
 int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *out);
+/* The same, with est the in-use estimate when `inuse`. */
+int rasp_rows_build_of(struct rasp_tally *t, double confidence, bool inuse, struct rasp_rows *out);
 void rasp_rows_free(struct rasp_rows *r);
 
 /* Estimate of the samples of several rows together (rows[i] indexes r->v), at the rows'
  * confidence: what a flame graph shows for a node. 0, -ENOMEM, -ERANGE. */
 int rasp_rows_sum(const struct rasp_rows *r, const struct rasp_tally *t, const size_t *rows,
 		  size_t n, struct rasp_est_total *out);
+
+/* Point k of the live heap's timeline (rasp_live_npoints points): its time (ns from the
+ * clock's origin) and the in-use estimate of row `row` (SIZE_MAX: the total) then, its
+ * objects interval as of one size (live.h). 0, -ENOMEM, -ERANGE. */
+int rasp_rows_timeline(const struct rasp_rows *r, const struct rasp_tally *t, size_t row,
+		       size_t k, int64_t *ns, struct rasp_est_total *out);
 
 /* The site name of a row ("" when not grouped by site). */
 const char *rasp_row_site(const struct rasp_rows *r, const struct rasp_row *row);

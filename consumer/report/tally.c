@@ -24,6 +24,11 @@ struct rasp_tally *rasp_tally_create(unsigned group_by, double default_mean)
 	t->default_mean = default_mean;
 	t->last_proc = SIZE_MAX;
 	t->last_tmean = SIZE_MAX;
+	t->live = rasp_live_create();
+	if (!t->live) {
+		free(t);
+		return NULL;
+	}
 	return t;
 }
 
@@ -52,6 +57,7 @@ void rasp_tally_destroy(struct rasp_tally *t)
 	rasp_modules_free(&t->modules);
 	free_strings(t->warnings, t->nwarnings);
 	free_strings(t->inputs, t->ninputs);
+	rasp_live_destroy(t->live);
 	free(t);
 }
 
@@ -413,6 +419,11 @@ int rasp_tally_add_sample_of(struct rasp_tally *t, const char *type, uint64_t ki
 		ret = rasp_est_cell_init(&key.est, key.est.p);
 		if (ret)
 			return ret;
+		/* A cell left unpublished by a failed add below keeps its live cell: the next
+		 * add of the slot makes another (one unused entry, never read). */
+		ret = rasp_live_cell_add(t->live, key.est.p, &key.live);
+		if (ret)
+			return ret;
 		i = t->ncells;
 		t->cells[i] = key;
 		ret = rasp_est_cell_add(&t->cells[i].est, size, offset);
@@ -429,6 +440,7 @@ int rasp_tally_add_sample_of(struct rasp_tally *t, const char *type, uint64_t ki
 		p->mean_low = mean;
 	if (!p->samples || mean > p->mean_high)
 		p->mean_high = mean;
+	t->last_cell = i;
 	p->samples++;
 	p->samples_assumed += assumed;
 	t->samples++;

@@ -20,6 +20,7 @@
 
 #include "estimate.h"
 #include "index.h"
+#include "live.h"
 #include "stacks/modules.h"
 #include "stacks/stacks.h"
 
@@ -82,6 +83,7 @@ struct rasp_tally_cell {
 	uint32_t kind;	/* AllocationKind when grouped by kind (clamped to UINT32_MAX) */
 	uint32_t stack; /* stack id when grouped by site or stack, 0: the sample had none */
 	int64_t process, thread;
+	uint32_t live; /* its index in the live heap's cells (live.h) */
 	struct rasp_est_cell est;
 };
 
@@ -130,6 +132,9 @@ struct rasp_tally {
 	struct rasp_modules modules; /* the code of each process, for symbolizing them */
 	uint64_t samples_with_stack;
 	uint64_t stack_events; /* ClrStackWalk events, grouped by where or not */
+
+	struct rasp_live *live; /* what is still allocated (live.h) */
+	size_t last_cell;	/* the cell of the last sample added */
 };
 
 struct rasp_tally *rasp_tally_create(unsigned group_by, double default_mean);

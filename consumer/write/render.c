@@ -50,6 +50,15 @@ const char *rasp_writer_names(bool (*has)(const struct rasp_writer *w), char *bu
 	return buf;
 }
 
+int rasp_report_prepare(struct rasp_tally *t, const struct rasp_report_options *opt)
+{
+	if (opt->at == RASP_AT_PEAK)
+		return rasp_live_set_moment(t->live, RASP_LIVE_PEAK, 0.0);
+	if (opt->at >= 0.0)
+		return rasp_live_set_moment(t->live, RASP_LIVE_AT, opt->at);
+	return rasp_live_set_moment(t->live, RASP_LIVE_END, 0.0);
+}
+
 int rasp_report_render(struct rasp_tally *t, const struct rasp_report_options *opt,
 		       const char *mean_flag, FILE *out)
 {
@@ -60,9 +69,15 @@ int rasp_report_render(struct rasp_tally *t, const struct rasp_report_options *o
 
 	if (!w)
 		return -EINVAL;
-	ret = rasp_rows_build(t, opt->confidence, &rows);
+	ret = rasp_rows_build_of(t, opt->confidence, opt->inuse, &rows);
 	if (ret)
 		return ret;
+	/* In use, from an input that cannot say what died: no figures (they would read as
+	 * "everything leaked"); the caller says why (rasp_live_unavailable_why). */
+	if (opt->inuse && !rows.live_known && t->samples) {
+		rasp_rows_free(&rows);
+		return -ENODATA;
+	}
 	ret = rasp_notes_build(t, &rows, mean_flag, &notes);
 	if (ret) {
 		rasp_rows_free(&rows);

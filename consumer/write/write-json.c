@@ -50,6 +50,113 @@ static void est(FILE *out, const struct rasp_est_total *e)
 	fprintf(out, ", \"low_confidence\": %s", e->low_confidence ? "true" : "false");
 }
 
+/* The in-use figures of a row or the total (null when the input cannot say what is live),
+ * and what became of its bytes. */
+static void inuse(FILE *out, const struct rasp_rows *rows, const struct rasp_est_total *e,
+		  double share, const struct rasp_row_life *life)
+{
+	static const char *const keys[] = {
+	    "inuse_samples",	  "inuse_bytes",   "inuse_bytes_low",	 "inuse_bytes_high",
+	    "inuse_objects",	  "inuse_objects_low", "inuse_objects_high", "inuse_share",
+	    "freed_share"};
+
+	if (!rows->live_known) {
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			fprintf(out, ", \"%s\": null", keys[k]);
+		fputs(", \"lifetimes\": null", out);
+		return;
+	}
+	fprintf(out, ", \"inuse_samples\": %" PRIu64 ", \"inuse_bytes\": ", e->samples);
+	rasp_json_number(out, e->bytes, "%.0f");
+	fputs(", \"inuse_bytes_low\": ", out);
+	rasp_json_number(out, e->bytes_low, "%.0f");
+	fputs(", \"inuse_bytes_high\": ", out);
+	rasp_json_number(out, e->bytes_high, "%.0f");
+	fputs(", \"inuse_objects\": ", out);
+	rasp_json_number(out, e->objects, "%.1f");
+	fputs(", \"inuse_objects_low\": ", out);
+	rasp_json_number(out, e->objects_low, "%.1f");
+	fputs(", \"inuse_objects_high\": ", out);
+	rasp_json_number(out, e->objects_high, "%.1f");
+	fprintf(out, ", \"inuse_share\": %.6f, \"freed_share\": %.6f", share, life->freed);
+	/* The lifetimes' column group: shares of the estimated bytes allocated. */
+	fprintf(out,
+		", \"lifetimes\": {\"freed_within_1ms\": %.6f, \"freed_within_1s\": %.6f, "
+		"\"never_freed\": %.6f}",
+		life->within_short, life->within_long, life->never);
+}
+
+/* Per-row timelines: the first rows only (the largest), so a report of many rows stays
+ * small; the total's is complete. */
+#define TIMELINE_ROWS 20
+
+static void point(FILE *out, const struct rasp_est_total *e)
+{
+	fputs("{\"bytes\": ", out);
+	rasp_json_number(out, e->bytes, "%.0f");
+	fputs(", \"bytes_low\": ", out);
+	rasp_json_number(out, e->bytes_low, "%.0f");
+	fputs(", \"bytes_high\": ", out);
+	rasp_json_number(out, e->bytes_high, "%.0f");
+	fputs(", \"objects\": ", out);
+	rasp_json_number(out, e->objects, "%.1f");
+	fputs(", \"objects_low\": ", out);
+	rasp_json_number(out, e->objects_low, "%.1f");
+	fputs(", \"objects_high\": ", out);
+	rasp_json_number(out, e->objects_high, "%.1f");
+	fputc('}', out);
+}
+
+/* "inuse": the moment and what the input said of lifetimes; "timeline": what was live over
+ * time, the total and the first rows, each point's time in seconds from the first event. */
+static int live_keys(FILE *out, const struct rasp_report_view *v)
+{
+	const struct rasp_tally *t = v->tally;
+	const struct rasp_rows *rows = v->rows;
+	const struct rasp_live *l = t->live;
+	static const char *const moments[] = {"end", "peak", "at"};
+	size_t npoints = rows->live_known ? rasp_live_npoints(l) : 0;
+	size_t nrows = rows->n < TIMELINE_ROWS ? rows->n : TIMELINE_ROWS;
+
+	fprintf(out,
+		",\n  \"inuse\": {\"known\": %s, \"moment\": \"%s\", \"time_s\": ",
+		rows->live_known ? "true" : "false", moments[l->moment]);
+	if (t->timed && rows->moment_ns != INT64_MIN)
+		fprintf(out, "%.9f", (double)(rows->moment_ns - t->first_ns) / 1e9);
+	else
+		fputs("null", out);
+	fprintf(out,
+		", \"frees\": %" PRIu64 ", \"frees_paired\": %" PRIu64
+		", \"frees_unmatched\": %" PRIu64 ", \"size_mismatches\": %" PRIu64
+		", \"lost_frees\": %" PRIu64 ", \"heaps_destroyed\": %" PRIu64
+		", \"samples_ended_by_heaps\": %" PRIu64 ", \"live_samples\": %zu}",
+		l->frees, l->frees_paired, l->frees_unmatched, l->size_mismatch, l->replaced,
+		l->heap_destroyed, l->heap_freed, l->n);
+	fputs(",\n  \"timeline\": [", out);
+	for (size_t k = 0; k < npoints; k++) {
+		struct rasp_est_total e;
+		int64_t ns;
+		int ret = rasp_rows_timeline(rows, t, SIZE_MAX, k, &ns, &e);
+
+		if (ret)
+			return ret;
+		fprintf(out, "%s{\"time_s\": %.9f, \"total\": ", k ? ",\n    " : "\n    ",
+			(double)(ns - t->first_ns) / 1e9);
+		point(out, &e);
+		fputs(", \"rows\": [", out);
+		for (size_t i = 0; i < nrows; i++) {
+			ret = rasp_rows_timeline(rows, t, i, k, &ns, &e);
+			if (ret)
+				return ret;
+			fputs(i ? ", " : "", out);
+			point(out, &e);
+		}
+		fputs("]}", out);
+	}
+	fputs(npoints ? "\n  ]" : "]", out);
+	return 0;
+}
+
 /* "stack": the frames, innermost first, each with what is known of it. */
 static void stack(FILE *out, const struct rasp_report_view *v, const struct rasp_row *row)
 {
@@ -199,12 +306,29 @@ static int write_json(const struct rasp_report_view *v, FILE *out)
 		}
 		if (by & RASP_GROUP_STACK)
 			stack(out, v, row);
-		est(out, &row->est);
-		fprintf(out, ", \"share\": %.6f}", row->share);
+		/* bytes, objects and share: allocated, whatever the rows are sorted by. */
+		est(out, &row->alloc);
+		fprintf(out, ", \"share\": %.6f",
+			rows->alloc_total.bytes > 0 ? row->alloc.bytes / rows->alloc_total.bytes
+						    : 0.0);
+		inuse(out, rows, &row->inuse,
+		      rows->inuse_total.bytes > 0 ? row->inuse.bytes / rows->inuse_total.bytes
+						  : 0.0,
+		      &row->life);
+		fputc('}', out);
 	}
 	fputs(rows->n ? "\n  ],\n  \"total\": {" : "],\n  \"total\": {", out);
-	est(out, &rows->total);
-	fputs("},\n  \"allocation_ticks\": {\n    \"note\": \"GCAllocationTick_V2/V3/V4: fixed "
+	est(out, &rows->alloc_total);
+	inuse(out, rows, &rows->inuse_total, rows->inuse_total.bytes > 0 ? 1.0 : 0.0,
+	      &rows->life);
+	fputc('}', out);
+	{
+		int ret = live_keys(out, v);
+
+		if (ret)
+			return ret;
+	}
+	fputs(",\n  \"allocation_ticks\": {\n    \"note\": \"GCAllocationTick_V2/V3/V4: fixed "
 	      "~100 KB stride, biased, not estimates, not in rows or total\",\n    \"rows\": [",
 	      out);
 	for (size_t i = 0; i < rows->nticks; i++) {

@@ -59,9 +59,14 @@ const char *rasp_writer_names(bool (*has)(const struct rasp_writer *w), char *bu
  * formats of stacks. */
 unsigned rasp_report_keys(const struct rasp_report_options *opt);
 
+/* What the options ask of a tally before it reads events: the moment of the in-use figures
+ * (opt->at). 0 or -EINVAL. */
+int rasp_report_prepare(struct rasp_tally *t, const struct rasp_report_options *opt);
+
 /* Builds the rows and notes of t and writes them with the writer opt->format names.
  * mean_flag: how the user overrides the assumed mean, for the notes. 0 or a negative errno
- * value. */
+ * value; -ENODATA for an in-use report (opt->inuse) of samples from an input that cannot say
+ * what is live (rasp_live_unavailable_why says why), nothing written. */
 int rasp_report_render(struct rasp_tally *t, const struct rasp_report_options *opt,
 		       const char *mean_flag, FILE *out);
 

@@ -91,6 +91,9 @@ static bool takes(enum rasp_param_type type, int kind)
 		return kind == RASP_VALUE_SIGNED || kind == RASP_VALUE_UNSIGNED;
 	case RASP_PARAM_BOOL:
 		return kind == RASP_VALUE_BOOL;
+	case RASP_PARAM_MOMENT:
+		return kind == RASP_VALUE_STRING || kind == RASP_VALUE_SIGNED ||
+		       kind == RASP_VALUE_UNSIGNED || kind == RASP_VALUE_REAL;
 	}
 	return false;
 }
@@ -127,6 +130,7 @@ static bool same_options(const struct rasp_report_options *a, const struct rasp_
 	return strcmp(a->format, b->format) == 0 && a->group_by == b->group_by &&
 	       (a->confidence == b->confidence || (isnan(a->confidence) && isnan(b->confidence))) &&
 	       a->sampling_mean == b->sampling_mean && a->top == b->top && a->strict == b->strict &&
+	       a->inuse == b->inuse && a->at == b->at && a->lifetimes == b->lifetimes &&
 	       ((!a->output && !b->output) ||
 		(a->output && b->output && strcmp(a->output, b->output) == 0));
 }
@@ -441,8 +445,9 @@ static void test_params_table_bounds(void **state)
 static void test_params_table(void **state)
 {
 	(void)state;
-	static const char *const names[] = {"format",	     "group-by", "by",	   "confidence",
-					    "sampling-mean", "top",	 "output", "strict"};
+	static const char *const names[] = {
+	    "format", "group-by", "by",	   "confidence", "sampling-mean", "top",
+	    "output", "strict",	  "inuse", "at",	 "lifetimes"};
 	struct rasp_report_options init, parsed;
 	char err[256];
 	size_t n = 0;
@@ -450,7 +455,7 @@ static void test_params_table(void **state)
 	rasp_report_options_init(&init);
 	memset(&parsed, 0, sizeof(parsed));
 	for (const struct rasp_param *p = TABLE; p->name; p++, n++) {
-		assert_true(n < 8);
+		assert_true(n < 11);
 		assert_string_equal(p->name, names[n]);
 		assert_ptr_equal(rasp_param_find(TABLE, p->name), p);
 		assert_non_null(p->accepted);
@@ -468,7 +473,7 @@ static void test_params_table(void **state)
 			fail();
 		}
 	}
-	assert_int_equal(n, 8);
+	assert_int_equal(n, 11);
 	assert_true(same_options(&parsed, &init));
 	assert_null(rasp_param_find(TABLE, "colour"));
 	assert_null(rasp_param_find(TABLE, "Format"));
@@ -487,11 +492,44 @@ static void test_params_unknown(void **state)
 	rasp_report_options_init(&opt);
 	assert_int_equal(rasp_param_set(TABLE, &opt, "colour", &v, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "unknown parameter: name=colour accepted=format|group-by|by|"
-				 "confidence|sampling-mean|top|output|strict");
+				 "confidence|sampling-mean|top|output|strict|inuse|at|lifetimes");
 	assert_int_equal(rasp_param_set_text(TABLE, &opt, "Top", "5", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "unknown parameter: name=Top accepted=format|group-by|by|"
-				 "confidence|sampling-mean|top|output|strict");
+				 "confidence|sampling-mean|top|output|strict|inuse|at|lifetimes");
 	assert_int_equal(opt.top, 0);
+	rasp_report_options_fini(&opt);
+}
+
+/* at: end, peak or seconds >= 0, from text and from typed values; anything else refused with
+ * the value named. */
+static void test_params_at(void **state)
+{
+	(void)state;
+	struct rasp_report_options opt;
+	char err[256];
+
+	rasp_report_options_init(&opt);
+	assert_true(opt.at == RASP_AT_END);
+	assert_false(opt.inuse);
+	assert_false(opt.lifetimes);
+	check_good("at", v_str("peak"), &opt);
+	assert_true(opt.at == RASP_AT_PEAK);
+	check_good("at", v_str("end"), &opt);
+	assert_true(opt.at == RASP_AT_END);
+	assert_int_equal(rasp_param_set_text(TABLE, &opt, "at", "2.5", err, sizeof(err)), 0);
+	assert_true(opt.at == 2.5);
+	check_good("at", (struct rasp_param_value){.kind = RASP_VALUE_UNSIGNED, .u = 7}, &opt);
+	assert_true(opt.at == 7.0);
+	check_good("at", (struct rasp_param_value){.kind = RASP_VALUE_REAL, .d = 0.0}, &opt);
+	assert_true(opt.at == 0.0);
+	check_bad("at", v_str("-1"), "value=\"-1\"");
+	check_bad("at", v_str("Peak"), "value=\"Peak\"");
+	check_bad("at", v_str("1s"), "value=\"1s\"");
+	check_bad("at", v_str("nan"), "value=\"nan\"");
+	check_bad("at", v_str(""), NULL);
+	check_bad("at", (struct rasp_param_value){.kind = RASP_VALUE_SIGNED, .i = -2}, "value=-2");
+	check_bad("at", (struct rasp_param_value){.kind = RASP_VALUE_REAL, .d = 1e10}, NULL);
+	check_bad("at", (struct rasp_param_value){.kind = RASP_VALUE_REAL, .d = NAN}, NULL);
 	rasp_report_options_fini(&opt);
 }
 
@@ -528,7 +566,7 @@ static void test_params_message_buffer(void **state)
 
 		rasp_param_names(TABLE, all, sizeof(all));
 		assert_string_equal(all, "format|group-by|by|confidence|sampling-mean|top|output|"
-					 "strict");
+					 "strict|inuse|at|lifetimes");
 	}
 	rasp_report_options_fini(&opt);
 }
@@ -708,6 +746,7 @@ int main(void)
 	    cmocka_unit_test(test_params_strict),
 	    cmocka_unit_test(test_params_table_bounds),
 	    cmocka_unit_test(test_params_table),
+	    cmocka_unit_test(test_params_at),
 	    cmocka_unit_test(test_params_unknown),
 	    cmocka_unit_test(test_params_message_buffer),
 	    cmocka_unit_test(test_params_text_numbers),
