@@ -100,7 +100,7 @@
  * the moment LTTng starts recording the session whose events it enabled, which `lttng start`
  * may do well after `lttng enable-event` on a loaded machine (over 100 ms under TSan). */
 #define RASP__LTTNG_CONFIRM_NS ((uint64_t)100 * 1000 * 1000)
-#define RASP__LTTNG_CONFIRMS 5u
+#define RASP__LTTNG_CONFIRMS   5u
 /* Cross-thread frees of one page queued by the freeing thread before one atomic push. */
 #define RASP__BATCH_MAX 64
 
