@@ -50,22 +50,15 @@ static void est(FILE *out, const struct rasp_est_total *e)
 	fprintf(out, ", \"low_confidence\": %s", e->low_confidence ? "true" : "false");
 }
 
-/* The in-use figures of a row or the total (null when the input cannot say what is live),
- * and what became of its bytes. */
+/* The in-use figures of a row or the total, and what became of its bytes; none when the
+ * input cannot say what is live. */
 static void inuse(FILE *out, const struct rasp_rows *rows, const struct rasp_est_total *e,
 		  double share, const struct rasp_row_life *life)
 {
-	static const char *const keys[] = {
-	    "inuse_samples",	  "inuse_bytes",   "inuse_bytes_low",	 "inuse_bytes_high",
-	    "inuse_objects",	  "inuse_objects_low", "inuse_objects_high", "inuse_share",
-	    "freed_share"};
-
-	if (!rows->live_known) {
-		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-			fprintf(out, ", \"%s\": null", keys[k]);
-		fputs(", \"lifetimes\": null", out);
+	/* An input that cannot say what died (an older recording, .NET): no keys at all, so
+	 * no reader takes zeros for "nothing live". */
+	if (!rows->live_known)
 		return;
-	}
 	fprintf(out, ", \"inuse_samples\": %" PRIu64 ", \"inuse_bytes\": ", e->samples);
 	rasp_json_number(out, e->bytes, "%.0f");
 	fputs(", \"inuse_bytes_low\": ", out);
@@ -118,8 +111,9 @@ static int live_keys(FILE *out, const struct rasp_report_view *v)
 	size_t npoints = rows->live_known ? rasp_live_npoints(l) : 0;
 	size_t nrows = rows->n < TIMELINE_ROWS ? rows->n : TIMELINE_ROWS;
 
-	fprintf(out,
-		",\n  \"inuse\": {\"known\": %s, \"moment\": \"%s\", \"time_s\": ",
+	if (!rows->live_known)
+		return 0;
+	fprintf(out, ",\n  \"inuse\": {\"known\": %s, \"moment\": \"%s\", \"time_s\": ",
 		rows->live_known ? "true" : "false", moments[l->moment]);
 	if (t->timed && rows->moment_ns != INT64_MIN)
 		fprintf(out, "%.9f", (double)(rows->moment_ns - t->first_ns) / 1e9);
@@ -319,8 +313,7 @@ static int write_json(const struct rasp_report_view *v, FILE *out)
 	}
 	fputs(rows->n ? "\n  ],\n  \"total\": {" : "],\n  \"total\": {", out);
 	est(out, &rows->alloc_total);
-	inuse(out, rows, &rows->inuse_total, rows->inuse_total.bytes > 0 ? 1.0 : 0.0,
-	      &rows->life);
+	inuse(out, rows, &rows->inuse_total, rows->inuse_total.bytes > 0 ? 1.0 : 0.0, &rows->life);
 	fputc('}', out);
 	{
 		int ret = live_keys(out, v);

@@ -26,6 +26,12 @@ enum {
 	C_OBJ,
 	C_OBJ_CI,
 	C_SAMPLES,
+	/* In use (--inuse): the share of the bytes allocated by the moment freed by then;
+	 * --lifetimes: the shares of the bytes allocated freed within 1 ms, 1 s, never. */
+	C_FREED,
+	C_LIFE_MS,
+	C_LIFE_S,
+	C_LIFE_NEVER,
 	NCOLS
 };
 
@@ -127,6 +133,21 @@ static void where_text(const struct rasp_report_view *v, const struct rasp_row *
 	snprintf(buf, len, "%s", rasp_row_site(v->rows, row));
 }
 
+/* The in-use and lifetime columns (shares of estimated bytes, live.h), "-" when the input
+ * cannot say what died. */
+static void life_cells(struct line *l, const struct rasp_rows *rows,
+		       const struct rasp_row_life *life)
+{
+	const double v[] = {life->freed, life->within_short, life->within_long, life->never};
+
+	for (int c = C_FREED; c <= C_LIFE_NEVER; c++) {
+		if (rows->live_known)
+			snprintf(l->buf[c], sizeof(l->buf[0]), "%.1f%%", 100.0 * v[c - C_FREED]);
+		else
+			snprintf(l->buf[c], sizeof(l->buf[0]), "-");
+	}
+}
+
 static void fill(struct line *l, const struct rasp_report_view *v, const struct rasp_row *row,
 		 const struct rasp_est_total *e, double share)
 {
@@ -163,6 +184,7 @@ static void fill(struct line *l, const struct rasp_report_view *v, const struct 
 	}
 	snprintf(l->buf[C_SHARE], sizeof(l->buf[0]), "%.1f%%", 100.0 * share);
 	snprintf(l->buf[C_SAMPLES], sizeof(l->buf[0]), "%" PRIu64, e->samples);
+	life_cells(l, v->rows, row ? &row->life : &v->rows->life);
 	for (int c = C_BYTES; c < NCOLS; c++)
 		l->cell[c] = l->buf[c];
 }
@@ -195,6 +217,28 @@ static void print_means(FILE *out, const struct rasp_tally_process *p)
 		fputs(p->samples_assumed == p->samples ? " (ASSUMED)" : " (partly ASSUMED)", out);
 	else if (p->declared && !p->configured)
 		fputs(" (.NET's, fixed: an EventPipe file)", out);
+}
+
+/* "in use:" what the figures are of: the moment, and the frees the input held. */
+static void inuse_header(const struct rasp_report_view *v, FILE *out)
+{
+	const struct rasp_tally *t = v->tally;
+	const struct rasp_live *l = t->live;
+	char buf[32];
+
+	fputs("  in use:    ", out);
+	if (l->moment == RASP_LIVE_PEAK && l->moment_set)
+		fputs("at the peak of the estimated live bytes", out);
+	else if (l->moment == RASP_LIVE_AT && l->moment_set)
+		fprintf(out, "at %g s", l->at_seconds);
+	else
+		fputs("at the end of the recording", out);
+	if (t->timed && v->rows->moment_ns != INT64_MIN && v->rows->moment_ns >= t->first_ns)
+		fprintf(out, " (%s after the first event)",
+			rasp_format_duration((uint64_t)(v->rows->moment_ns - t->first_ns), buf,
+					     sizeof(buf)));
+	fprintf(out, "; %" PRIu64 " frees paired with their sample, %" PRIu64 " heap%s destroyed\n",
+		l->frees_paired, l->heap_destroyed, l->heap_destroyed == 1 ? "" : "s");
 }
 
 static void header(const struct rasp_report_view *v, FILE *out)
@@ -258,6 +302,8 @@ static void header(const struct rasp_report_view *v, FILE *out)
 		fputs("  lost:      none reported\n", out);
 	fprintf(out, "  intervals: %s confidence\n",
 		rasp_format_percent(v->opt->confidence, buf, sizeof(buf)));
+	if (v->rows->inuse)
+		inuse_header(v, out);
 	/* Notes quote names and paths from the input. */
 	for (size_t i = 0; i < v->notes->n; i++) {
 		fprintf(out, "%s: ",
@@ -297,9 +343,9 @@ static void ticks(const struct rasp_report_view *v, FILE *out)
 
 static int write_text(const struct rasp_report_view *v, FILE *out)
 {
-	static const char *const heads[NCOLS] = {"TYPE",    "KIND",  "PROCESS", "THREAD",
-						 "SITE",    "BYTES", "",	"SHARE",
-						 "OBJECTS", "",	     "SAMPLES"};
+	static const char *const heads[NCOLS] = {"TYPE",    "KIND",  "PROCESS", "THREAD",  "SITE",
+						 "BYTES",   "",	     "SHARE",	"OBJECTS", "",
+						 "SAMPLES", "FREED", "<1MS",	"<1S",	   "NEVER"};
 	const struct rasp_rows *rows = v->rows;
 	unsigned by = rows->group_by;
 	size_t shown_rows = v->opt->top && v->opt->top < rows->n ? v->opt->top : rows->n;
@@ -313,7 +359,11 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 			     true,
 			     true,
 			     true,
-			     true};
+			     true,
+			     rows->inuse,
+			     v->opt->lifetimes,
+			     v->opt->lifetimes,
+			     v->opt->lifetimes};
 	size_t width[NCOLS];
 	struct line head, line, tot;
 	char ci[48], pct[32];
