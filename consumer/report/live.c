@@ -316,7 +316,9 @@ int rasp_live_clock(struct rasp_live *l, int64_t ns, int64_t first_ns)
 	if (!l->clock_started) {
 		l->clock_started = true;
 		l->origin_ns = first_ns;
-		l->step_ns = 1000; /* 1 us; doubles as the recording goes on */
+		/* 1 ns, doubling as the recording goes on: a recording of 128 ns or more
+		 * has at least RASP_LIVE_POINTS / 2 points. */
+		l->step_ns = 1;
 		l->next_ns = first_ns;
 		l->last_activity = UINT64_MAX;
 	}
