@@ -1,0 +1,164 @@
+/* rasp report --inuse end to end: rasp-test-lifetimes-prog (leaks, churn, a bounded cache,
+ * cross-thread frees, realloc moves, large objects, a phase built then freed) recorded through
+ * the real session daemon; its own exact live bytes and objects per type, at the end and at
+ * its peak, against --inuse and --inuse --at peak (within 4 standard errors, the interval's
+ * half-width / 1.96; a fixed seed). An input without free events is refused with the reason,
+ * never shown as zeros. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd-support.h"
+#include "lttng-session.h"
+
+static char trace[4096], truth[4096];
+
+static int setup(void **state)
+{
+	char *out = malloc(CMD_OUT);
+	const char *rec[] = {
+	    "record", "-o",    trace,
+	    "--mean", "16384", "--seed",
+	    "40",     "--",    rasp_test_build_path("bin/rasp-test-lifetimes-prog"),
+	    truth,    NULL};
+
+	(void)state;
+	if (cmd_work_setup("report-inuse"))
+		return -1;
+	snprintf(trace, sizeof(trace), "%s", cmd_work("trace"));
+	snprintf(truth, sizeof(truth), "%s", cmd_work("truth.json"));
+	if (cmd_rasp(out, CMD_OUT, rec, NULL) != 0) {
+		fprintf(stderr, "rasp record failed:\n%s", out);
+		free(out);
+		return -1;
+	}
+	free(out);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	cmd_work_remove();
+	return 0;
+}
+
+/* One estimate against the truth: inside its interval, or within 4 standard errors of it (a
+ * type whose every object was sampled has an interval of one point). */
+static void near(const char *what, const char *type, double est, double low, double high,
+		 double truth_value)
+{
+	double se = (high - low) / (2 * 1.96);
+
+	printf("%-6s %-13s truth %12.0f estimate %14.1f [%.1f, %.1f] (%+.2f se)\n", what, type,
+	       truth_value, est, low, high, se > 0 ? (est - truth_value) / se : 0.0);
+	if ((truth_value == 0 && est == 0) || (low <= truth_value && truth_value <= high))
+		return;
+	if (!(fabs(est - truth_value) <= 4 * se))
+		fail_msg("%s %s: truth %.0f, estimate %.1f [%.1f, %.1f]", what, type, truth_value,
+			 est, low, high);
+}
+
+static void compare(const char *moment, const char *const *args)
+{
+	char *out = malloc(CMD_OUT);
+	json_object *rep = cmd_report_json(out, CMD_OUT, args), *rows, *inuse;
+	json_object *truth_json = json_object_from_file(truth), *want;
+	size_t n;
+
+	if (!truth_json)
+		fail_msg("%s is not JSON", truth);
+	want = cmd_get(truth_json, moment);
+	inuse = cmd_get(rep, "inuse");
+	assert_true(json_object_get_boolean(cmd_get(inuse, "known")));
+	assert_string_equal(json_object_get_string(cmd_get(inuse, "moment")), moment);
+	/* Every free found its sample; none was lost. */
+	assert_true(cmd_num(inuse, "frees") > 1000);
+	assert_true(cmd_num(inuse, "frees_unmatched") == 0);
+	assert_true(cmd_num(inuse, "lost_frees") == 0);
+	assert_true(cmd_num(inuse, "size_mismatches") == 0);
+	assert_true(json_object_array_length(cmd_get(rep, "timeline")) >= 100);
+	rows = cmd_get(rep, "rows");
+	n = json_object_array_length(rows);
+	assert_int_equal(n, json_object_object_length(want));
+	for (size_t i = 0; i < n; i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		const char *type = json_object_get_string(cmd_get(row, "type"));
+		json_object *t = cmd_get(want, type);
+		double bytes = json_object_get_double(json_object_array_get_idx(t, 0));
+		double objects = json_object_get_double(json_object_array_get_idx(t, 1));
+
+		near(moment, type, cmd_num(row, "inuse_bytes"), cmd_num(row, "inuse_bytes_low"),
+		     cmd_num(row, "inuse_bytes_high"), bytes);
+		near(moment, type, cmd_num(row, "inuse_objects"), cmd_num(row, "inuse_objects_low"),
+		     cmd_num(row, "inuse_objects_high"), objects);
+	}
+	json_object_put(rep);
+	json_object_put(truth_json);
+	free(out);
+}
+
+static void test_inuse_at_end(void **state)
+{
+	const char *args[] = {"--inuse", trace, NULL};
+
+	(void)state;
+	compare("end", args);
+}
+
+static void test_inuse_at_peak(void **state)
+{
+	const char *args[] = {"--inuse", "--at", "peak", trace, NULL};
+
+	(void)state;
+	compare("peak", args);
+}
+
+/* The text report says what the figures are of, with the FREED share. */
+static void test_inuse_text(void **state)
+{
+	char *out = malloc(CMD_OUT);
+	const char *args[] = {"report", "--inuse", "--at", "peak", "--lifetimes", trace, NULL};
+
+	(void)state;
+	assert_int_equal(cmd_rasp(out, CMD_OUT, args, NULL), 0);
+	cmd_expect_in(out, "in use:    at the peak of the estimated live bytes", "the moment");
+	cmd_expect_in(out, "FREED", "the FREED column");
+	cmd_expect_in(out, "NEVER", "the lifetimes");
+	cmd_expect_in(out, "Life.Phase", "the phase");
+	free(out);
+}
+
+/* A trace without free events (recorded before they existed, or from .NET): --inuse says
+ * why and what it would take, exits 1, writes no report. */
+static void test_inuse_without_frees_is_refused(void **state)
+{
+	char *out = malloc(CMD_OUT);
+	const char *args[] = {"report", "--inuse", cmd_golden("docstore-small"), NULL};
+
+	(void)state;
+	assert_int_equal(cmd_rasp(out, CMD_OUT, args, NULL), 1);
+	cmd_expect_in(out, "holds no Rasp_Runtime:SampledObjectFreed", "the reason");
+	cmd_expect_in(out, ".NET emits no event when an object is collected", "the .NET case");
+	cmd_expect_not_in(out, "TOTAL", "no table");
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_inuse_at_end),
+	    cmocka_unit_test(test_inuse_at_peak),
+	    cmocka_unit_test(test_inuse_text),
+	    cmocka_unit_test(test_inuse_without_frees_is_refused),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
