@@ -1,6 +1,8 @@
 /* The pprof writer: the report as pprof's profile.proto (consumer/write/profile.proto), gzipped,
  * for go tool pprof, Pyroscope and anything else that reads heap profiles. Values are
- * [alloc_objects/count, alloc_space/bytes], the rows' estimates rounded (never sample counts);
+ * [alloc_objects/count, alloc_space/bytes], the rows' estimates rounded (never sample counts),
+ * and when the input says what died (live.h) also [inuse_objects/count, inuse_space/bytes]
+ * at the report's moment, Go's heap profile's four (inuse_space the default with --inuse);
  * one Sample per row, labelled with its type, interval and samples (and kind, process and
  * thread when grouped by them). Locations are per (process, address), Functions per (name,
  * file), Mappings per object the frames fall in. The notes become the profile's comments.
@@ -110,12 +112,16 @@ static int emit(struct rasp_pprof *p, FILE *out)
 	const struct rasp_rows *r = v->rows;
 	size_t n = r->n, nnotes = v->notes->n;
 	pb_profile prof;
-	pb_value_type types[2], period_type, *ptypes[2] = {&types[0], &types[1]};
+	static const char *const type_names[4] = {"alloc_objects", "alloc_space", "inuse_objects",
+						  "inuse_space"};
+	size_t ntypes = r->live_known ? 4 : 2;
+	pb_value_type types[4], period_type,
+	    *ptypes[4] = {&types[0], &types[1], &types[2], &types[3]};
 	pb_sample *samples = calloc(n ? n : 1, sizeof(*samples));
 	pb_sample **psamples = calloc(n ? n : 1, sizeof(*psamples));
 	pb_label *labels = calloc(n ? n : 1, RASP_PPROF_MAX_LABELS * sizeof(*labels));
 	pb_label **plabels = calloc(n ? n : 1, RASP_PPROF_MAX_LABELS * sizeof(*plabels));
-	int64_t *values = calloc(n ? n : 1, 2 * sizeof(*values));
+	int64_t *values = calloc(n ? n : 1, 4 * sizeof(*values));
 	pb_location *locs = calloc(p->nloc ? p->nloc : 1, sizeof(*locs));
 	pb_location **plocs = calloc(p->nloc ? p->nloc : 1, sizeof(*plocs));
 	pb_line *lines = calloc(p->nloc ? p->nloc : 1, sizeof(*lines));
@@ -132,15 +138,16 @@ static int emit(struct rasp_pprof *p, FILE *out)
 	    !plines || !fns || !pfns || !maps || !pmaps || !comments || !g)
 		goto out;
 	perftools__profiles__profile__init(&prof);
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < ntypes; i++) {
 		perftools__profiles__value_type__init(&types[i]);
-		types[i].type = rasp_pprof_str(p, i ? "alloc_space" : "alloc_objects", false);
-		types[i].unit = rasp_pprof_str(p, i ? "bytes" : "count", false);
+		types[i].type = rasp_pprof_str(p, type_names[i], false);
+		types[i].unit = rasp_pprof_str(p, i % 2 ? "bytes" : "count", false);
 	}
 	perftools__profiles__value_type__init(&period_type);
 	period_type.type = rasp_pprof_str(p, "space", false);
 	period_type.unit = rasp_pprof_str(p, "bytes", false);
-	prof.default_sample_type = rasp_pprof_str(p, "alloc_space", false);
+	prof.default_sample_type =
+	    rasp_pprof_str(p, r->inuse ? "inuse_space" : "alloc_space", false);
 	for (size_t i = 0; i < nnotes; i++)
 		comments[i] = rasp_pprof_str(p, v->notes->v[i].text, false);
 	for (size_t i = 0; i < p->nmap; i++) {
@@ -164,9 +171,11 @@ static int emit(struct rasp_pprof *p, FILE *out)
 		pmaps[i] = &maps[i];
 	}
 	/* Every string is in the table now: a failed str_id above left a negative id. */
-	if (types[0].type < 0 || types[0].unit < 0 || types[1].type < 0 || types[1].unit < 0 ||
-	    period_type.type < 0 || period_type.unit < 0)
+	if (period_type.type < 0 || period_type.unit < 0 || prof.default_sample_type < 0)
 		goto out;
+	for (size_t i = 0; i < ntypes; i++)
+		if (types[i].type < 0 || types[i].unit < 0)
+			goto out;
 	for (size_t i = 0; i < nnotes; i++)
 		if (comments[i] < 0)
 			goto out;
@@ -176,11 +185,14 @@ static int emit(struct rasp_pprof *p, FILE *out)
 		perftools__profiles__sample__init(&samples[i]);
 		samples[i].n_location_id = p->first[i + 1] - p->first[i];
 		samples[i].location_id = &p->ids[p->first[i]];
-		if ((rc = rasp_pprof_rounded(row->est.objects, &values[2 * i])) ||
-		    (rc = rasp_pprof_rounded(row->est.bytes, &values[2 * i + 1])))
+		if ((rc = rasp_pprof_rounded(row->alloc.objects, &values[4 * i])) ||
+		    (rc = rasp_pprof_rounded(row->alloc.bytes, &values[4 * i + 1])) ||
+		    (ntypes == 4 &&
+		     ((rc = rasp_pprof_rounded(row->inuse.objects, &values[4 * i + 2])) ||
+		      (rc = rasp_pprof_rounded(row->inuse.bytes, &values[4 * i + 3])))))
 			goto out;
-		samples[i].n_value = 2;
-		samples[i].value = &values[2 * i];
+		samples[i].n_value = ntypes;
+		samples[i].value = &values[4 * i];
 		samples[i].n_label = p->nlabels[i];
 		samples[i].label = &plabels[i * RASP_PPROF_MAX_LABELS];
 		for (size_t k = 0; k < p->nlabels[i]; k++) {
@@ -220,7 +232,7 @@ static int emit(struct rasp_pprof *p, FILE *out)
 		fns[i].filename = p->fn[i].file;
 		pfns[i] = &fns[i];
 	}
-	prof.n_sample_type = 2;
+	prof.n_sample_type = ntypes;
 	prof.sample_type = ptypes;
 	prof.n_sample = n;
 	prof.sample = psamples;

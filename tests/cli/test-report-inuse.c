@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd-support.h"
 #include "lttng-session.h"
@@ -151,12 +152,89 @@ static void test_inuse_without_frees_is_refused(void **state)
 	free(out);
 }
 
+/* `go` on PATH, or NULL. */
+static const char *find_go(char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+
+		if (n && (size_t)snprintf(buf, len, "%.*s/go", (int)n, path) < len &&
+		    access(buf, X_OK) == 0)
+			return buf;
+		path += n + (path[n] == ':');
+	}
+	return NULL;
+}
+
+/* Runs `go tool pprof ARGS FILE`: its output, NUL-terminated (free it). */
+static char *go_pprof(const char *go, const char *args, const char *file)
+{
+	char cmd[8192], *out = NULL;
+	size_t len = 0;
+	FILE *pipe, *mem = open_memstream(&out, &len);
+	int c;
+
+	assert_non_null(mem);
+	snprintf(cmd, sizeof(cmd), "'%s' tool pprof %s '%s' 2>&1", go, args, file);
+	pipe = popen(cmd, "r");
+	assert_non_null(pipe);
+	while ((c = fgetc(pipe)) != EOF)
+		fputc(c, mem);
+	if (pclose(pipe) != 0) {
+		fclose(mem);
+		fail_msg("%s failed:\n%s", cmd, out);
+	}
+	assert_int_equal(fclose(mem), 0);
+	return out;
+}
+
+/* pprof with Go's four heap sample types, inuse_space the default with --inuse: go tool
+ * pprof -sample_index=inuse_space totals what the JSON report's in-use total says (each row
+ * rounded: within a byte per row). */
+static void test_inuse_pprof_go_tool(void **state)
+{
+	char *out = malloc(CMD_OUT), gobuf[4096], *raw, *top, *at;
+	const char *go = find_go(gobuf, sizeof(gobuf)), *pb = cmd_work("inuse.pb.gz");
+	const char *args[] = {"report", "--inuse", "--format", "pprof", "-o", pb, trace, NULL};
+	const char *jargs[] = {"--inuse", trace, NULL};
+	json_object *rep;
+	double total;
+
+	(void)state;
+	if (!go) {
+		printf("skipped: go not found\n");
+		free(out);
+		skip();
+	}
+	assert_int_equal(cmd_rasp(out, CMD_OUT, args, NULL), 0);
+	raw = go_pprof(go, "-raw", pb);
+	assert_non_null(strstr(raw, "alloc_objects/count alloc_space/bytes inuse_objects/count "
+				    "inuse_space/bytes[dflt]"));
+	free(raw);
+	top = go_pprof(go, "-top -sample_index=inuse_space -unit=byte", pb);
+	printf("go tool pprof -top -sample_index=inuse_space:\n%.600s\n", top);
+	at = strstr(top, "% of ");
+	assert_non_null(at);
+	total = strtod(at + 5, NULL);
+	rep = cmd_report_json(out, CMD_OUT, jargs);
+	if (fabs(total - cmd_num(cmd_get(rep, "total"), "inuse_bytes")) >
+	    (double)json_object_array_length(cmd_get(rep, "rows")))
+		fail_msg("pprof's inuse_space total %.0f, the report's %.0f", total,
+			 cmd_num(cmd_get(rep, "total"), "inuse_bytes"));
+	json_object_put(rep);
+	free(top);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_inuse_at_end),
 	    cmocka_unit_test(test_inuse_at_peak),
 	    cmocka_unit_test(test_inuse_text),
+	    cmocka_unit_test(test_inuse_pprof_go_tool),
 	    cmocka_unit_test(test_inuse_without_frees_is_refused),
 	};
 
