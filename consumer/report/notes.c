@@ -191,7 +191,7 @@ static int no_events_note(const struct rasp_tally *t, struct rasp_notes *n)
 const char *rasp_note_code(const char *code)
 {
 	static const char *const codes[] = {
-	    "lost-data",      "skipped-events",	 "assumed-mean", "input",     "no-samples",
+	    "lost-data",      "skipped-events",	 "assumed-mean", "input",	 "no-samples",
 	    "model-mismatch", "unmatched-frees", "lost-frees",	 "no-lifetimes", "inuse-moment"};
 
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
@@ -211,17 +211,19 @@ static int live_notes(const struct rasp_tally *t, const struct rasp_rows *rows,
 	if (!rows->live_known)
 		return add(out, "no-lifetimes", "%s", rasp_live_unavailable_why(l));
 	if (l->frees_unmatched)
-		ret = add(out, "unmatched-frees",
-			  "%" PRIu64 " of %" PRIu64 " %s events had no sample live at their "
-			  "address (objects allocated before the recording started, or whose sample "
-			  "was lost): counted, and no figure changes for them.",
-			  l->frees_unmatched, l->frees, RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG);
+		ret = add(
+		    out, "unmatched-frees",
+		    "%" PRIu64 " of %" PRIu64 " %s events had no sample live at their "
+		    "address (objects allocated before the recording started, or whose sample "
+		    "was lost): counted, and no figure changes for them.",
+		    l->frees_unmatched, l->frees, RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG);
 	if (!ret && l->replaced)
-		ret = add(out, "lost-frees",
-			  "%" PRIu64 " sample%s had no free before another sample came at the same "
-			  "address (a lost SampledObjectFreed event): each counts as freed when the "
-			  "next sample came.",
-			  l->replaced, plural(l->replaced));
+		ret =
+		    add(out, "lost-frees",
+			"%" PRIu64 " sample%s had no free before another sample came at the same "
+			"address (a lost SampledObjectFreed event): each counts as freed when the "
+			"next sample came.",
+			l->replaced, plural(l->replaced));
 	if (!ret && l->size_mismatch)
 		ret = add(out, "lost-frees",
 			  "%" PRIu64 " free%s gave another ObjectSize than %s sample: the events "
@@ -233,6 +235,10 @@ static int live_notes(const struct rasp_tally *t, const struct rasp_rows *rows,
 			  "%" PRIu64 " sample%s carried no Address: counted as allocated, never as "
 			  "live.",
 			  l->no_address, plural(l->no_address));
+	if (!ret && rasp_tally_lost_data(t))
+		ret = add(out, "lost-frees",
+			  "events were lost: frees among them leave their objects counted as live, "
+			  "so the in-use figures may be too high.");
 	if (!ret && l->moment == RASP_LIVE_AT && !l->moment_set)
 		ret = add(out, "inuse-moment",
 			  "the recording ended %.3f s after its first event, before --at %g s: the "

@@ -392,7 +392,7 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 
 		if (i < shown_rows) {
 			fill(&line, v, &rows->v[i], &rows->v[i].est, rows->v[i].share);
-			few |= rows->v[i].est.samples < RASP_FEW_SAMPLES;
+			few |= rows->v[i].est.samples && rows->v[i].est.samples < RASP_FEW_SAMPLES;
 			doubtful |= rows->v[i].est.low_confidence;
 			l = &line;
 		}
