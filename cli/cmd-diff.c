@@ -30,7 +30,7 @@ struct side {
 
 /* The report's own entries, with format narrowed to what diff writes and the grouping to one
  * key: types or sites. */
-static struct rasp_param diff_params[6];
+static struct rasp_param diff_params[8];
 
 static bool writes_diff(const struct rasp_writer *w)
 {
@@ -50,7 +50,11 @@ static void make_params(void)
 	diff_params[4].accepted = "type|site";
 	diff_params[4].help = "compare per type (default) or per allocating function (traces "
 			      "recorded with stacks)";
-	diff_params[5] = (struct rasp_param){.name = NULL};
+	diff_params[5] = *rasp_param_find(rasp_report_params, "inuse");
+	diff_params[5].help = "compare what was still allocated at --at (each side's end by "
+			      "default) instead of what was allocated";
+	diff_params[6] = *rasp_param_find(rasp_report_params, "at");
+	diff_params[7] = (struct rasp_param){.name = NULL};
 }
 
 static void usage(void)
@@ -83,10 +87,16 @@ static int load_trace(const char *cmd, struct side *s, const struct rasp_report_
 	s->tally = rasp_tally_create(opt->group_by, opt->sampling_mean);
 	if (!s->tally)
 		return -ENOMEM;
+	rasp_report_prepare(s->tally, opt); /* --at was checked */
 	rc = rasp_cli_tally_operands(cmd, ops, 1, opt->strict, s->tally);
 	if (rc)
 		return rc;
-	rc = rasp_rows_build(s->tally, opt->confidence, &s->rows);
+	rc = rasp_rows_build_of(s->tally, opt->confidence, opt->inuse, &s->rows);
+	if (!rc && opt->inuse && !s->rows.live_known && s->tally->samples) {
+		rasp_cli_error(cmd, "--inuse: '%s': %s", s->path,
+			       rasp_live_unavailable_why(s->tally->live));
+		return -ENODATA;
+	}
 	if (!rc)
 		rc = rasp_notes_build(s->tally, &s->rows, "--sampling-mean", &s->notes);
 	if (rc)
@@ -113,10 +123,11 @@ static int load_trace(const char *cmd, struct side *s, const struct rasp_report_
 	return 0;
 }
 
-static int load_json(const char *cmd, struct side *s, double confidence, bool by_site)
+static int load_json(const char *cmd, struct side *s, double confidence, bool by_site, bool inuse)
 {
 	char err[512];
-	int rc = rasp_json_report_read(s->path, confidence, by_site, &s->json, err, sizeof(err));
+	int rc = rasp_json_report_read_of(s->path, confidence, by_site, inuse, &s->json, err,
+					  sizeof(err));
 
 	if (rc) {
 		if (rc != -ENOMEM)
@@ -130,7 +141,9 @@ static int load_json(const char *cmd, struct side *s, double confidence, bool by
 	s->json.items = NULL;
 	s->json.notes = (struct rasp_notes){0};
 	s->mean = s->json.mean;
-	s->samples = s->json.samples;
+	/* In use, a side whose every sample was freed is a side all the same (its rows say 0
+	 * live): only a report of no rows has nothing to compare. */
+	s->samples = inuse ? (s->n ? 1 : 0) : s->json.samples;
 	return 0;
 }
 
@@ -181,7 +194,7 @@ int rasp_cli_diff(int argc, char **argv)
 			rc = load_trace(cmd, &side[i], &opt);
 		else
 			rc = load_json(cmd, &side[i], opt.confidence,
-				       opt.group_by == RASP_GROUP_SITE);
+				       opt.group_by == RASP_GROUP_SITE, opt.inuse);
 		if (rc) {
 			if (rc == -ENOMEM)
 				rasp_cli_error(cmd, "out of memory");
@@ -206,10 +219,10 @@ int rasp_cli_diff(int argc, char **argv)
 		goto out;
 	}
 	{
-		struct rasp_diff_view v = {side[0].path,   side[1].path,
-					   changes,	   n,
-					   opt.confidence, &side[0].notes,
-					   &side[1].notes, opt.group_by == RASP_GROUP_SITE};
+		struct rasp_diff_view v = {
+		    side[0].path,   side[1].path,   changes,	    n,
+		    opt.confidence, &side[0].notes, &side[1].notes, opt.group_by == RASP_GROUP_SITE,
+		    opt.inuse};
 
 		/* The format was checked against the writers that have write_diff. */
 		rc = rasp_writer_find(opt.format)->write_diff(stdout, &v);

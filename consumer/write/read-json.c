@@ -130,6 +130,18 @@ static int read_mean(json_object *doc, const char *path, double *out, char *err,
 int rasp_json_report_read(const char *path, double confidence, bool by_site,
 			  struct rasp_json_report *r, char *err, size_t errlen)
 {
+	return rasp_json_report_read_of(path, confidence, by_site, false, r, err, errlen);
+}
+
+int rasp_json_report_read_of(const char *path, double confidence, bool by_site, bool inuse,
+			     struct rasp_json_report *r, char *err, size_t errlen)
+{
+	/* The allocated figures, or the in-use ones (at the moment the report was made of). */
+	static const char *const keys[2][5] = {
+	    {"bytes", "bytes_low", "bytes_high", "objects", "samples"},
+	    {"inuse_bytes", "inuse_bytes_low", "inuse_bytes_high", "inuse_objects",
+	     "inuse_samples"}};
+	const char *const *k = keys[inuse];
 	const char *key = by_site ? "site" : "type";
 	json_object *rows, *conf;
 
@@ -178,11 +190,18 @@ int rasp_json_report_read(const char *path, double confidence, bool by_site,
 				      "--group-by %s)",
 				      path, i, key, key);
 		it->type = json_object_get_string(t);
-		it->est.bytes = num(row, "bytes", &ok);
-		it->est.bytes_low = num(row, "bytes_low", &ok);
-		it->est.bytes_high = num(row, "bytes_high", &ok);
-		it->est.objects = num(row, "objects", &ok);
-		samples = num(row, "samples", &ok);
+		it->est.bytes = num(row, k[0], &ok);
+		it->est.bytes_low = num(row, k[1], &ok);
+		it->est.bytes_high = num(row, k[2], &ok);
+		it->est.objects = num(row, k[3], &ok);
+		samples = num(row, k[4], &ok);
+		if (!ok && inuse)
+			return refuse(
+			    err, errlen,
+			    "'%s': row %zu lacks inuse_bytes, inuse_bytes_low, "
+			    "inuse_bytes_high, inuse_objects or inuse_samples: a report of "
+			    "a recording without free events cannot say what was in use",
+			    path, i);
 		if (!ok)
 			return refuse(
 			    err, errlen,

@@ -33,6 +33,10 @@ struct rasp_json_report {
  * rasp_json_report_free it. */
 int rasp_json_report_read(const char *path, double confidence, bool by_site,
 			  struct rasp_json_report *r, char *err, size_t errlen);
+/* The same; inuse: each row's in-use figures (inuse_bytes, its interval, inuse_objects,
+ * inuse_samples) instead of the allocated ones, refused when a row lacks them. */
+int rasp_json_report_read_of(const char *path, double confidence, bool by_site, bool inuse,
+			     struct rasp_json_report *r, char *err, size_t errlen);
 void rasp_json_report_free(struct rasp_json_report *r);
 
 #endif /* RASP_CONSUMER_READ_JSON_H */

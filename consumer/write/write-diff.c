@@ -57,9 +57,10 @@ int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v)
 	fputs(" -> ", out);
 	rasp_safe_put(out, v->new_name);
 	fprintf(out,
-		", estimated bytes per %s; '*' marks a significant change (false discovery rate "
+		", estimated %s per %s; '*' marks a significant change (false discovery rate "
 		"%g%%)\n",
-		v->by_site ? "site" : "type", (1 - v->confidence) * 100);
+		v->inuse ? "bytes in use" : "bytes", v->by_site ? "site" : "type",
+		(1 - v->confidence) * 100);
 	notes_text(out, "base", v->base_notes);
 	notes_text(out, "new", v->new_notes);
 	fputc('\n', out);

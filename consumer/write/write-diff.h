@@ -15,6 +15,7 @@ struct rasp_diff_view {
 	double confidence;
 	const struct rasp_notes *base_notes, *new_notes;
 	bool by_site; /* the items are sites ("function (file:line)"), not types */
+	bool inuse;   /* the estimates are of what was in use (--inuse), not allocated */
 };
 
 int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v);

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,53 @@ static void test_inuse_without_frees_is_refused(void **state)
 	free(out);
 }
 
+/* rasp diff --inuse: the peak against the end of one recording (JSON reports, and the trace
+ * itself as NEW): the phase freed between them is the one significant change, the rest held
+ * the same samples. */
+static void test_inuse_diff(void **state)
+{
+	char *out = malloc(CMD_OUT);
+	const char *peak = cmd_work("peak.json"), *end = cmd_work("end.json");
+	const char *rp[] = {"report", "--inuse", "--at", "peak", "--format",
+			    "json",   "-o",	 peak,	 trace,	 NULL};
+	const char *re[] = {"report", "--inuse", "--format", "json", "-o", end, trace, NULL};
+	const char *news[] = {end, trace};
+
+	(void)state;
+	assert_int_equal(cmd_rasp(out, CMD_OUT, rp, NULL), 0);
+	assert_int_equal(cmd_rasp(out, CMD_OUT, re, NULL), 0);
+	for (int k = 0; k < 2; k++) {
+		const char *d[] = {"diff", "--inuse", "--format", "json", peak, news[k], NULL};
+		json_object *j, *rows;
+		size_t n;
+
+		assert_int_equal(cmd_rasp(out, CMD_OUT, d, NULL), 0);
+		j = json_tokener_parse(out);
+		if (!j)
+			fail_msg("rasp diff --inuse wrote no JSON:\n%s", out);
+		rows = cmd_get(j, "rows");
+		n = json_object_array_length(rows);
+		assert_int_equal(n, 7);
+		for (size_t i = 0; i < n; i++) {
+			json_object *row = json_object_array_get_idx(rows, i);
+			const char *type = json_object_get_string(cmd_get(row, "type"));
+			bool sig = json_object_get_boolean(cmd_get(row, "significant"));
+
+			if (sig != (strcmp(type, "Life.Phase") == 0))
+				fail_msg("%s: significant %d\n%s", type, sig, out);
+		}
+		json_object_put(j);
+	}
+	/* Without free events, refused as rasp report refuses it. */
+	{
+		const char *d[] = {"diff", "--inuse", cmd_golden("docstore-small"), trace, NULL};
+
+		assert_int_equal(cmd_rasp(out, CMD_OUT, d, NULL), 1);
+		cmd_expect_in(out, "holds no Rasp_Runtime:SampledObjectFreed", "the reason");
+	}
+	free(out);
+}
+
 /* `go` on PATH, or NULL. */
 static const char *find_go(char *buf, size_t len)
 {
@@ -235,6 +283,7 @@ int main(void)
 	    cmocka_unit_test(test_inuse_at_peak),
 	    cmocka_unit_test(test_inuse_text),
 	    cmocka_unit_test(test_inuse_pprof_go_tool),
+	    cmocka_unit_test(test_inuse_diff),
 	    cmocka_unit_test(test_inuse_without_frees_is_refused),
 	};
 

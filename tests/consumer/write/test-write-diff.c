@@ -86,8 +86,8 @@ static void diff_init(struct diff *d, double confidence)
 		&(struct rasp_diff_side){"new", d->new_.items, d->new_.rows.n, d->new_.mean},
 		confidence, &d->c, &d->n),
 	    0);
-	d->v = (struct rasp_diff_view){"runs/base \"A\"", "runs/new",	  d->c,		  d->n,
-				       confidence,	  &d->base.notes, &d->new_.notes, false};
+	d->v = (struct rasp_diff_view){"runs/base \"A\"", "runs/new",	  d->c,	 d->n, confidence,
+				       &d->base.notes,	  &d->new_.notes, false, false};
 }
 
 static void diff_fini(struct diff *d)
