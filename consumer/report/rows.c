@@ -188,7 +188,8 @@ static int tick_rows(const struct rasp_tally *t, struct rasp_rows *out)
 }
 
 /* In-use figures of cells[first .. first + n): their samples live at the moment. */
-static void live_cells(const struct rasp_tally *t, size_t first, size_t n, struct rasp_est_cell *tmp)
+static void live_cells(const struct rasp_tally *t, size_t first, size_t n,
+		       struct rasp_est_cell *tmp)
 {
 	for (size_t i = 0; i < n; i++)
 		tmp[i] = t->live->cells[t->cells[first + i].live].at;
@@ -233,7 +234,8 @@ int rasp_rows_build_of(struct rasp_tally *t, double confidence, bool inuse, stru
 	size_t nrows = 0;
 	int ret = 0;
 
-	*out = (struct rasp_rows){.group_by = t->group_by, .confidence = confidence, .inuse = inuse};
+	*out =
+	    (struct rasp_rows){.group_by = t->group_by, .confidence = confidence, .inuse = inuse};
 	if (!rasp_est_confidence_valid(confidence))
 		return -EINVAL;
 	ret = rasp_live_finish(t->live, t->timed, t->last_ns);
@@ -388,8 +390,8 @@ static const struct rasp_live_entry *entry_of(const struct rasp_live_entry *v, s
 	return lo < n && v[lo].cell == cell ? &v[lo] : NULL;
 }
 
-int rasp_rows_timeline(const struct rasp_rows *r, const struct rasp_tally *t, size_t row,
-		       size_t k, int64_t *ns, struct rasp_est_total *out)
+int rasp_rows_timeline(const struct rasp_rows *r, const struct rasp_tally *t, size_t row, size_t k,
+		       int64_t *ns, struct rasp_est_total *out)
 {
 	const struct rasp_live_entry *v;
 	size_t n, m = 0, first = 0, ncells = t->ncells;
@@ -454,4 +456,32 @@ const char *rasp_kind_name(uint64_t kind, char *buf, size_t len)
 		return names[kind];
 	snprintf(buf, len, "%" PRIu64, kind);
 	return buf;
+}
+
+int rasp_rows_timeline_set(const struct rasp_rows *r, const struct rasp_tally *t,
+			   const size_t *rows, size_t nrows, size_t k, int64_t *ns,
+			   struct rasp_est_total *out)
+{
+	const struct rasp_live_entry *v;
+	size_t n, m = 0, ncells = 0;
+	struct rasp_est_cell *tmp;
+	int ret;
+
+	*ns = rasp_live_point(t->live, k, &v, &n);
+	for (size_t j = 0; j < nrows; j++)
+		ncells += r->v[rows[j]].ncells;
+	tmp = malloc((ncells + 1) * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (size_t j = 0; j < nrows; j++)
+		for (size_t i = r->v[rows[j]].first; i < r->v[rows[j]].first + r->v[rows[j]].ncells;
+		     i++) {
+			const struct rasp_live_entry *e = entry_of(v, n, t->cells[i].live);
+
+			if (e)
+				rasp_live_stats_cell(&e->s, t->live->cells[e->cell].p, &tmp[m++]);
+		}
+	ret = rasp_est_sum(tmp, m, r->confidence, out);
+	free(tmp);
+	return ret;
 }

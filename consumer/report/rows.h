@@ -80,8 +80,13 @@ int rasp_rows_sum(const struct rasp_rows *r, const struct rasp_tally *t, const s
 /* Point k of the live heap's timeline (rasp_live_npoints points): its time (ns from the
  * clock's origin) and the in-use estimate of row `row` (SIZE_MAX: the total) then, its
  * objects interval as of one size (live.h). 0, -ENOMEM, -ERANGE. */
-int rasp_rows_timeline(const struct rasp_rows *r, const struct rasp_tally *t, size_t row,
-		       size_t k, int64_t *ns, struct rasp_est_total *out);
+int rasp_rows_timeline(const struct rasp_rows *r, const struct rasp_tally *t, size_t row, size_t k,
+		       int64_t *ns, struct rasp_est_total *out);
+
+/* The same for the rows rows[0 .. nrows) together (one interval for the set). */
+int rasp_rows_timeline_set(const struct rasp_rows *r, const struct rasp_tally *t,
+			   const size_t *rows, size_t nrows, size_t k, int64_t *ns,
+			   struct rasp_est_total *out);
 
 /* The site name of a row ("" when not grouped by site). */
 const char *rasp_row_site(const struct rasp_rows *r, const struct rasp_row *row);

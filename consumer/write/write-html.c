@@ -276,6 +276,84 @@ out:
 	return 0;
 }
 
+/* What was live over time (only for an input with free events, live.h): the timeline's
+ * points, the total and the LIVE_SERIES largest types (each type's rows as one set), each
+ * point [bytes, low, high]; the moment the report is of, and whether its figures are in-use
+ * ones. */
+#define LIVE_SERIES 6
+
+static int live_series(const struct rasp_report_view *v, FILE *js, const size_t *rows, size_t nrows,
+		       const char *name)
+{
+	size_t npoints = rasp_live_npoints(v->tally->live);
+
+	fputs("{\"name\": ", js);
+	rasp_json_string(js, name);
+	fputs(", \"v\": [", js);
+	for (size_t k = 0; k < npoints; k++) {
+		struct rasp_est_total e;
+		int64_t ns;
+		int ret = rows ? rasp_rows_timeline_set(v->rows, v->tally, rows, nrows, k, &ns, &e)
+			       : rasp_rows_timeline(v->rows, v->tally, SIZE_MAX, k, &ns, &e);
+
+		if (ret)
+			return ret;
+		fputs(k ? ", [" : "[", js);
+		number(js, e.bytes);
+		fputs(", ", js);
+		number(js, e.bytes_low);
+		fputs(", ", js);
+		number(js, e.bytes_high);
+		fputc(']', js);
+	}
+	fputs("]}", js);
+	return 0;
+}
+
+static int live_chart(const struct rasp_report_view *v, const struct type_row *types, size_t ntypes,
+		      FILE *js)
+{
+	const struct rasp_rows *r = v->rows;
+	const struct rasp_tally *t = v->tally;
+	size_t npoints = rasp_live_npoints(t->live), *idx;
+	int ret = 0;
+
+	if (!r->live_known || !t->timed)
+		return 0;
+	fprintf(js, ",\n  \"live\": {\"inuse\": %s, \"moment_s\": ", r->inuse ? "true" : "false");
+	if (r->moment_ns != INT64_MIN)
+		number(js, (double)(r->moment_ns - t->first_ns) / 1e9);
+	else
+		fputs("null", js);
+	fputs(", \"t\": [", js);
+	for (size_t k = 0; k < npoints; k++) {
+		const struct rasp_live_entry *e;
+		size_t n;
+
+		fputs(k ? ", " : "", js);
+		number(js, (double)(rasp_live_point(t->live, k, &e, &n) - t->first_ns) / 1e9);
+	}
+	fputs("], \"series\": [", js);
+	ret = live_series(v, js, NULL, 0, "TOTAL");
+	idx = malloc((r->n + 1) * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < ntypes && i < LIVE_SERIES && !ret; i++) {
+		size_t m = 0;
+
+		for (size_t j = 0; j < r->n; j++)
+			if (strcmp(rasp_row_type(t, &r->v[j]), types[i].name) == 0)
+				idx[m++] = j;
+		if (!m)
+			continue;
+		fputs(", ", js);
+		ret = live_series(v, js, idx, m, types[i].name);
+	}
+	free(idx);
+	fputs("]}", js);
+	return ret;
+}
+
 static int estimates(const struct rasp_report_view *v, struct rasp_flame *g, FILE *js)
 {
 	struct rasp_flame_node **order = NULL;
@@ -325,6 +403,7 @@ static int estimates(const struct rasp_report_view *v, struct rasp_flame *g, FIL
 	fputs("],\n  \"total\": [", js);
 	est_fields(js, &v->rows->total);
 	fputc(']', js);
+	ret = live_chart(v, types, ntypes, js);
 out:
 	free(order);
 	free(types);

@@ -200,6 +200,73 @@ static void test_inuse_diff(void **state)
 	free(out);
 }
 
+/* `name` on PATH into buf, or NULL. */
+static const char *on_path(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+
+		if (n && (size_t)snprintf(buf, len, "%.*s/%s", (int)n, path, name) < len &&
+		    access(buf, X_OK) == 0)
+			return buf;
+		path += n + (path[n] == ':');
+	}
+	return NULL;
+}
+
+/* The HTML page of --inuse --at peak in headless Chromium: its script ran without error
+ * ("ok:"), drew the chart of live bytes (the total and the types, a band each, the moment's
+ * rule) and titled the flame graph with the moment. */
+static void test_inuse_html_chart(void **state)
+{
+	char *out = malloc(CMD_OUT), buf[4096], cmd[12288], *dom = NULL;
+	const char *exe = on_path("chromium", buf, sizeof(buf)), *page = cmd_work("inuse.html");
+	const char *args[] = {"report", "--inuse", "--at", "peak", "--format",
+			      "html",	"-o",	   page,   trace,  NULL};
+	size_t len = 0;
+	FILE *pipe, *mem;
+	int c;
+
+	(void)state;
+	if (!exe) {
+		printf("skipped: chromium not found\n");
+		free(out);
+		skip();
+	}
+	assert_int_equal(cmd_rasp(out, CMD_OUT, args, NULL), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "timeout -k 10 120 '%s' --headless=new --no-sandbox --disable-gpu --no-first-run "
+		 "--user-data-dir='%s' --virtual-time-budget=5000 --dump-dom 'file://%s' "
+		 "2>/dev/null",
+		 exe, cmd_work("chromium-profile"), page);
+	mem = open_memstream(&dom, &len);
+	assert_non_null(mem);
+	pipe = popen(cmd, "r");
+	assert_non_null(pipe);
+	while ((c = fgetc(pipe)) != EOF)
+		fputc(c, mem);
+	assert_int_equal(pclose(pipe), 0);
+	assert_int_equal(fclose(mem), 0);
+	cmd_expect_in(dom, "id=\"rasp-status\">ok:", "the script ran");
+	cmd_expect_in(dom, "id=\"rasp-live-chart\"", "the chart");
+	cmd_expect_in(dom, "Live bytes over time", "its title");
+	cmd_expect_in(dom, "Flame graph of estimated bytes in use at ", "the flame graph's moment");
+	cmd_expect_in(dom, "Estimated bytes in use by type", "the table");
+	/* The total and the seven types' largest six: a line and a band each. */
+	{
+		size_t lines = 0;
+
+		for (const char *p = dom; (p = strstr(p, "<polyline")); p++)
+			lines++;
+		assert_int_equal(lines, 7);
+	}
+	cmd_expect_in(dom, "stroke-dasharray", "the moment's rule");
+	free(dom);
+	free(out);
+}
+
 /* `go` on PATH, or NULL. */
 static const char *find_go(char *buf, size_t len)
 {
@@ -284,6 +351,7 @@ int main(void)
 	    cmocka_unit_test(test_inuse_text),
 	    cmocka_unit_test(test_inuse_pprof_go_tool),
 	    cmocka_unit_test(test_inuse_diff),
+	    cmocka_unit_test(test_inuse_html_chart),
 	    cmocka_unit_test(test_inuse_without_frees_is_refused),
 	};
 

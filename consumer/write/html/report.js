@@ -1,5 +1,6 @@
 /* rasp report page, main script (consumer/write/write-html.c embeds it after the report's JSON):
- * draws the header and every note, a flame graph of estimated bytes (root at the top, a
+ * draws the header and every note, a chart of live bytes over time (an input with free
+ * events), a flame graph of estimated bytes (root at the top, a
  * node's width its share of the estimate; click to zoom, search to highlight, hover for the
  * figures) and the per-type table. Every name in the data (types, functions, processes,
  * inputs, notes) is untrusted text from a trace: it reaches the page through textContent
@@ -387,7 +388,10 @@
 		const reset = el('button', '', 'Reset zoom');
 
 		sec.id = 'rasp-graph';
-		sec.appendChild(el('h2', '', 'Flame graph of estimated bytes'));
+		sec.appendChild(el('h2', '', data.live && data.live.inuse
+			? 'Flame graph of estimated bytes in use at ' +
+			  (data.live.moment_s !== null ? data.live.moment_s.toFixed(3) + ' s' : 'the end')
+			: 'Flame graph of estimated bytes'));
 		sec.appendChild(el('p', 'legend',
 				   'Top: all samples; below each node, the frames it called and, ' +
 				   'under the allocating frame, the type allocated. A width is the ' +
@@ -497,7 +501,8 @@
 		const ci = data.confidence_text + ' INTERVAL';
 
 		sec.id = 'rasp-types';
-		sec.appendChild(el('h2', '', 'Estimated allocations by type'));
+		sec.appendChild(el('h2', '', data.live && data.live.inuse
+			? 'Estimated bytes in use by type' : 'Estimated allocations by type'));
 		for (const h of ['TYPE', 'BYTES', ci, 'SHARE', 'OBJECTS', ci, 'SAMPLES'])
 			head.appendChild(el('th', '', h));
 		thead.appendChild(head);
@@ -540,6 +545,112 @@
 		root.appendChild(sec);
 	}
 
+	/* ---- live bytes over time (data.live: an input with free events) ---- */
+
+	/* The SVG namespace, from the HTML parser rather than written out: the page holds no
+	 * URL at all, so "no URL in the page" stays a check that nothing is loaded. */
+	const SVG = (function () {
+		const holder = document.createElement('div');
+
+		holder.innerHTML = '<svg></svg>';
+		return holder.firstChild.namespaceURI;
+	}());
+	const SERIES_COLOURS = ['#222', '#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e',
+				'#8c564b'];
+
+	function svgEl(tag, attrs) {
+		const e = document.createElementNS(SVG, tag);
+
+		for (const k in attrs)
+			e.setAttribute(k, String(attrs[k]));
+		return e;
+	}
+
+	/* One line per series (the total first, then the largest types) with its interval as a
+	 * band, and the report's moment as a vertical rule. */
+	function drawLive() {
+		const live = data.live;
+
+		if (!live || !live.t.length)
+			return;
+		const sec = el('section'), W = 900, H = 260, L = 70, R = 10, T = 10, B = 30;
+		const t0 = live.t[0], t1 = Math.max(live.t[live.t.length - 1], t0 + 1e-9);
+		let top = 1;
+
+		for (const s of live.series)
+			for (const p of s.v)
+				if (p[2] !== null && p[2] > top)
+					top = p[2];
+		const x = (t) => L + (W - L - R) * (t - t0) / (t1 - t0);
+		const y = (b) => T + (H - T - B) * (1 - b / top);
+		const svg = svgEl('svg', {viewBox: '0 0 ' + W + ' ' + H, width: '100%',
+					  role: 'img', id: 'rasp-live-chart'});
+
+		sec.id = 'rasp-live';
+		sec.appendChild(el('h2', '', 'Live bytes over time'));
+		sec.appendChild(el('p', 'legend',
+				   'Estimated bytes still allocated, from the recording\'s first event; ' +
+				   'the band is the ' + data.confidence_text + ' interval' +
+				   (live.moment_s !== null ? '; the rule marks the moment the ' +
+				    (live.inuse ? 'report and flame graph are' : 'in-use figures are') +
+				    ' of (' + live.moment_s.toFixed(3) + ' s)' : '') + '.'));
+		for (let k = 0; k <= 4; k++) {
+			const b = top * k / 4;
+
+			svg.appendChild(svgEl('line', {x1: L, x2: W - R, y1: y(b), y2: y(b),
+						       stroke: '#ddd'}));
+			const tx = svgEl('text', {x: L - 4, y: y(b) + 4, 'text-anchor': 'end',
+						  'font-size': 11});
+			tx.textContent = bytes(b);
+			svg.appendChild(tx);
+		}
+		for (let k = 0; k <= 4; k++) {
+			const tt = t0 + (t1 - t0) * k / 4;
+			const tx = svgEl('text', {x: x(tt), y: H - 10, 'text-anchor': 'middle',
+						  'font-size': 11});
+			tx.textContent = tt.toFixed(3) + ' s';
+			svg.appendChild(tx);
+		}
+		const ul = el('ul', 'live-legend');
+
+		live.series.forEach((s, i) => {
+			const c = SERIES_COLOURS[i % SERIES_COLOURS.length];
+			let line = '', band = '', back = '';
+
+			s.v.forEach((p, k) => {
+				if (p[0] === null)
+					return;
+				line += x(live.t[k]) + ',' + y(p[0]) + ' ';
+				band += x(live.t[k]) + ',' + y(p[2] === null ? p[0] : p[2]) + ' ';
+				back = x(live.t[k]) + ',' + y(p[1] === null ? p[0] : p[1]) + ' ' + back;
+			});
+			const g = svgEl('g', {'data-series': i});
+
+			g.appendChild(svgEl('polygon', {points: band + back, fill: c,
+							'fill-opacity': 0.12, stroke: 'none'}));
+			g.appendChild(svgEl('polyline', {points: line, fill: 'none', stroke: c,
+							 'stroke-width': i ? 1.5 : 2}));
+			svg.appendChild(g);
+			const li = el('li');
+			const sw = el('span', 'swatch', '\u25a0 ');
+
+			sw.dataset.colour = c;
+			li.appendChild(sw);
+			li.appendChild(document.createTextNode(s.name));
+			ul.appendChild(li);
+		});
+		if (live.moment_s !== null)
+			svg.appendChild(svgEl('line', {x1: x(live.moment_s), x2: x(live.moment_s),
+						       y1: T, y2: H - B, stroke: '#b00',
+						       'stroke-dasharray': '4 3'}));
+		sec.appendChild(svg);
+		sec.appendChild(ul);
+		/* The swatches' colours through the CSSOM (allowed by the page's policy). */
+		for (const sw of ul.querySelectorAll('.swatch'))
+			sw.style.color = sw.dataset.colour;
+		root.appendChild(sec);
+	}
+
 	function status() {
 		if (window.raspErrorCount)
 			return;
@@ -548,6 +659,7 @@
 	}
 
 	drawHeader();
+	drawLive();
 	drawFlame();
 	drawTypes();
 	drawTicks();
