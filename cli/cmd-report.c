@@ -72,12 +72,41 @@ static bool writer_takes_top(const struct rasp_writer *w)
 	return w->top;
 }
 
-/* The report of one .nettrace file, with the default options (rasp record -p, --live). */
+/* Options --live passes on to each redrawn report: what is in use (--inuse, --at,
+ * --lifetimes); none for rasp record -p. */
+static char *live_extra[4];
+static int nlive_extra;
+static char live_at[32];
+
+/* The report of one .nettrace file, with the default options (rasp record -p) or those of
+ * --live. */
 int rasp_cli_report_file(const char *path)
 {
-	char *argv[] = {"report", (char *)path, NULL};
+	char *argv[6] = {"report"};
+	int n = 1;
 
-	return rasp_cli_report(2, argv);
+	for (int i = 0; i < nlive_extra; i++)
+		argv[n++] = live_extra[i];
+	argv[n++] = (char *)path;
+	argv[n] = NULL;
+	return rasp_cli_report(n, argv);
+}
+
+static void live_pass_on(const struct rasp_report_options *opt)
+{
+	nlive_extra = 0;
+	if (opt->inuse)
+		live_extra[nlive_extra++] = "--inuse";
+	if (opt->at == RASP_AT_PEAK || opt->at >= 0.0) {
+		if (opt->at == RASP_AT_PEAK)
+			snprintf(live_at, sizeof(live_at), "peak");
+		else
+			snprintf(live_at, sizeof(live_at), "%.17g", opt->at);
+		live_extra[nlive_extra++] = "--at";
+		live_extra[nlive_extra++] = live_at;
+	}
+	if (opt->lifetimes)
+		live_extra[nlive_extra++] = "--lifetimes";
 }
 
 int rasp_cli_report(int argc, char **argv)
@@ -117,6 +146,7 @@ int rasp_cli_report(int argc, char **argv)
 					.interval = live.interval,
 					.report = rasp_cli_report_file};
 
+		live_pass_on(&opt);
 		rasp_report_options_fini(&opt);
 		return rasp_cli_attach(&a);
 	}
