@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Prints rasp's per-type estimates beside a program's own truth.
 
-Usage: compare-truth.py REPORT.json TRUTH.json
+Usage: compare-truth.py [--inuse] REPORT.json TRUTH.json
 REPORT.json comes from `rasp report --format json` (grouped by type); TRUTH.json from the
 program (rasp-docstore --truth): {"rows": [{"type", "bytes", "objects"}], "total": {...}}.
+With --inuse, the report's in-use figures (rasp report --inuse) beside what the program
+held at exit (rasp-docstore --no-cleanup --truth: "held_at_exit", "held_total").
 Exits 1 when an input is unreadable. Standard library only."""
 import json
 import sys
@@ -17,7 +19,21 @@ def human(n):
     return f"{n:.0f}"
 
 
+def inuse_view(report, truth):
+    """The in-use figures under the names the comparison reads."""
+    def pick(r):
+        return {"samples": r["inuse_samples"], "bytes": r["inuse_bytes"],
+                "bytes_low": r["inuse_bytes_low"], "bytes_high": r["inuse_bytes_high"],
+                "objects": r["inuse_objects"], **({"type": r["type"]} if "type" in r else {})}
+    report = dict(report, rows=[pick(r) for r in report["rows"]], total=pick(report["total"]))
+    truth = {"rows": truth["held_at_exit"], "total": truth["held_total"]}
+    return report, truth
+
+
 def main(argv):
+    inuse = len(argv) > 1 and argv[1] == "--inuse"
+    if inuse:
+        argv = argv[:1] + argv[2:]
     if len(argv) != 3:
         print(__doc__.strip().split("\n")[2], file=sys.stderr)
         return 2
@@ -26,7 +42,9 @@ def main(argv):
             report = json.load(f)
         with open(argv[2], encoding="utf-8") as f:
             truth = json.load(f)
-    except (OSError, ValueError) as e:
+        if inuse:
+            report, truth = inuse_view(report, truth)
+    except (OSError, ValueError, KeyError) as e:
         print(f"compare-truth: {e}", file=sys.stderr)
         return 1
     est = {r["type"]: r for r in report["rows"]}

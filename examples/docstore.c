@@ -3,8 +3,11 @@
  * strings, numbers), indexes their string values, keeps some documents and frees the rest,
  * stages output in pinned I/O buffers (POH) and takes large snapshots (LOH). It counts the
  * true bytes (ObjectSize, as the events carry it) and objects of every type it allocates,
- * so estimates can be checked against the truth.
- * Usage: rasp-docstore [--threads N] [--docs N] [--seed N] [--scale TYPE=F] [--truth FILE] */
+ * so estimates can be checked against the truth. With --no-cleanup it exits holding its
+ * kept documents and indexes (the heap not destroyed), and the truth adds what it still
+ * holds, per type, from a walk of the heap.
+ * Usage: rasp-docstore [--threads N] [--docs N] [--seed N] [--scale TYPE=F] [--truth FILE]
+ *                      [--no-cleanup] */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +22,7 @@
 rasp_heap_t *heap;
 static const rasp_type_t *types[N_TYPES];
 static double scale[N_TYPES];
+static int no_cleanup; /* --no-cleanup: exit holding the kept documents and the indexes */
 
 static uint64_t next_rand(uint64_t *s)
 {
@@ -207,10 +211,12 @@ static void *run_worker(void *arg)
 			rasp_free(heap, snap);
 		}
 	}
+	free(text.p);
+	if (no_cleanup)
+		return NULL; /* kept and the index stay live: what the program holds at exit */
 	for (size_t i = 0; i < n_kept; i++)
 		free_tree(kept[i]);
 	free(kept);
-	free(text.p);
 	free_index(w);
 	return NULL;
 }
@@ -260,6 +266,25 @@ static int parse_scale(const char *s)
 	return -1;
 }
 
+/* What the heap holds, per type (the walk's ObjectSize is the events'). */
+struct held {
+	uint64_t bytes[N_TYPES], objects[N_TYPES];
+};
+
+static int count_held(void *obj, const rasp_type_t *type, size_t size, int kind, void *arg)
+{
+	struct held *h = arg;
+
+	(void)obj;
+	(void)kind;
+	for (int t = 0; t < N_TYPES; t++)
+		if (types[t] == type) {
+			h->bytes[t] += size;
+			h->objects[t]++;
+		}
+	return 0;
+}
+
 static int write_truth(const char *path, const struct worker *ws, uint64_t n)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
@@ -286,7 +311,32 @@ static int write_truth(const char *path, const struct worker *ws, uint64_t n)
 		    first ? "" : ",", type_names[t], b, o);
 		first = 0;
 	}
-	fprintf(f, "\n], \"total\": {\"bytes\": %" PRIu64 ", \"objects\": %" PRIu64 "}}\n", tb, to);
+	fprintf(f, "\n], \"total\": {\"bytes\": %" PRIu64 ", \"objects\": %" PRIu64 "}", tb, to);
+	if (no_cleanup) {
+		struct held h = {{0}, {0}};
+		uint64_t hb = 0, ho = 0;
+
+		if (rasp_heap_walk(heap, count_held, &h) != 0) {
+			fprintf(stderr, "rasp-docstore: cannot walk the heap\n");
+			return -1;
+		}
+		fputs(",\n\"held_at_exit\": [", f);
+		for (int t = 0, first = 1; t < N_TYPES; t++) {
+			hb += h.bytes[t];
+			ho += h.objects[t];
+			if (!h.objects[t])
+				continue;
+			fprintf(f,
+				"%s\n  {\"type\": \"%s\", \"bytes\": %" PRIu64
+				", \"objects\": %" PRIu64 "}",
+				first ? "" : ",", type_names[t], h.bytes[t], h.objects[t]);
+			first = 0;
+		}
+		fprintf(f,
+			"\n], \"held_total\": {\"bytes\": %" PRIu64 ", \"objects\": %" PRIu64 "}",
+			hb, ho);
+	}
+	fputs("}\n", f);
 	if (f != stdout && fclose(f) != 0) {
 		fprintf(stderr, "rasp-docstore: writing '%s': %s\n", path, strerror(errno));
 		return -1;
@@ -297,13 +347,10 @@ static int write_truth(const char *path, const struct worker *ws, uint64_t n)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"threads", required_argument, NULL, 't'},
-	    {"docs", required_argument, NULL, 'd'},
-	    {"seed", required_argument, NULL, 's'},
-	    {"scale", required_argument, NULL, 'x'},
-	    {"truth", required_argument, NULL, 'T'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"threads", required_argument, NULL, 't'}, {"docs", required_argument, NULL, 'd'},
+	    {"seed", required_argument, NULL, 's'},    {"scale", required_argument, NULL, 'x'},
+	    {"truth", required_argument, NULL, 'T'},   {"no-cleanup", no_argument, NULL, 'N'},
+	    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0},
 	};
 	uint64_t threads = 4, docs = 20000, seed = 42;
 	const char *truth = NULL;
@@ -334,17 +381,22 @@ int main(int argc, char **argv)
 		case 'T':
 			truth = optarg;
 			break;
+		case 'N':
+			no_cleanup = 1;
+			break;
 		case 'h':
 			printf(
 			    "usage: rasp-docstore [--threads N] [--docs N] [--seed N] "
-			    "[--scale TYPE=F] [--truth FILE]\n"
+			    "[--scale TYPE=F] [--truth FILE] [--no-cleanup]\n"
 			    "A document store on the rasp heap: N threads (default 4) each parse\n"
 			    "and index --docs documents (default 20000). --seed fixes the "
 			    "workload\n"
 			    "(not the sampling: RASP_SEED does). --truth writes the true bytes "
 			    "and\n"
 			    "objects per type as JSON (- for stdout). --scale TYPE=F allocates\n"
-			    "F times as much of TYPE (for testing diffs).\n");
+			    "F times as much of TYPE (for testing diffs). --no-cleanup exits\n"
+			    "holding the kept documents and indexes (the heap not destroyed);\n"
+			    "--truth then adds what it holds per type (held_at_exit).\n");
 			return 0;
 		default:
 			fprintf(stderr,
@@ -398,6 +450,8 @@ int main(int argc, char **argv)
 		return 1;
 	free(ws);
 	free(tids);
+	if (no_cleanup)
+		return 0; /* as many programs do: what is live at exit stays live */
 	rasp_heap_destroy(heap);
 	return 0;
 }
