@@ -205,8 +205,8 @@ static bool wants_journal(const struct rasp_live *l, const struct rasp_live_samp
 }
 
 /* A sample ends at ns: its cell's sums, its lifetime, the journal when the moment saw it. */
-static int end_sample(struct rasp_live *l, const struct rasp_live_sample *s, bool timed,
-		      int64_t ns, bool counted)
+static int end_sample(struct rasp_live *l, const struct rasp_live_sample *s, bool timed, int64_t ns,
+		      bool counted)
 {
 	struct rasp_live_cell *c = &l->cells[s->cell];
 	double w = (double)s->size / hit(c->p, (double)s->size);
@@ -353,7 +353,8 @@ int rasp_live_clock(struct rasp_live *l, int64_t ns, int64_t first_ns)
 	return 0;
 }
 
-/* ---- Events ----------------------------------------------------------------------------------- */
+/* ---- Events -----------------------------------------------------------------------------------
+ */
 
 int rasp_live_sample(struct rasp_live *l, uint32_t cell, int64_t pid, uint64_t instance,
 		     uint64_t address, uint64_t size, uint64_t offset, bool timed, int64_t ns)
@@ -382,6 +383,9 @@ int rasp_live_sample(struct rasp_live *l, uint32_t cell, int64_t pid, uint64_t i
 		ret = end_sample(l, &l->slots[i], false, 0, false);
 		if (ret)
 			return ret;
+		l->replaced_sample = l->slots[i];
+		l->replacing = s;
+		l->has_replacing = timed;
 		l->slots[i] = s;
 	} else {
 		if (l->n >= RASP_LIVE_MAX_SAMPLES) {
@@ -433,6 +437,28 @@ void rasp_live_free(struct rasp_live *l, int64_t pid, uint64_t instance, uint64_
 		l->frees_unmatched++;
 		return;
 	}
+	if (l->has_replacing && timed && l->slots[i].seq == l->replacing.seq &&
+	    ns == l->replacing.ns) {
+		/* The free of the sample the new one replaced, come after it at one timestamp:
+		 * that one was freed, not lost, and the new one stays. */
+		const struct rasp_live_sample *old = &l->replaced_sample;
+		struct rasp_live_cell *c = &l->cells[old->cell];
+		double w = (double)old->size / hit(c->p, (double)old->size);
+
+		l->has_replacing = false;
+		l->replaced--;
+		l->frees_paired++;
+		if (old->size != size)
+			l->size_mismatch++;
+		c->freed += w;
+		if (old->ns != UNTIMED) {
+			if (ns - old->ns <= RASP_LIVE_SHORT_NS)
+				c->freed_short += w;
+			if (ns - old->ns <= RASP_LIVE_LONG_NS)
+				c->freed_long += w;
+		}
+		return;
+	}
 	l->frees_paired++;
 	if (l->slots[i].size != size)
 		l->size_mismatch++;
@@ -467,7 +493,8 @@ int rasp_live_heap_destroyed(struct rasp_live *l, int64_t pid, uint64_t instance
 	return 0;
 }
 
-/* ---- The report's moment ---------------------------------------------------------------------- */
+/* ---- The report's moment ----------------------------------------------------------------------
+ */
 
 static int at_add(struct rasp_live *l, const struct rasp_live_sample *s)
 {

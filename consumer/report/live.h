@@ -128,7 +128,12 @@ struct rasp_live {
 	uint64_t heap_freed;	  /* samples they ended */
 	uint64_t no_address;	  /* samples without an Address: not tracked */
 	bool overflow;		  /* more than RASP_LIVE_MAX_SAMPLES live: given up */
-	int64_t end_ns;		  /* the last event's time, set by rasp_live_finish */
+	/* The last sample that replaced a live one, and the one it replaced: a free of the
+	 * same address at the same time as the new sample is the old one's (events of one
+	 * timestamp may come in either order), not the new one's. */
+	struct rasp_live_sample replacing, replaced_sample;
+	bool has_replacing;
+	int64_t end_ns; /* the last event's time, set by rasp_live_finish */
 };
 
 struct rasp_live *rasp_live_create(void);

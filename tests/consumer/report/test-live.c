@@ -93,6 +93,36 @@ static void test_live_lost_and_heaps(void **state)
 	rasp_live_destroy(l);
 }
 
+/* A free and the next sample at its address at one timestamp, in either order: the free is
+ * the earlier sample's, the new one stays live, nothing counts as lost. */
+static void test_live_same_timestamp(void **state)
+{
+	(void)state;
+	for (int order = 0; order < 2; order++) {
+		uint32_t c;
+		struct rasp_live *l = fresh(&c);
+
+		assert_int_equal(rasp_live_sample(l, c, 1, 0, 0x3000, 64, 0, true, 10), 0);
+		if (order == 0) {
+			rasp_live_free(l, 1, 0, 0x3000, 64, true, 50);
+			assert_int_equal(rasp_live_sample(l, c, 1, 0, 0x3000, 96, 0, true, 50), 0);
+		} else {
+			assert_int_equal(rasp_live_sample(l, c, 1, 0, 0x3000, 96, 0, true, 50), 0);
+			rasp_live_free(l, 1, 0, 0x3000, 64, true, 50);
+		}
+		assert_true(live_samples(l, c) == 1);
+		assert_true(l->cells[c].at.sampled_bytes == 96);
+		assert_int_equal(l->replaced, 0);
+		assert_int_equal(l->frees_paired, 1);
+		assert_int_equal(l->size_mismatch, 0);
+		assert_true(l->cells[c].freed > 0);
+		/* A later free at that address is the new one's. */
+		rasp_live_free(l, 1, 0, 0x3000, 96, true, 60);
+		assert_true(live_samples(l, c) == 0);
+		rasp_live_destroy(l);
+	}
+}
+
 /* The peak: the moment the estimated live bytes were highest, with the samples live then
  * (some freed since, kept in the journal). */
 static void test_live_peak(void **state)
@@ -427,9 +457,9 @@ static void test_live_coverage_at(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_live_pairing),     cmocka_unit_test(test_live_lost_and_heaps),
-	    cmocka_unit_test(test_live_peak),	     cmocka_unit_test(test_live_coverage_end),
-	    cmocka_unit_test(test_live_coverage_at),
+	    cmocka_unit_test(test_live_pairing),	cmocka_unit_test(test_live_lost_and_heaps),
+	    cmocka_unit_test(test_live_same_timestamp), cmocka_unit_test(test_live_peak),
+	    cmocka_unit_test(test_live_coverage_end),	cmocka_unit_test(test_live_coverage_at),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
