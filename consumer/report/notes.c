@@ -215,7 +215,8 @@ static int live_notes(const struct rasp_tally *t, const struct rasp_rows *rows,
 		    out, "unmatched-frees",
 		    "%" PRIu64 " of %" PRIu64 " %s events had no sample live at their "
 		    "address (objects allocated before the recording started, or whose sample "
-		    "was lost): counted, and no figure changes for them.",
+		    "was lost): counted, and no figure changes for them. Objects allocated "
+		    "before the recording started and still live are in no in-use figure.",
 		    l->frees_unmatched, l->frees, RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG);
 	if (!ret && l->replaced)
 		ret =

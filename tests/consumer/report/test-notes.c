@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "rasp/event-meta.h"
+#include "report/event.h"
 #include "report/notes.h"
 #include "report/rows.h"
 
@@ -469,6 +470,72 @@ static void test_notes_unplaced_frames(void **state)
 	rasp_tally_destroy(t);
 }
 
+static void apply(struct rasp_tally *t, enum rasp_role role, uint64_t address, int64_t ns)
+{
+	struct rasp_event e = {.role = role,
+			       .type = "T",
+			       .size = 64,
+			       .offset = 0,
+			       .address = address,
+			       .has_address = true,
+			       .pid = 1,
+			       .tid = 1,
+			       .timed = true,
+			       .ns = ns};
+	const char *field = NULL;
+	char why[128];
+
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), 0);
+}
+
+/* In use: a free whose sample is not in the input (allocated before the recording) is said,
+ * with what it means for the figures; a lost free too; a moment past the end; lost events. */
+static void test_notes_inuse(void **state)
+{
+	(void)state;
+	struct rasp_tally *t = tally(4096);
+	struct rasp_rows rows;
+	struct rasp_notes n;
+
+	assert_int_equal(rasp_live_set_moment(t->live, RASP_LIVE_AT, 5.0), 0);
+	rasp_live_declare(t->live);
+	assert_int_equal(rasp_tally_set_mean(t, 1, UNK, 4096), 0);
+	apply(t, RASP_ROLE_FREED, 0x9000, 1000); /* allocated before the recording */
+	apply(t, RASP_ROLE_SAMPLED, 0x1000, 2000);
+	apply(t, RASP_ROLE_SAMPLED, 0x1000, 3000); /* the first one's free was lost */
+	apply(t, RASP_ROLE_SAMPLED, 0x2000, 4000);
+	apply(t, RASP_ROLE_FREED, 0x2000, 5000);
+	assert_int_equal(rasp_rows_build_of(t, 0.95, true, &rows), 0);
+	assert_true(rows.live_known);
+	assert_int_equal(rows.total.samples, 1);
+	assert_int_equal(rasp_notes_build(t, &rows, "--sampling-mean", &n), 0);
+	check_codes(&n, "unmatched-frees lost-frees inuse-moment");
+	check_has(&n, 0, "1 of 2 Rasp_Runtime:SampledObjectFreed events had no sample live");
+	check_has(&n, 0, "allocated before the recording started and still live are in no");
+	check_has(&n, 1, "1 sample had no free before another sample came at the same address");
+	check_has(&n, 2, "before --at 5 s: the in-use figures are of its end");
+	rasp_notes_free(&n);
+	rasp_rows_free(&rows);
+	/* Lost events may hold frees: the figures may be too high, and the report says so. */
+	rasp_tally_add_discarded_events(t, 3, true);
+	assert_int_equal(rasp_rows_build_of(t, 0.95, true, &rows), 0);
+	assert_int_equal(rasp_notes_build(t, &rows, "--sampling-mean", &n), 0);
+	{
+		size_t i = 0;
+
+		while (i < n.n && !strstr(n.v[i].text, "frees among them leave their objects"))
+			i++;
+		if (i == n.n) {
+			print_notes(&n);
+			fail_msg("no note on lost frees");
+		}
+		assert_string_equal(n.v[i].code, "lost-frees");
+	}
+	rasp_notes_free(&n);
+	rasp_rows_free(&rows);
+	rasp_tally_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -481,6 +548,7 @@ int main(void)
 	    cmocka_unit_test(test_notes_assumed_summary),
 	    cmocka_unit_test(test_notes_inputs_and_order),
 	    cmocka_unit_test(test_notes_unplaced_frames),
+	    cmocka_unit_test(test_notes_inuse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
