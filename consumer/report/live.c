@@ -260,7 +260,9 @@ static void thin(struct rasp_live *l)
 			p.first = last_new; /* shares the entries of the point before */
 		} else {
 			last_first = p.first;
-			memmove(&l->entries[e], &l->entries[p.first], p.n * sizeof(*l->entries));
+			if (p.n) /* none: entries may still be NULL */
+				memmove(&l->entries[e], &l->entries[p.first],
+					p.n * sizeof(*l->entries));
 			p.first = last_new = e;
 			e += p.n;
 		}
