@@ -123,6 +123,24 @@ static void test_live_same_timestamp(void **state)
 	}
 }
 
+/* A timeline with nothing live for a while thins points that have no entries (none
+ * allocated yet: under UBSan a move from NULL was an error), and stays in bounds. */
+static void test_live_timeline_empty(void **state)
+{
+	(void)state;
+	uint32_t c;
+	struct rasp_live *l = fresh(&c);
+
+	for (int64_t ns = 0; ns < 100000; ns += 7)
+		assert_int_equal(rasp_live_clock(l, ns, 0), 0);
+	assert_int_equal(rasp_live_sample(l, c, 1, 0, 0x10, 64, 0, true, 100000), 0);
+	assert_int_equal(rasp_live_clock(l, 10000000, 0), 0);
+	assert_int_equal(rasp_live_finish(l, true, 10000000), 0);
+	assert_true(rasp_live_npoints(l) >= RASP_LIVE_POINTS / 2);
+	assert_true(rasp_live_npoints(l) <= RASP_LIVE_POINTS + 1);
+	rasp_live_destroy(l);
+}
+
 /* The peak: the moment the estimated live bytes were highest, with the samples live then
  * (some freed since, kept in the journal). */
 static void test_live_peak(void **state)
@@ -541,6 +559,7 @@ int main(void)
 	    cmocka_unit_test(test_live_lost_and_heaps),
 	    cmocka_unit_test(test_live_same_timestamp),
 	    cmocka_unit_test(test_live_peak),
+	    cmocka_unit_test(test_live_timeline_empty),
 	    cmocka_unit_test(test_live_coverage_end),
 	    cmocka_unit_test(test_live_coverage_at),
 	    cmocka_unit_test(test_live_coverage_timeline),
