@@ -187,6 +187,16 @@ static int tick_rows(const struct rasp_tally *t, struct rasp_rows *out)
 	return 0;
 }
 
+/* An in-use estimate without a live sample: its bytes interval still allows what could hide
+ * below the sampling rate, so its objects interval must too, at the smallest object size
+ * (estimate.c gives none: an allocated row always has a sample). */
+static void no_live_sample(struct rasp_est_total *e)
+{
+	if (!e->samples && e->bytes_high > 0 &&
+	    e->objects_high < e->bytes_high / RASP_EST_SIZE_FLOOR)
+		e->objects_high = floor(e->bytes_high / RASP_EST_SIZE_FLOOR);
+}
+
 /* In-use figures of cells[first .. first + n): their samples live at the moment. */
 static void live_cells(const struct rasp_tally *t, size_t first, size_t n,
 		       struct rasp_est_cell *tmp)
@@ -288,6 +298,7 @@ int rasp_rows_build_of(struct rasp_tally *t, double confidence, bool inuse, stru
 			ret = rasp_est_sum_memo(tmp, n, confidence, memo, &row->inuse);
 			if (ret)
 				goto out;
+			no_live_sample(&row->inuse);
 			life_of(t, row->first, n, row->inuse.bytes, &row->life);
 		}
 		row->est = inuse ? row->inuse : row->alloc;
@@ -304,6 +315,7 @@ int rasp_rows_build_of(struct rasp_tally *t, double confidence, bool inuse, stru
 		ret = rasp_est_sum(tmp, t->ncells, confidence, &out->inuse_total);
 		if (ret)
 			goto out;
+		no_live_sample(&out->inuse_total);
 		life_of(t, 0, t->ncells, out->inuse_total.bytes, &out->life);
 	}
 	out->total = inuse ? out->inuse_total : out->alloc_total;
@@ -393,32 +405,20 @@ static const struct rasp_live_entry *entry_of(const struct rasp_live_entry *v, s
 int rasp_rows_timeline(const struct rasp_rows *r, const struct rasp_tally *t, size_t row, size_t k,
 		       int64_t *ns, struct rasp_est_total *out)
 {
-	const struct rasp_live_entry *v;
-	size_t n, m = 0, first = 0, ncells = t->ncells;
-	struct rasp_est_cell *tmp;
-	int ret;
+	if (row == SIZE_MAX) {
+		/* Every row: the total. */
+		size_t *rows = malloc((r->n + 1) * sizeof(*rows));
+		int ret;
 
-	*ns = rasp_live_point(t->live, k, &v, &n);
-	if (row != SIZE_MAX) {
-		first = r->v[row].first;
-		ncells = r->v[row].ncells;
+		if (!rows)
+			return -ENOMEM;
+		for (size_t i = 0; i < r->n; i++)
+			rows[i] = i;
+		ret = rasp_rows_timeline_set(r, t, rows, r->n, k, ns, out);
+		free(rows);
+		return ret;
 	}
-	tmp = malloc((ncells + n + 1) * sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	if (row == SIZE_MAX)
-		for (size_t i = 0; i < n; i++)
-			rasp_live_stats_cell(&v[i].s, t->live->cells[v[i].cell].p, &tmp[m++]);
-	else
-		for (size_t i = first; i < first + ncells; i++) {
-			const struct rasp_live_entry *e = entry_of(v, n, t->cells[i].live);
-
-			if (e)
-				rasp_live_stats_cell(&e->s, t->live->cells[e->cell].p, &tmp[m++]);
-		}
-	ret = rasp_est_sum(tmp, m, r->confidence, out);
-	free(tmp);
-	return ret;
+	return rasp_rows_timeline_set(r, t, &row, 1, k, ns, out);
 }
 
 size_t rasp_row_depth(const struct rasp_tally *t, const struct rasp_row *row)
@@ -477,11 +477,18 @@ int rasp_rows_timeline_set(const struct rasp_rows *r, const struct rasp_tally *t
 		for (size_t i = r->v[rows[j]].first; i < r->v[rows[j]].first + r->v[rows[j]].ncells;
 		     i++) {
 			const struct rasp_live_entry *e = entry_of(v, n, t->cells[i].live);
+			double p = t->live->cells[t->cells[i].live].p;
 
+			/* A cell with nothing live then is still part of the sum: what could
+			 * hide below its sampling rate. */
 			if (e)
-				rasp_live_stats_cell(&e->s, t->live->cells[e->cell].p, &tmp[m++]);
+				rasp_live_stats_cell(&e->s, p, &tmp[m++]);
+			else if ((ret = rasp_est_cell_init(&tmp[m++], p)) != 0)
+				goto out;
 		}
 	ret = rasp_est_sum(tmp, m, r->confidence, out);
+	no_live_sample(out);
+out:
 	free(tmp);
 	return ret;
 }

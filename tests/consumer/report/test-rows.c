@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/event.h"
 #include "report/rows.h"
 
 #define UNK RASP_ID_UNKNOWN
@@ -388,13 +389,74 @@ static void test_rows_kind_names(void **state)
 	assert_string_equal(rasp_kind_name(1234, buf, 3), "12"); /* cut, still terminated */
 }
 
+static void live_event(struct rasp_tally *t, enum rasp_role role, const char *type,
+		       uint64_t address, int64_t ns)
+{
+	struct rasp_event e = {.role = role,
+			       .type = type,
+			       .size = 64,
+			       .address = address,
+			       .has_address = true,
+			       .pid = 1,
+			       .tid = 1,
+			       .timed = true,
+			       .ns = ns};
+	const char *field = NULL;
+	char why[128];
+
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), 0);
+}
+
+/* In use: rows sorted by what is live; a row none of whose samples is live has 0 bytes and
+ * objects but upper bounds for what could hide below the sampling rate, the objects' at the
+ * smallest object size (not 0, which would say nothing is live); the timeline's rows agree. */
+static void test_rows_inuse(void **state)
+{
+	(void)state;
+	struct rasp_tally *t = rasp_tally_create(RASP_GROUP_TYPE, 4096);
+	struct rasp_rows r;
+	struct rasp_est_total e;
+	int64_t ns;
+
+	assert_non_null(t);
+	assert_int_equal(rasp_tally_set_mean(t, 1, RASP_ID_UNKNOWN, 4096), 0);
+	rasp_live_declare(t->live);
+	for (int i = 0; i < 20; i++)
+		live_event(t, RASP_ROLE_SAMPLED, "Gone", 0x1000 + 64 * (uint64_t)i, 100 + i);
+	for (int i = 0; i < 3; i++)
+		live_event(t, RASP_ROLE_SAMPLED, "Kept", 0x9000 + 64 * (uint64_t)i, 200 + i);
+	for (int i = 0; i < 20; i++)
+		live_event(t, RASP_ROLE_FREED, NULL, 0x1000 + 64 * (uint64_t)i, 300 + i);
+	assert_int_equal(rasp_rows_build_of(t, 0.95, true, &r), 0);
+	assert_true(r.live_known && r.inuse);
+	assert_int_equal(r.n, 2);
+	assert_string_equal(rasp_row_type(t, &r.v[0]), "Kept");
+	assert_int_equal(r.v[0].inuse.samples, 3);
+	assert_int_equal(r.v[1].inuse.samples, 0);
+	assert_true(r.v[1].inuse.bytes == 0 && r.v[1].inuse.objects == 0);
+	assert_true(r.v[1].inuse.bytes_high > 0);
+	assert_true(r.v[1].inuse.objects_high >= floor(r.v[1].inuse.bytes_high / 16) &&
+		    r.v[1].inuse.objects_high > 0);
+	assert_true(r.v[1].life.freed == 1.0);
+	assert_int_equal(r.v[1].alloc.samples, 20);
+	assert_int_equal(r.total.samples, 3);
+	/* The timeline's last point is the end: the same figures. */
+	assert_int_equal(rasp_rows_timeline(&r, t, 1, rasp_live_npoints(t->live) - 1, &ns, &e), 0);
+	assert_int_equal(e.samples, 0);
+	assert_true(e.bytes_high == r.v[1].inuse.bytes_high);
+	assert_true(e.objects_high == r.v[1].inuse.objects_high);
+	rasp_rows_free(&r);
+	rasp_tally_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rows_sums),		cmocka_unit_test(test_rows_total_by_thread),
-	    cmocka_unit_test(test_rows_sorted),		cmocka_unit_test(test_rows_shares),
-	    cmocka_unit_test(test_rows_empty),		cmocka_unit_test(test_rows_ticks),
-	    cmocka_unit_test(test_rows_bad_confidence), cmocka_unit_test(test_rows_kind_names),
+	    cmocka_unit_test(test_rows_inuse),		 cmocka_unit_test(test_rows_sums),
+	    cmocka_unit_test(test_rows_total_by_thread), cmocka_unit_test(test_rows_sorted),
+	    cmocka_unit_test(test_rows_shares),		 cmocka_unit_test(test_rows_empty),
+	    cmocka_unit_test(test_rows_ticks),		 cmocka_unit_test(test_rows_bad_confidence),
+	    cmocka_unit_test(test_rows_kind_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
