@@ -301,58 +301,76 @@ static void cover_add(struct cover *c, const struct rasp_est_cell *cells, size_t
 /* One workload: objects in time order (one per ns) on random threads, each type's expected
  * sample count log-uniform in [20, 400]; per type a share of leaks and a mean lifetime; the
  * recording ends at the last allocation. Moment: the end, or `at` (a share of the run). */
-/* The timeline's points (but the end, which is the report's): the total's interval, from the
- * sums each point keeps (live.h), against the truth then: an object born before the point
- * and not freed before it (a point holds the state before the events at its time). */
+/* The timeline's points (but the end, which is the report's): the total's and each type's
+ * interval, from the sums each point keeps (live.h), every cell of the set included (those
+ * with nothing live too, as rows.c sums them), against the truth then: an object born before
+ * the point and not freed before it (a point holds the state before the events at its time).
+ * Cells were added in key order, so live cell i is key i. */
 static void timeline_cover(struct rasp_live *l, const struct object *obj, size_t nobj,
-			   struct cover *c)
+			   struct cover *total, struct cover *types)
 {
-	size_t npoints = rasp_live_npoints(l);
-	double *born = calloc(nobj + 1, sizeof(double)), *died = calloc(nobj + 1, sizeof(double));
-	double *born_n = calloc(nobj + 1, sizeof(double)),
-	       *died_n = calloc(nobj + 1, sizeof(double));
-	struct rasp_est_cell *v = NULL;
+	size_t npoints = rasp_live_npoints(l), w = nobj + 1;
+	/* [set][t]: bytes and objects born, died at times < t; set NTYPES is the total. */
+	double *born = calloc((NTYPES + 1) * w, sizeof(double));
+	double *died = calloc((NTYPES + 1) * w, sizeof(double));
+	double *born_n = calloc((NTYPES + 1) * w, sizeof(double));
+	double *died_n = calloc((NTYPES + 1) * w, sizeof(double));
+	struct rasp_est_cell v[NCELLS];
 
 	assert_non_null(born);
 	assert_non_null(died);
 	assert_non_null(born_n);
 	assert_non_null(died_n);
-	/* Prefix sums: born[t], died[t] = bytes born, died at times < t. */
 	for (size_t i = 0; i < nobj; i++) {
-		born[obj[i].born + 1] += (double)obj[i].size;
-		born_n[obj[i].born + 1]++;
-		if (obj[i].dies < (int64_t)nobj) {
-			died[obj[i].dies + 1] += (double)obj[i].size;
-			died_n[obj[i].dies + 1]++;
+		size_t sets[2] = {obj[i].type, NTYPES};
+
+		for (int k = 0; k < 2; k++) {
+			born[sets[k] * w + obj[i].born + 1] += (double)obj[i].size;
+			born_n[sets[k] * w + obj[i].born + 1]++;
+			if (obj[i].dies < (int64_t)nobj) {
+				died[sets[k] * w + obj[i].dies + 1] += (double)obj[i].size;
+				died_n[sets[k] * w + obj[i].dies + 1]++;
+			}
 		}
 	}
-	for (size_t t = 1; t <= nobj; t++) {
-		born[t] += born[t - 1];
-		died[t] += died[t - 1];
-		born_n[t] += born_n[t - 1];
-		died_n[t] += died_n[t - 1];
-	}
+	for (size_t g = 0; g <= NTYPES; g++)
+		for (size_t t = 1; t <= nobj; t++) {
+			born[g * w + t] += born[g * w + t - 1];
+			died[g * w + t] += died[g * w + t - 1];
+			born_n[g * w + t] += born_n[g * w + t - 1];
+			died_n[g * w + t] += died_n[g * w + t - 1];
+		}
 	for (size_t k = 0; k + 1 < npoints; k++) {
 		const struct rasp_live_entry *e;
 		size_t n;
 		int64_t at = rasp_live_point(l, k, &e, &n);
+		struct rasp_est_cell all[NCELLS];
 
 		if (at < 0 || at > (int64_t)nobj)
 			continue;
-		v = realloc(v, (n + 1) * sizeof(*v));
-		assert_non_null(v);
+		for (size_t c = 0; c < NCELLS; c++)
+			assert_int_equal(rasp_est_cell_init(&all[c], l->cells[c].p), 0);
 		for (size_t i = 0; i < n; i++)
-			rasp_live_stats_cell(&e[i].s, l->cells[e[i].cell].p, &v[i]);
-		cover_add(c, v, n, born[at] - died[at], born_n[at] - died_n[at]);
+			rasp_live_stats_cell(&e[i].s, l->cells[e[i].cell].p, &all[e[i].cell]);
+		cover_add(total, all, NCELLS, born[NTYPES * w + at] - died[NTYPES * w + at],
+			  born_n[NTYPES * w + at] - died_n[NTYPES * w + at]);
+		for (size_t g = 0; g < NTYPES; g++) {
+			size_t m = 0;
+
+			for (size_t c = 0; c < NCELLS; c++)
+				if ((c / NSITES) % NTYPES == g)
+					v[m++] = all[c];
+			cover_add(&types[0], v, m, born[g * w + at] - died[g * w + at],
+				  born_n[g * w + at] - died_n[g * w + at]);
+		}
 	}
-	free(v);
 	free(born);
 	free(died);
 	free(born_n);
 	free(died_n);
 }
 
-static struct cover *timeline_tally;
+static struct cover *timeline_tally; /* [0] the total, [1] the types */
 
 static void workload(struct rng *r, double at_share, struct cover *types, struct cover *sites)
 {
@@ -477,7 +495,7 @@ static void workload(struct rng *r, double at_share, struct cover *types, struct
 		}
 	}
 	if (timeline_tally)
-		timeline_cover(l, obj, nobj, timeline_tally);
+		timeline_cover(l, obj, nobj, &timeline_tally[0], &timeline_tally[1]);
 	free(obj);
 	free(ev);
 	rasp_live_destroy(l);
@@ -527,29 +545,31 @@ static void test_live_coverage_at(void **state)
 	simulate(0.5, 41, "at 50%");
 }
 
-/* The timeline's total, at every point of 300 workloads (points of one workload are
- * correlated: the bounds hold over the cases all the same, at this many workloads). Its
+/* The timeline's total and types, at every point of 300 workloads (points of one workload
+ * are correlated: the bounds hold over the cases all the same, at this many workloads). Its
  * objects interval takes each cell's live samples as of their mean size (live.h): reported,
  * not held to the bound. */
 static void test_live_coverage_timeline(void **state)
 {
-	struct cover c = {0};
+	struct cover c[2] = {{0}, {0}};
 	struct rng r;
 	struct cover types = {0}, sites = {0};
-	double n;
 
 	(void)state;
 	rng_seed(&r, 42);
-	timeline_tally = &c;
+	timeline_tally = c;
 	for (int w = 0; w < 300; w++)
 		workload(&r, 0, &types, &sites);
 	timeline_tally = NULL;
-	n = (double)c.cases;
-	printf("timeline     n=%ld bytes cover95 %.4f (truth below %.4f, above %.4f); objects "
-	       "cover95 %.4f\n",
-	       c.cases, c.bytes95 / n, c.below / n, c.above / n,
-	       (double)c.obj95 / (double)c.obj_cases);
-	assert_true(c.bytes95 >= 0.93 * n && c.bytes95 <= 0.97 * n);
+	for (int i = 0; i < 2; i++) {
+		double n = (double)c[i].cases;
+
+		printf("timeline %-5s n=%ld bytes cover95 %.4f (truth below %.4f, above %.4f); "
+		       "objects cover95 %.4f\n",
+		       i ? "types" : "total", c[i].cases, c[i].bytes95 / n, c[i].below / n,
+		       c[i].above / n, (double)c[i].obj95 / (double)c[i].obj_cases);
+		assert_true(c[i].bytes95 >= 0.93 * n && c[i].bytes95 <= 0.97 * n);
+	}
 }
 
 int main(void)
