@@ -106,6 +106,9 @@ int rasp_diff_write_json(FILE *out, const struct rasp_diff_view *v)
 	fprintf(out, ", \"base_estimates_too_low\": %s, \"new_estimates_too_low\": %s",
 		v->base_notes->lost_data ? "true" : "false",
 		v->new_notes->lost_data ? "true" : "false");
+	/* Only then: the figures are of what was in use (--inuse), not allocated. */
+	if (v->inuse)
+		fputs(", \"inuse\": true", out);
 	fputs(", \"base_notes\": ", out);
 	notes_json(out, v->base_notes);
 	fputs(", \"new_notes\": ", out);

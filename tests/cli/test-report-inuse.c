@@ -177,6 +177,7 @@ static void test_inuse_diff(void **state)
 		j = json_tokener_parse(out);
 		if (!j)
 			fail_msg("rasp diff --inuse wrote no JSON:\n%s", out);
+		assert_true(json_object_get_boolean(cmd_get(j, "inuse")));
 		rows = cmd_get(j, "rows");
 		n = json_object_array_length(rows);
 		assert_int_equal(n, 7);
