@@ -248,6 +248,18 @@ static void new_peak(struct rasp_live *l, int64_t ns)
 
 /* ---- The timeline ---------------------------------------------------------------------------- */
 
+/* origin + k * step, or INT64_MAX past it: a trace's timestamps may span the whole clock,
+ * and a time past INT64_MAX ends the regular points (the end's is taken apart). */
+static int64_t point_ns(int64_t origin, size_t k, int64_t step)
+{
+	int64_t off, at;
+
+	if (__builtin_mul_overflow((int64_t)k, step, &off) ||
+	    __builtin_add_overflow(origin, off, &at))
+		return INT64_MAX;
+	return at;
+}
+
 /* Keeps every other point (the first stays), doubling the step. */
 static void thin(struct rasp_live *l)
 {
@@ -270,8 +282,8 @@ static void thin(struct rasp_live *l)
 	}
 	l->npoints = k;
 	l->nentries = e;
-	l->step_ns *= 2;
-	l->next_ns = l->origin_ns + (int64_t)l->npoints * l->step_ns;
+	l->step_ns = l->step_ns > INT64_MAX / 2 ? INT64_MAX : 2 * l->step_ns;
+	l->next_ns = point_ns(l->origin_ns, l->npoints, l->step_ns);
 }
 
 /* A point at ns with what is live now; a point with nothing new since the one before shares
@@ -325,14 +337,17 @@ int rasp_live_clock(struct rasp_live *l, int64_t ns, int64_t first_ns)
 		l->last_activity = UINT64_MAX;
 	}
 	if (l->moment == RASP_LIVE_AT && !l->moment_set &&
-	    (double)(ns - first_ns) > l->at_seconds * 1e9) {
+	    (double)ns - (double)first_ns > l->at_seconds * 1e9) {
 		l->moment_set = true;
 		l->moment_seq = l->seq;
-		l->moment_ns = first_ns + (int64_t)llround(l->at_seconds * 1e9);
+		/* at_seconds < 1e9 (set_moment): at most 1e18 ns, past which it saturates. */
+		if (__builtin_add_overflow(first_ns, (int64_t)llround(l->at_seconds * 1e9),
+					   &l->moment_ns))
+			l->moment_ns = INT64_MAX;
 	}
 	/* Points up to ns, each of the state before this event. Each pass adds one; a full
 	 * timeline thins (the step doubles), so a long gap costs O(points x log(gap / step)). */
-	while (ns >= l->next_ns) {
+	while (ns >= l->next_ns && l->next_ns != INT64_MAX) {
 		bool changed = activity(l) != l->last_activity;
 
 		if (l->npoints == RASP_LIVE_POINTS) {
@@ -350,7 +365,7 @@ int rasp_live_clock(struct rasp_live *l, int64_t ns, int64_t first_ns)
 			continue;
 		}
 		l->last_activity = activity(l);
-		l->next_ns = l->origin_ns + (int64_t)l->npoints * l->step_ns;
+		l->next_ns = point_ns(l->origin_ns, l->npoints, l->step_ns);
 	}
 	return 0;
 }

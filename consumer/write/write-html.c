@@ -322,7 +322,7 @@ static int live_chart(const struct rasp_report_view *v, const struct type_row *t
 		return 0;
 	fprintf(js, ",\n  \"live\": {\"inuse\": %s, \"moment_s\": ", r->inuse ? "true" : "false");
 	if (r->moment_ns != INT64_MIN)
-		number(js, (double)(r->moment_ns - t->first_ns) / 1e9);
+		number(js, ((double)r->moment_ns - (double)t->first_ns) / 1e9);
 	else
 		fputs("null", js);
 	fputs(", \"t\": [", js);
@@ -331,7 +331,8 @@ static int live_chart(const struct rasp_report_view *v, const struct type_row *t
 		size_t n;
 
 		fputs(k ? ", " : "", js);
-		number(js, (double)(rasp_live_point(t->live, k, &e, &n) - t->first_ns) / 1e9);
+		number(js,
+		       ((double)rasp_live_point(t->live, k, &e, &n) - (double)t->first_ns) / 1e9);
 	}
 	fputs("], \"series\": [", js);
 	ret = live_series(v, js, NULL, 0, "TOTAL");

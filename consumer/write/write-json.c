@@ -116,7 +116,7 @@ static int live_keys(FILE *out, const struct rasp_report_view *v)
 	fprintf(out, ",\n  \"inuse\": {\"known\": %s, \"moment\": \"%s\", \"time_s\": ",
 		rows->live_known ? "true" : "false", moments[l->moment]);
 	if (t->timed && rows->moment_ns != INT64_MIN)
-		fprintf(out, "%.9f", (double)(rows->moment_ns - t->first_ns) / 1e9);
+		fprintf(out, "%.9f", ((double)rows->moment_ns - (double)t->first_ns) / 1e9);
 	else
 		fputs("null", out);
 	fprintf(out,
@@ -135,7 +135,7 @@ static int live_keys(FILE *out, const struct rasp_report_view *v)
 		if (ret)
 			return ret;
 		fprintf(out, "%s{\"time_s\": %.9f, \"total\": ", k ? ",\n    " : "\n    ",
-			(double)(ns - t->first_ns) / 1e9);
+			((double)ns - (double)t->first_ns) / 1e9);
 		point(out, &e);
 		fputs(", \"rows\": [", out);
 		for (size_t i = 0; i < nrows; i++) {

@@ -235,8 +235,8 @@ static void inuse_header(const struct rasp_report_view *v, FILE *out)
 		fputs("at the end of the recording", out);
 	if (t->timed && v->rows->moment_ns != INT64_MIN && v->rows->moment_ns >= t->first_ns)
 		fprintf(out, " (%s after the first event)",
-			rasp_format_duration((uint64_t)(v->rows->moment_ns - t->first_ns), buf,
-					     sizeof(buf)));
+			rasp_format_duration((uint64_t)v->rows->moment_ns - (uint64_t)t->first_ns,
+					     buf, sizeof(buf)));
 	fprintf(out, "; %" PRIu64 " frees paired with their sample, %" PRIu64 " heap%s destroyed\n",
 		l->frees_paired, l->heap_destroyed, l->heap_destroyed == 1 ? "" : "s");
 }

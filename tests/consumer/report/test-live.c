@@ -141,6 +141,32 @@ static void test_live_timeline_empty(void **state)
 	rasp_live_destroy(l);
 }
 
+/* Timestamps across the whole clock (a hostile or broken trace): the timeline stops at the
+ * clock's end instead of overflowing, every call returns, and --at past it is never reached. */
+static void test_live_clock_extremes(void **state)
+{
+	(void)state;
+	static const int64_t times[] = {INT64_MIN, -5, 0, INT64_MAX / 2, INT64_MAX - 1, INT64_MAX};
+
+	for (size_t f = 0; f < 3; f++) {
+		uint32_t c;
+		struct rasp_live *l = rasp_live_create();
+
+		assert_non_null(l);
+		assert_int_equal(rasp_live_set_moment(l, RASP_LIVE_AT, 9e8), 0);
+		rasp_live_declare(l);
+		assert_int_equal(rasp_live_cell_add(l, 1.0 / 1024, &c), 0);
+		for (size_t i = f; i < sizeof(times) / sizeof(times[0]); i++) {
+			assert_int_equal(rasp_live_clock(l, times[i], times[f]), 0);
+			assert_int_equal(
+			    rasp_live_sample(l, c, 1, 0, 0x10 * (i + 1), 64, 0, true, times[i]), 0);
+		}
+		assert_int_equal(rasp_live_finish(l, true, INT64_MAX), 0);
+		assert_true(rasp_live_npoints(l) <= RASP_LIVE_POINTS + 1);
+		rasp_live_destroy(l);
+	}
+}
+
 /* The peak: the moment the estimated live bytes were highest, with the samples live then
  * (some freed since, kept in the journal). */
 static void test_live_peak(void **state)
@@ -625,6 +651,7 @@ int main(void)
 	    cmocka_unit_test(test_live_same_timestamp),
 	    cmocka_unit_test(test_live_peak),
 	    cmocka_unit_test(test_live_timeline_empty),
+	    cmocka_unit_test(test_live_clock_extremes),
 	    cmocka_unit_test(test_live_coverage_end),
 	    cmocka_unit_test(test_live_coverage_at),
 	    cmocka_unit_test(test_live_coverage_timeline),
