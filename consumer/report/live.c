@@ -574,7 +574,8 @@ int64_t rasp_live_point(const struct rasp_live *l, size_t k, const struct rasp_l
 		*n = l->nend;
 		return l->end_point_ns;
 	}
-	*v = l->entries + l->points[k].first;
+	/* No entries yet (nothing was live at any point): no pointer arithmetic on NULL. */
+	*v = l->entries ? l->entries + l->points[k].first : NULL;
 	*n = l->points[k].n;
 	return l->points[k].ns;
 }

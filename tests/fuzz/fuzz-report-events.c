@@ -1,10 +1,11 @@
 /* libFuzzer target: decoded events, as any source hands them to the consumer, applied to a
  * tally and rendered by every writer. Whatever the events (sizes, offsets, means, ids, type
  * and process names of any bytes; stacks, loaded objects, build ids and .NET methods at any
- * addresses), nothing may crash or hang, every json report must parse, and rasp diff's
- * statistics must take two such tallies. Objects are named from a fixed list of paths (this
- * program itself, a missing file, a directory, a device), never from the input, so a fuzz
- * run reads no arbitrary file. */
+ * addresses; frees and heaps destroyed at addresses in a small window, so that they meet
+ * samples), nothing may crash or hang, every json report must parse, in-use reports at the
+ * end, the peak or a time included, and rasp diff's statistics must take two such tallies. Objects
+ * are named from a fixed list of paths (this program itself, a missing file, a directory, a
+ * device), never from the input, so a fuzz run reads no arbitrary file. */
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdint.h>
@@ -48,14 +49,15 @@ static const char *str(struct in *in, char *buf)
 static const char *const paths[] = {"/proc/self/exe", "/nonexistent/librasp-fuzz.so", "/",
 				    "/dev/null", ""};
 
-static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean)
+static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean,
+			       const struct rasp_report_options *moment)
 {
 	struct rasp_tally *t = rasp_tally_create(group_by, mean);
 	char type[48], proc[48], why[160], ns[48], name[48];
 	uint64_t frames[70];
 	uint8_t id[24];
 
-	if (!t)
+	if (!t || rasp_report_prepare(t, moment))
 		abort();
 	for (int i = 0; i < 2000 && in->n; i++) {
 		uint8_t op = (uint8_t)take(in, 1);
@@ -69,7 +71,7 @@ static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean)
 				rasp_tally_add_discarded_packets(t, take(in, 1), op & 2);
 			continue;
 		}
-		e.role = (enum rasp_role)(op % 9);
+		e.role = (enum rasp_role)(op % (RASP_ROLE_HEAP_DESTROYED + 1));
 		e.type = op & 0x10 ? str(in, type) : NULL;
 		e.kind = take(in, 1) % 5;
 		/* Sizes across the whole range, but mostly small. */
@@ -84,6 +86,14 @@ static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean)
 		e.procname = op & 0x02 ? str(in, proc) : NULL;
 		e.timed = op & 0x01;
 		e.ns = (int64_t)take(in, 8);
+		{
+			/* Where the object was: 32 addresses of 3 heaps, or none. */
+			uint8_t a = (uint8_t)take(in, 1);
+
+			e.has_address = a & 1;
+			e.address = (uint64_t)(a >> 3) << 4;
+			e.instance = (a >> 1) % 3;
+		}
 		if (e.role >= RASP_ROLE_STACK) {
 			/* Addresses in a small window, so that frames, objects and methods meet. */
 			e.nframes = take(in, 1) % 70;
@@ -107,7 +117,8 @@ static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean)
 	return t;
 }
 
-static void render(struct rasp_tally *t, const struct rasp_writer *w, double confidence)
+static void render(struct rasp_tally *t, const struct rasp_writer *w, double confidence,
+		   const struct rasp_report_options *moment)
 {
 	struct rasp_report_options opt;
 	char *buf = NULL;
@@ -121,7 +132,13 @@ static void render(struct rasp_tally *t, const struct rasp_writer *w, double con
 	snprintf(opt.format, sizeof(opt.format), "%s", w->name);
 	opt.confidence = confidence;
 	opt.top = len % 3;
+	opt.inuse = moment->inuse;
+	opt.at = moment->at;
+	opt.lifetimes = moment->lifetimes;
 	rc = rasp_report_render(t, &opt, "--sampling-mean", f);
+	/* In use, from events that cannot say what died: refused, nothing written. */
+	if (rc == -ENODATA && opt.inuse)
+		rc = 0;
 	/* A valid tally always renders; a format of 64-bit integers (pprof) alone refuses an
 	 * estimate past them (-ERANGE) rather than write a clamped, wrong one. */
 	if (rc != 0 && !(rc == -ERANGE && w->integers)) {
@@ -159,7 +176,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned group_by = (unsigned)take(&in, 1) & (RASP_GROUP_ALL | RASP_GROUP_WHERE);
 	double mean = 1.0 + (double)(take(&in, 6) % (UINT64_C(1) << 48));
 	double confidence = 0.5 + 0.499 * (double)take(&in, 1) / 255.0;
-	struct rasp_tally *a = fill(&in, group_by, mean), *b;
+	uint8_t when = (uint8_t)take(&in, 1);
+	struct rasp_report_options moment = {.inuse = when & 1,
+					     .lifetimes = when & 2,
+					     .at = when >> 2 == 0   ? RASP_AT_END
+						   : when >> 2 == 1 ? RASP_AT_PEAK
+								    : 1e-6 * (when >> 2)};
+	struct rasp_tally *a = fill(&in, group_by, mean, &moment), *b;
 	struct rasp_rows ra, rb;
 	struct rasp_diff_item *ia, *ib;
 	struct rasp_diff_side sa, sb;
@@ -167,11 +190,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n;
 
 	for (const struct rasp_writer *const *w = rasp_writers; *w; w++)
-		render(a, *w, confidence);
+		render(a, *w, confidence, &moment);
 	/* The rest of the input is the other side of a diff (by type, as rasp diff reads it). */
-	b = fill(&in, RASP_GROUP_TYPE, mean);
+	b = fill(&in, RASP_GROUP_TYPE, mean, &moment);
 	rasp_tally_destroy(a);
-	a = fill(&(struct in){data, size}, RASP_GROUP_TYPE, mean);
+	a = fill(&(struct in){data, size}, RASP_GROUP_TYPE, mean, &moment);
 	side(a, confidence, &ra, &ia, &sa);
 	side(b, confidence, &rb, &ib, &sb);
 	if (rasp_diff_compute(&sa, &sb, confidence, &changes, &n))
