@@ -137,8 +137,13 @@ static void render(struct rasp_tally *t, const struct rasp_writer *w, double con
 	opt.lifetimes = moment->lifetimes;
 	rc = rasp_report_render(t, &opt, "--sampling-mean", f);
 	/* In use, from events that cannot say what died: refused, nothing written. */
-	if (rc == -ENODATA && opt.inuse)
-		rc = 0;
+	if (rc == -ENODATA && opt.inuse) {
+		fclose(f);
+		if (len)
+			abort(); /* nothing may be written then */
+		free(buf);
+		return;
+	}
 	/* A valid tally always renders; a format of 64-bit integers (pprof) alone refuses an
 	 * estimate past them (-ERANGE) rather than write a clamped, wrong one. */
 	if (rc != 0 && !(rc == -ERANGE && w->integers)) {
