@@ -92,9 +92,9 @@ int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const cha
 			ret = rasp_tally_add_sample_of(t, e->type, e->kind, e->pid, e->tid,
 						       e->instance, e->size, e->offset, frames, n);
 			if (!ret && e->has_address)
-				ret = rasp_live_sample(t->live, t->cells[t->last_cell].live,
-						       e->pid, e->instance, e->address, e->size,
-						       e->offset, e->timed, e->ns);
+				ret = rasp_live_sample(t->live, t->cells[t->last_cell].live, e->pid,
+						       e->instance, e->address, e->size, e->offset,
+						       e->timed, e->ns);
 			else if (!ret)
 				rasp_live_sample_untracked(t->live, t->cells[t->last_cell].live,
 							   e->size);

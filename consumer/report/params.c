@@ -384,8 +384,9 @@ int rasp_param_set(const struct rasp_param *table, void *opts, const char *name,
 		}
 		if (!(d >= 0.0 && d <= p->max)) {
 			if (v->kind == RASP_VALUE_STRING)
-				set_err(err, errlen, "bad parameter: name=%s value=\"%s\" accepted=%s",
-					p->name, v->s, p->accepted);
+				set_err(err, errlen,
+					"bad parameter: name=%s value=\"%s\" accepted=%s", p->name,
+					v->s, p->accepted);
 			else
 				set_err(err, errlen,
 					"bad parameter: name=%s value=%.17g accepted=%s", p->name,

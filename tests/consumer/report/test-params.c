@@ -445,9 +445,9 @@ static void test_params_table_bounds(void **state)
 static void test_params_table(void **state)
 {
 	(void)state;
-	static const char *const names[] = {
-	    "format", "group-by", "by",	   "confidence", "sampling-mean", "top",
-	    "output", "strict",	  "inuse", "at",	 "lifetimes"};
+	static const char *const names[] = {"format",	     "group-by", "by",	     "confidence",
+					    "sampling-mean", "top",	 "output",   "strict",
+					    "inuse",	     "at",	 "lifetimes"};
 	struct rasp_report_options init, parsed;
 	char err[256];
 	size_t n = 0;
