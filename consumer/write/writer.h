@@ -59,6 +59,9 @@ const char *rasp_writer_names(bool (*has)(const struct rasp_writer *w), char *bu
  * formats of stacks. */
 unsigned rasp_report_keys(const struct rasp_report_options *opt);
 
+/* The site rule the options say (--site, --site-exclude); its patterns are the options'. */
+struct rasp_site_rule rasp_report_site_rule(const struct rasp_report_options *opt);
+
 /* Builds the rows and notes of t and writes them with the writer opt->format names.
  * mean_flag: how the user overrides the assumed mean, for the notes. 0 or a negative errno
  * value. */

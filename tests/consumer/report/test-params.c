@@ -83,6 +83,7 @@ static bool takes(enum rasp_param_type type, int kind)
 	case RASP_PARAM_PATH:
 		return kind == RASP_VALUE_STRING;
 	case RASP_PARAM_KEYS:
+	case RASP_PARAM_LIST:
 		return kind == RASP_VALUE_STRING || kind == RASP_VALUE_STRINGS;
 	case RASP_PARAM_REAL:
 		return kind == RASP_VALUE_SIGNED || kind == RASP_VALUE_UNSIGNED ||
