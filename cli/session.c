@@ -24,7 +24,8 @@ extern char **environ;
 #define CHANNEL	       "rasp"
 #define SESSION_PREFIX "rasp-record-"
 
-/* What rasp record enables: .NET's event, rasp's own provider (sampling mean), and the older
+/* What rasp record enables: .NET's event, rasp's own provider (the sampling mean, and the
+ * frees of sampled objects and heaps' destruction: what is still live), and the older
  * fixed-stride ticks a .NET runtime may emit, which the report shows apart. */
 static const char *const recorded_events[] = {
     RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,

@@ -12,13 +12,14 @@
 #include <time.h>
 
 #include "eventpipe.h"
+#include "rasp/rasp.h" /* RASP_MAX_STACK_DEPTH */
 #include "rasp-event-desc.h"
 
 /* Small buffers, many of them: a thread holds one at a time, so the pool serves many threads,
  * and the writer frees each soon. A record (a type name of up to ~8,000 characters) fits. */
 #define RASP__EP_BUF_SIZE ((uint32_t)16 << 10)
 /* Frames of an event's stack kept at most (the runtime captures up to RASP_MAX_STACK_DEPTH). */
-#define RASP_EVENT_MAX_FRAMES 64
+#define RASP_EVENT_MAX_FRAMES RASP_MAX_STACK_DEPTH
 
 /* A record that carries no event: its thread's sequence number, for the sequence point. */
 #define RASP__EP_MARKER RASP_EVENT_NDESCS

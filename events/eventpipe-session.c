@@ -14,7 +14,7 @@
 #include "nettrace-stream.h"
 
 /* The EventBlocks written: the runtime's size. */
-#define BLOCK_CAP ((size_t)100 << 10)
+#define BLOCK_CAP ((size_t)RASP_NT_BLOCK_SIZE)
 /* Room a client's queue must have for the session to take an event: a whole EventBlock, its
  * metadata and stack blocks, and a sequence point, so what is queued never exceeds the
  * limit by more than what is being encoded. */

@@ -6,7 +6,7 @@
  * session wanting AllocationSampled starts, off when the last ends.
  *
  * Threads that emit events write records (a small header and the payload already encoded) into
- * buffers they own, taken from a pool mapped when the first session starts: no lock, no
+ * buffers they own, taken from a pool mapped when a session starts while none runs: no lock, no
  * system call (clock_gettime is the vDSO; gettid is called once per thread). A full buffer is
  * sealed and the next taken; when the pool is empty the event is dropped and its thread's
  * sequence number still advances, so readers see the loss (TraceEvent's EventsLost, rasp's

@@ -313,7 +313,10 @@ class Manifest:
         task = node.attrs.get("task")
         if task is not None and task not in p["tasks"]:
             raise self.err(node, f"event '{symbol}': unknown task '{task}'")
+        # What the event means, for docs/events.md: the string Doc.Event.<symbol> (ETW's
+        # schema has no description attribute on <event> either).
         return {"symbol": symbol, "api": snake(symbol), "id": eid, "version": version,
+                "doc": self.strings.get(f"Doc.Event.{symbol}", ""),
                 "level_name": level_name, "level": LEVELS[level_name], "keywords": kw_names,
                 "keyword_mask": kw_mask, "task": task, "template": template,
                 "message": self.message(node, node.attrs.get("message")), "node": node}
@@ -665,6 +668,8 @@ def gen_docs(m, rel):
                     f"keywords {', '.join('`%s`' % k for k in e['keywords']) or 'none'} "
                     f"(`0x{e['keyword_mask']:x}`), task `{e['task'] or '-'}`. "
                     f"C API: `rasp_event_{e['api']}()`.", ""]
+            if e.get("doc"):
+                out += [e["doc"], ""]
             fields = e["template"]["fields"]
             if not fields:
                 out += ["No payload.", ""]

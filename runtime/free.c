@@ -4,7 +4,8 @@
  * pushed onto the page's thread_free list with one atomic exchange per batch (remote.c). The
  * queue holds at most RASP__BATCH_MAX blocks of one page; it is pushed when a block of another
  * page comes, when it is full, at the freeing thread's next allocation slow path and at its
- * exit: a thread that stops freeing and allocating holds at most one batch. */
+ * exit: a thread that stops freeing and allocating holds at most one batch. A sampled object
+ * (its header marked) takes the slow path, which emits SampledObjectFreed first. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -275,7 +276,7 @@ free_block(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 {
 	struct rasp__segment *s;
-	struct rasp__header *hdr;
+	struct rasp__header *hdr, *own;
 
 	if (!h) {
 		errno = EINVAL;
@@ -284,6 +285,13 @@ RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 	hdr = rasp__block_of(h, obj, "rasp_free", &s);
 	if (!hdr)
 		return;
+	/* A sampled object (the mark is on its own header: an aligned object's, inside its
+	 * block): its free is told before the block goes back to any list, so no later object
+	 * at that address can be sampled ahead of it, whichever thread takes the block. Address
+	 * and ObjectSize are its sample's: the block's. */
+	own = rasp__header_of(obj);
+	if (RASP__UNLIKELY(rasp__hdr_sampled(own)))
+		rasp__emit_freed(h, own, hdr + 1, rasp_object_size(obj));
 	if (s->kind == RASP__SEG_LARGE) {
 		hdr->word |= RASP__HDR_FREE;
 		rasp__large_free(h, s);
@@ -299,8 +307,9 @@ RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 }
 
 /* The common case inline: the start of a small block of this heap (by its position in its
- * page, without a division: rasp__page_has_block) whose header is not free. Anything else
- * (large, aligned, freed, foreign, debug builds) takes free_slow, which checks and explains. */
+ * page, without a division: rasp__page_has_block) whose header is neither free nor marked
+ * sampled. Anything else (large, aligned, sampled, freed, foreign, debug builds) takes
+ * free_slow, which checks and explains, and tells a sampled object's free. */
 void rasp_free(rasp_heap_t *h, void *obj)
 {
 	struct rasp__header *hdr;
@@ -318,8 +327,11 @@ void rasp_free(rasp_heap_t *h, void *obj)
 		goto slow;
 	pg = rasp__page_at(s, hdr); /* rasp__no_page, where no page is, fails the test below */
 	/* The position first: a misaligned pointer fails it (blocks and their size are multiples
-	 * of 8), so the header is read only at a block's start. */
-	if (RASP__UNLIKELY(!rasp__page_has_block(pg, hdr) || (hdr->word & RASP__HDR_FREE)))
+	 * of 8), so the header is read only at a block's start. The header's free bit and its
+	 * SAMPLED mark in one test (the same instruction as the free bit's alone): a sampled
+	 * object's free is told on the slow path. */
+	if (RASP__UNLIKELY(!rasp__page_has_block(pg, hdr) ||
+			   (hdr->word & (RASP__HDR_FREE | RASP__HDR_SAMPLED))))
 		goto slow;
 	free_block(h, pg, hdr);
 	return;

@@ -75,6 +75,11 @@ void rasp_heap_destroy(rasp_heap_t *h)
 				"refused\n");
 		return;
 	}
+	/* Every sampled object still live dies with the heap: one event says so, before the
+	 * heap's ClrInstanceID can go to a heap created after (unregistering frees it), so a
+	 * consumer ends them all. One per live sample would need them found: every header read. */
+	if (atomic_load_explicit(&h->marked, memory_order_relaxed))
+		rasp_event_heap_destroyed(h->cfg.clr_instance_id);
 	rasp__heap_unregister(h);
 	rasp__thread_forget_heap(h);
 	/* A heap that announced sampling says it stopped, so a consumer can close its window. */
@@ -116,9 +121,13 @@ const rasp_type_t *rasp_type_register(rasp_heap_t *h, const char *name)
 	for (t = h->types; t; t = t->next)
 		if (strcmp(t->name, name) == 0)
 			goto out;
-	t = calloc(1, sizeof(*t));
-	if (t)
+	/* 16-aligned whatever malloc's alignment: a header's bit 3 is the SAMPLED mark. */
+	t = aligned_alloc(RASP__TYPE_ALIGN, (sizeof(*t) + RASP__TYPE_ALIGN - 1) / RASP__TYPE_ALIGN *
+						RASP__TYPE_ALIGN);
+	if (t) {
+		memset(t, 0, sizeof(*t));
 		t->name = strdup(name);
+	}
 	if (!t || !t->name) {
 		free(t);
 		t = NULL;

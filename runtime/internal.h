@@ -26,12 +26,20 @@ static inline void rasp__hdr_link(struct rasp__header *h, const struct rasp__hea
 
 static inline const struct rasp_type *rasp__hdr_type(const struct rasp__header *h)
 {
-	return (const struct rasp_type *)(h->word & ~RASP__HDR_FLAGS);
+	return (const struct rasp_type *)(h->word & ~(RASP__HDR_FLAGS | RASP__HDR_SAMPLED));
 }
 
 static inline unsigned rasp__hdr_kind(const struct rasp__header *h)
 {
 	return (unsigned)((h->word & RASP__HDR_KIND_MASK) >> RASP__HDR_KIND_SHIFT);
+}
+
+/* A live object's own header (not free, not an aligned object's block, whose offset may
+ * have bit 3 set) marked SAMPLED: its free emits SampledObjectFreed. */
+static inline bool rasp__hdr_sampled(const struct rasp__header *h)
+{
+	return (h->word & (RASP__HDR_SAMPLED | RASP__HDR_FREE)) == RASP__HDR_SAMPLED &&
+	       rasp__hdr_kind(h) != RASP__KIND_ALIGNED;
 }
 
 /* The block header of an aligned object placed off + 8 bytes into its block, asked for
@@ -502,6 +510,10 @@ static inline bool rasp__state_check_due(const struct rasp_context *c)
  * call, nothing of the caller's lives across it. */
 void *rasp__emit_listened(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
 			  uint64_t z, uint64_t offset);
+/* The free of a sampled object (free.c's slow path, any thread), before its block can be
+ * handed out again: its mark cleared (own: the object's own header), the hook, then
+ * SampledObjectFreed with the sample's Address (the block's object: addr) and ObjectSize z. */
+void rasp__emit_freed(struct rasp_heap *h, struct rasp__header *own, void *addr, uint64_t z);
 
 /* Counts a sample; true when someone may take it (then rasp__emit_listened goes on): a
  * session as of the thread's last state update (`listened`), or a hook. Nobody to tell

@@ -1,7 +1,8 @@
 /* Sampling (docs/sampling.md, "The model"): the per-context PRNG's seeding (xoshiro256++,
  * internal.h), the mean the geometric draw (exponential.h and .c) scales by, each thread's adoption
- * of the heap's sampling state with its SamplingConfigured and SamplingStopped announcements, and
- * the emission of AllocationSampled. Everything here runs on slow paths only. */
+ * of the heap's sampling state with its SamplingConfigured and SamplingStopped announcements, the
+ * emission of AllocationSampled with the mark it leaves on its object, and SampledObjectFreed at
+ * that object's free. Everything here runs on slow paths only. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -133,17 +134,30 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 
 	/* LTTng enables a session's events in a process before the session records there (lttng
 	 * start: the events, then the start), so the announcement to a new LTTng listener may be
-	 * lost; it was, for both threads of a test program, in 2 of 5 runs under TSan. The thread
-	 * announces once more RASP__LTTNG_CONFIRM_NS later, keeping its draws (sampling_change).
-	 * Meanwhile its inline check never matches (it keeps a word the state cannot have), so
-	 * each due check comes here: a clock read per quantum of allocation, for that long. */
+	 * lost; it was, for both threads of a test program, in 2 of 5 runs under TSan, and the
+	 * one confirmation 100 ms later was lost too on a loaded machine. The thread announces
+	 * RASP__LTTNG_CONFIRMS more times, 0.1 to 3.1 s later, keeping its draws
+	 * (sampling_change). Meanwhile its inline check never matches (it keeps a word the state
+	 * cannot have), so each due check comes here: a clock read per quantum of allocation, for
+	 * 3.1 s after a session enables the event. */
 	if (!lttng_listens) {
 		c->lttng_confirm_ns = 0;
 	} else if (lttng_new) {
+		c->lttng_confirm_wait_ms = RASP__LTTNG_CONFIRM_NS / 1000000;
+		c->lttng_confirms = RASP__LTTNG_CONFIRMS;
 		c->lttng_confirm_ns = rasp__os_now_ns() + RASP__LTTNG_CONFIRM_NS;
-	} else if (c->lttng_confirm_ns && rasp__os_now_ns() >= c->lttng_confirm_ns) {
-		c->lttng_confirm_ns = 0;
-		confirm = true;
+	} else if (c->lttng_confirm_ns) {
+		uint64_t now = rasp__os_now_ns();
+
+		if (now >= c->lttng_confirm_ns) {
+			confirm = true;
+			c->lttng_confirm_ns = 0;
+			if (c->lttng_confirms && --c->lttng_confirms) {
+				c->lttng_confirm_wait_ms *= 2;
+				c->lttng_confirm_ns =
+				    now + (uint64_t)c->lttng_confirm_wait_ms * 1000000;
+			}
+		}
 	}
 	new_listener = new_listener || confirm;
 	c->seen_sampled = sampled_word;
@@ -192,8 +206,26 @@ RASP__NOINLINE void *rasp__emit_listened(struct rasp_context *c, uint32_t kind,
 	 * ClrStackWalk describes the next event), only when a session wants it. */
 	if (h->cfg.stack_depth && rasp__event_clr_stack_walk_on())
 		emit_stack(h);
-	if (rasp__event_allocation_sampled_on())
+	if (rasp__event_allocation_sampled_on()) {
 		rasp_event_allocation_sampled(kind, h->cfg.clr_instance_id, (uintptr_t)type,
 					      type->name, (uintptr_t)obj, z, offset);
+	} else if (!h->sample_hook) {
+		return obj; /* no one saw it: nothing to pair its free with */
+	}
+	/* Seen: its free will say so (free.c tests the mark with the free bit, no cost to the
+	 * unsampled). The object is not the program's yet, so no other thread writes its header. */
+	rasp__header_of(obj)->word |= RASP__HDR_SAMPLED;
+	if (!atomic_load_explicit(&h->marked, memory_order_relaxed))
+		atomic_store_explicit(&h->marked, 1, memory_order_relaxed);
 	return obj;
+}
+
+RASP__NOINLINE void rasp__emit_freed(struct rasp_heap *h, struct rasp__header *own, void *addr,
+				     uint64_t z)
+{
+	own->word &= ~RASP__HDR_SAMPLED;
+	if (h->free_hook)
+		h->free_hook(h->sample_hook_arg, addr, z);
+	if (rasp__event_sampled_object_freed_on())
+		rasp_event_sampled_object_freed(h->cfg.clr_instance_id, (uintptr_t)addr, z);
 }

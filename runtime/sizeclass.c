@@ -43,7 +43,7 @@ static void init_tables(void)
 	size_t z;
 
 	rasp__class_size[0] = UINTPTR_MAX;
-	for (z = 16; z <= 64; z += 8)
+	for (z = RASP_MIN_OBJECT_SIZE; z <= 64; z += 8)
 		rasp__class_size[n++] = z;
 	for (e = 6; n < RASP__NCLASS; e++) {
 		for (unsigned i = 1; i <= 8 && n < RASP__NCLASS; i++) {
@@ -62,7 +62,7 @@ static void init_tables(void)
 	for (z = 0; z <= RASP__TABLE_MAX; z += 8) {
 		unsigned c = 0;
 
-		if (z >= 16) {
+		if (z >= RASP_MIN_OBJECT_SIZE) {
 			while (rasp__class_size[n] < z)
 				n++;
 			c = n;

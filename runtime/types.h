@@ -95,17 +95,25 @@
  * 85 KB..16 MB took 4.2x mimalloc's time, faulting in 2.5 million pages against its 41,000
  * (docs/performance.md, "Arenas of 32 MiB"). */
 #define RASP__ARENA_MAX_PAGES 4088u
-/* How long after announcing to a new LTTng listener a thread announces again (sample.c):
- * past the moment LTTng starts recording the session whose events it enabled. */
+/* How long after announcing to a new LTTng listener a thread announces again (sample.c), and
+ * how many times, each wait twice the one before (0.1, 0.3, 0.7, 1.5 and 3.1 s after): past
+ * the moment LTTng starts recording the session whose events it enabled, which `lttng start`
+ * may do well after `lttng enable-event` on a loaded machine (over 100 ms under TSan). */
 #define RASP__LTTNG_CONFIRM_NS ((uint64_t)100 * 1000 * 1000)
+#define RASP__LTTNG_CONFIRMS   5u
 /* Cross-thread frees of one page queued by the freeing thread before one atomic push. */
 #define RASP__BATCH_MAX 64
 
 /* Object header: one word, 8 bytes before the pointer handed out (glibc's chunks carry as
  * much; a second word, the block size, cost the demo's 17..24-byte objects 40-byte blocks
  * instead of 32, 4.9 MiB of its 37). The block size comes from the page (a small object) or
- * the mapping (a large one). Low three bits: FREE, then the kind (types are 8-aligned).
- * - A live object: its type | kind << 1.
+ * the mapping (a large one). Low four bits: FREE, then the kind, then SAMPLED (types are
+ * 16-aligned).
+ * - A live object: its type | kind << 1, | SAMPLED if its AllocationSampled was emitted
+ *   (sample.c): the free, which reads this word anyway for FREE, tests both bits in one
+ *   instruction, so an unsampled object's free costs nothing more and touches no other line
+ *   (docs/runtime.md, "Frees of sampled objects"). Every allocation writes the word whole, so
+ *   a block handed out again unsampled has no mark.
  * - A free block: the next free block's address | FREE.
  * - An aligned object placed inside its block (rasp_alloc_aligned): the word before the
  *   object is its own header (type | kind, as any object's); the block's header holds the
@@ -116,6 +124,7 @@
 #define RASP__HDR_KIND_SHIFT 1
 #define RASP__HDR_KIND_MASK  UINT64_C(6)
 #define RASP__HDR_FLAGS	     UINT64_C(7)
+#define RASP__HDR_SAMPLED    UINT64_C(8)
 #define RASP__KIND_ALIGNED   3u
 
 struct rasp__header {
@@ -125,11 +134,14 @@ struct rasp__header {
 /* An aligned object's block header keeps the log2 of its alignment from this bit on. */
 #define RASP__ALIGN_SHIFT 56
 
+/* 16-aligned (heap.c allocates it so), so that a header's bit 3 is free for SAMPLED. */
+#define RASP__TYPE_ALIGN 16
 struct rasp_type {
 	const char *name; /* owned copy */
 	struct rasp_heap *heap;
 	struct rasp_type *next; /* heap->types, under heap->lock */
 };
+_Static_assert(RASP__TYPE_ALIGN > RASP__HDR_SAMPLED, "a type's address leaves SAMPLED clear");
 
 /* SMALL: pages of size classes. LARGE: one large object of its own mapping (past
  * RASP__ARENA_MAX_PAGES). ARENA: large objects carved from the mapping's pages (segment.c). */
@@ -368,9 +380,11 @@ struct rasp_context {
 	 * makes the next check a full update. */
 	int seen_sampled, seen_configured;
 	/* A new LTTng listener of SamplingConfigured was announced to: announce again at this time
-	 * (0: nothing pending). LTTng enables a session's events in a process before the session
-	 * records there; an announcement in between is lost (sample.c). */
+	 * (0: nothing pending), `lttng_confirms` more times. LTTng enables a session's events in a
+	 * process before the session records there; an announcement in between is lost
+	 * (sample.c). */
 	uint64_t lttng_confirm_ns;
+	uint32_t lttng_confirms, lttng_confirm_wait_ms;
 	uint64_t seen_mask;
 	/* The EventPipe epoch and mask in one word (rasp__events_state_peek) as its last update
 	 * read it first: the inline check compares this, not the two. */
@@ -413,6 +427,9 @@ struct rasp_context {
 typedef void (*rasp__sample_hook_fn)(void *arg, uint32_t kind, const rasp_type_t *type, void *addr,
 				     uint64_t object_size, uint64_t offset, uint64_t mean);
 typedef void (*rasp__announce_hook_fn)(void *arg, uint64_t mean);
+/* Every free of a sampled object (its SampledObjectFreed's Address and ObjectSize), in the
+ * freeing thread, before its event. */
+typedef void (*rasp__free_hook_fn)(void *arg, void *addr, uint64_t object_size);
 
 struct rasp_heap {
 	uint64_t id; /* unique in the process, never reused: thread caches key on it */
@@ -423,8 +440,11 @@ struct rasp_heap {
 	/* Bumped (release) after every rasp_heap_set_sampling: a thread that sees it change
 	 * checks its sampling state at its next slow path instead of within a quantum. */
 	_Atomic uint32_t state_gen;
-	_Atomic int announced;	       /* a thread announced sampling on (SamplingConfigured) */
-	struct rasp_context *contexts; /* attached, lock */
+	_Atomic int announced; /* a thread announced sampling on (SamplingConfigured) */
+	/* A sample of it was emitted (its object marked SAMPLED): its destruction emits
+	 * HeapDestroyed. Set once (a relaxed load per sample, a store the first time). */
+	_Atomic int marked;
+	struct rasp_context *contexts;	     /* attached, lock */
 	struct rasp_context *spare_contexts; /* of exited threads, for reuse, lock */
 	/* Small segments, lock: those with free slots first, full ones after (segment.c), so a
 	 * page search stops at the first full one. */
@@ -466,7 +486,8 @@ struct rasp_heap {
 	struct rasp_heap *reg_next;	  /* registry of live heaps (thread.c) */
 	rasp__sample_hook_fn sample_hook; /* test seams (see above), NULL in programs */
 	rasp__announce_hook_fn announce_hook;
-	void *sample_hook_arg;
+	rasp__free_hook_fn free_hook;
+	void *sample_hook_arg; /* the three hooks' argument */
 };
 
 #endif /* RASP_RUNTIME_TYPES_H */

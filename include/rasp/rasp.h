@@ -96,7 +96,9 @@ RASP_API int rasp_config_validate(const rasp_config_t *cfg);
  * (RASP_THP, which is not in rasp_config_t, is read either way: docs/runtime.md).
  * Returns 0, -EINVAL (bad configuration or out == NULL) or -ENOMEM. */
 RASP_API int rasp_heap_create(rasp_heap_t **out, const rasp_config_t *cfg);
-/* Returns all memory of the heap to the OS. No thread may use the heap during or after. */
+/* Returns all memory of the heap to the OS. No thread may use the heap during or after. A heap
+ * whose samples were emitted emits Rasp_Runtime:HeapDestroyed first: its sampled objects still
+ * live die with it (docs/events.md). */
 RASP_API void rasp_heap_destroy(rasp_heap_t *heap);
 
 /* Registers a type (its address is the event's TypeID, its name TypeName). Registering a
@@ -127,11 +129,14 @@ RASP_API void *rasp_alloc_aligned(rasp_heap_t *heap, const rasp_type_t *type, si
  * class (a large object: shrinks to no less than half; an aligned one: fits and uses half),
  * else a new object is allocated and obj freed. NULL + errno on error (EINVAL: NULL heap or
  * obj, size 0, obj not an object of this heap, reported as rasp_free does; ENOMEM), and obj
- * is then untouched. Sampling: a resize in place allocates nothing, so it is not a trial; a
- * move allocates a new object, whose bytes are trials like any other's (docs/runtime.md). */
+ * is then untouched. Sampling: a resize in place allocates nothing, so it is not a trial, and
+ * a sampled object stays the sample it was; a move allocates a new object, whose bytes are
+ * trials like any other's, and frees obj as rasp_free does (docs/runtime.md). */
 RASP_API void *rasp_realloc(rasp_heap_t *heap, void *obj, size_t size);
-/* Frees an object of this heap (any thread). NULL is ignored. obj must be a pointer
- * rasp_alloc returned on this heap and not yet freed. Every build refuses, with a message on
+/* Frees an object of this heap (any thread). NULL is ignored. An object whose
+ * AllocationSampled was emitted emits Rasp_Runtime:SampledObjectFreed before its memory can be
+ * reused (docs/events.md). obj must be a pointer rasp_alloc returned on this heap and not yet
+ * freed. Every build refuses, with a message on
  * stderr, errno = EINVAL and invalid_frees counted, and without touching the heap: a double
  * free, a pointer inside a large object instead of its start, and a pointer inside a small
  * object's block (by its position in its page: exact) that is not an aligned object's

@@ -5,7 +5,11 @@
 #   lttng.nettrace     an LTTng recording (rasp record) through rasp convert
 #   again.nettrace     runtime.nettrace through rasp convert (nettrace to nettrace)
 #   dropped.nettrace   a session whose buffers overflowed: both readers count the same losses
-# and dotnet-trace 10 converts each without an error. Prints every command and check.
+# and dotnet-trace 10 converts each without an error; and TraceEvent reads rasp's own events
+# (Rasp-Runtime: the sampling announcements, the frees of sampled objects, the heap's
+# destruction) as dynamic events from each file's metadata, with the fields rasp's reader
+# decodes; ep-prog frees every object, so each file holds one free per sample.
+# Prints every command and check.
 #   check-rasp-files.sh DOTNET OUT RASP EP_PROG NT_DUMP WORK
 set -euo pipefail
 [ $# -eq 6 ] || { echo "usage: check-rasp-files.sh DOTNET OUT RASP EP_PROG NT_DUMP WORK" >&2; exit 2; }
@@ -49,6 +53,24 @@ for f in runtime lttng again dropped; do
     fail "$f: TraceEvent and rasp decode different events ($(grep -c '^[<>]' "$f.diff") lines differ)"
   fi
   echo "$f: $(($(wc -l < "$f.rasp") - 1)) events identical in both readers"
+  # Rasp-Runtime's events, which no TraceEvent parser knows: through its dynamic parser.
+  echo "+ $dotnet $out/NetTraceDump/NetTraceDump.dll --rasp $file > $f.rasp-traceevent"
+  "$dotnet" "$out/NetTraceDump/NetTraceDump.dll" --rasp "$file" > "$f.rasp-traceevent" \
+    || fail "TraceEvent cannot read rasp's events in $file"
+  run "$nt_dump" --rasp "$file" > "$f.rasp-rasp" || fail "rasp's reader cannot read $file"
+  if ! diff <(sort "$f.rasp-traceevent") <(sort "$f.rasp-rasp") > "$f.rasp-diff"; then
+    head -20 "$f.rasp-diff"
+    fail "$f: TraceEvent and rasp decode rasp's own events differently"
+  fi
+  frees=$(grep -c $'\t3\tSampledObjectFreed\tClrInstanceID=[0-9]*\tAddress=[0-9]*\tObjectSize=[0-9]*$' \
+    "$f.rasp-traceevent" || true)
+  destroyed=$(grep -c $'\t4\tHeapDestroyed\tClrInstanceID=[0-9]*$' "$f.rasp-traceevent" || true)
+  samples=$(sed -n 's/^events=\([0-9]*\) .*/\1/p' "$f.rasp")
+  echo "$f: TraceEvent reads $frees SampledObjectFreed, $destroyed HeapDestroyed; $samples samples"
+  if [ "$f" != dropped ]; then
+    [ "$frees" = "$samples" ] || fail "$f: $frees frees of sampled objects for $samples samples"
+    [ "$destroyed" = 1 ] || fail "$f: $destroyed HeapDestroyed events, not 1"
+  fi
   # dotnet-trace is a local tool of tests/dotnet: run it from there.
   echo "+ (cd $here && $dotnet tool run dotnet-trace -- convert --format speedscope $file -o $work/$f)"
   (cd "$here" && "$dotnet" tool run dotnet-trace -- convert --format speedscope "$file" \
@@ -64,4 +86,4 @@ done
 diff <(sort runtime.rasp) <(sort again.rasp) > again.diff \
   || { head -5 again.diff; fail "rasp convert changed events of runtime.nettrace"; }
 grep -q "lost=0 " dropped.rasp && fail "dropped.nettrace shows no loss: the test did not overflow the buffers"
-echo "PASS: TraceEvent reads runtime, LTTng-converted, re-converted and overflowed files as rasp does"
+echo "PASS: TraceEvent reads runtime, LTTng-converted, re-converted and overflowed files as rasp does, rasp's own events included"

@@ -7,7 +7,8 @@
  * MODE quick-exit: _exit(0) right after rasp_heap_destroy (no library destructor, so no end
  * of stream: what reaches the file is what the heap's destruction flushed).
  * MODE fork: after the threads, a child allocates too and prints "child samples=N pid=P".
- * MODE small: small objects only (fast: many events in little time). */
+ * MODE small: small objects only (fast: many events in little time).
+ * MODE leak: every 8th round's objects are kept until the heap's destruction. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -23,7 +24,9 @@ static const rasp_type_t *types[3];
 static long rounds;
 static int ntypes = 3;
 
-static int round_of_allocations(void)
+static int leak; /* MODE leak */
+
+static int round_of_allocations(long r)
 {
 	static const size_t sizes[3] = {24, 90000, 100};
 	static const unsigned flags[3] = {0, 0, RASP_ALLOC_PINNED};
@@ -33,7 +36,8 @@ static int round_of_allocations(void)
 
 		if (!p)
 			return -1;
-		rasp_free(heap, p);
+		if (!leak || r % 8)
+			rasp_free(heap, p);
 	}
 	return 0;
 }
@@ -42,7 +46,7 @@ static void *worker(void *arg)
 {
 	(void)arg;
 	for (long r = 0; r < rounds; r++)
-		if (round_of_allocations() != 0)
+		if (round_of_allocations(r) != 0)
 			return (void *)1;
 	return NULL;
 }
@@ -57,7 +61,8 @@ int main(int argc, char **argv)
 
 	rounds = argc > 2 ? atol(argv[2]) : 0;
 	if (threads < 1 || threads > 64 || rounds < 1) {
-		fprintf(stderr, "usage: ep-prog THREADS(1-64) ROUNDS [quick-exit|fork|small]\n");
+		fprintf(stderr,
+			"usage: ep-prog THREADS(1-64) ROUNDS [quick-exit|fork|small|leak]\n");
 		return 2;
 	}
 	rasp_config_init(&cfg);
@@ -67,6 +72,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(mode, "small") == 0)
 		ntypes = 1;
+	leak = strcmp(mode, "leak") == 0;
 	types[0] = rasp_type_register(heap, "Ep.Small");
 	types[1] = rasp_type_register(heap, "Ep.Large");
 	types[2] = rasp_type_register(heap, "Ep.Pinned");
@@ -90,7 +96,7 @@ int main(int argc, char **argv)
 			return 2;
 		if (child == 0) {
 			for (long r = 0; r < rounds; r++)
-				round_of_allocations();
+				round_of_allocations(r);
 			rasp_heap_stats(heap, &st);
 			printf("child samples=%" PRIu64 " pid=%ld\n", st.samples, (long)getpid());
 			exit(0);

@@ -40,6 +40,10 @@ static struct rasp__ep_config read_with(const char *const *env)
 #define STACKS	   BIT(RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK)
 #define CONFIGURED BIT(RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED)
 #define STOPPED	   BIT(RASP_DESC_RASP_RUNTIME_SAMPLINGSTOPPED)
+#define FREED	   BIT(RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED)
+#define DESTROYED  BIT(RASP_DESC_RASP_RUNTIME_HEAPDESTROYED)
+/* Every Rasp-Runtime event: the announcements and the samples' ends. */
+#define RASP_ALL (CONFIGURED | STOPPED | FREED | DESTROYED)
 
 static void prefixes_and_numbers(void **state)
 {
@@ -93,11 +97,12 @@ static void keywords_and_levels(void **state)
 	char w[1024] = "";
 
 	(void)state;
-	/* The sampling keyword at Informational: the samples, rasp's announcements, stacks. */
+	/* The sampling keyword at Informational: the samples, rasp's announcements and the
+	 * samples' frees, stacks. */
 	assert_int_equal(mask_of("Microsoft-Windows-DotNETRuntime:0x80000000000:4", true),
-			 SAMPLED | STACKS | CONFIGURED | STOPPED);
+			 SAMPLED | STACKS | RASP_ALL);
 	assert_int_equal(mask_of("Microsoft-Windows-DotNETRuntime:0x80000000000:4", false),
-			 SAMPLED | CONFIGURED | STOPPED);
+			 SAMPLED | RASP_ALL);
 	/* Provider names compare without case; keywords may lack 0x. */
 	assert_int_equal(mask_of("microsoft-windows-dotnetruntime:80000000000:4", true) & SAMPLED,
 			 SAMPLED);
@@ -120,8 +125,20 @@ static void keywords_and_levels(void **state)
 	assert_int_equal(mask_of("Microsoft-Windows-DotNETRuntime:0x80000000000:4,"
 				 "Rasp-Runtime:0x0:4",
 				 true) &
-			     (CONFIGURED | STOPPED),
+			     RASP_ALL,
 			 0);
+	/* Its sampling keyword (0x1) without the lifetime one (0x2): no frees; and the other
+	 * way round. */
+	assert_int_equal(mask_of("Microsoft-Windows-DotNETRuntime:0x80000000000:4,"
+				 "Rasp-Runtime:0x1:4",
+				 true) &
+			     RASP_ALL,
+			 CONFIGURED | STOPPED);
+	assert_int_equal(mask_of("Microsoft-Windows-DotNETRuntime:0x80000000000:4,"
+				 "Rasp-Runtime:0x2:4",
+				 true) &
+			     RASP_ALL,
+			 FREED | DESTROYED);
 	/* A bad entry is named and left out; the others stay. */
 	assert_int_equal(rasp__ep_config_mask("Microsoft-Windows-DotNETRuntime:zz:4,"
 					      "Microsoft-Windows-DotNETRuntime:0x80000000000:4",

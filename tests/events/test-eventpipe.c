@@ -1,10 +1,10 @@
 /* The runtime's EventPipe session (events/eventpipe.c), end to end: ep-prog is started with
  * .NET's variables and its .nettrace file is read back with rasp's NetTrace reader (checked
  * itself against TraceEvent by tests/dotnet). Every sample the runtime counted is in the file,
- * with its thread's SamplingConfigured before it; drops show as losses; the heap's destruction
- * flushes; a forked child writes nothing into its parent's file; bad variables and unwritable
- * paths give one message and never stop the program. Programs run under the build's
- * sanitizers, and their exit status is checked. */
+ * with its thread's SamplingConfigured before it and its free after it; drops show as losses;
+ * the heap's destruction flushes; a forked child writes nothing into its parent's file; bad
+ * variables and unwritable paths give one message and never stop the program. Programs run under
+ * the build's sanitizers, and their exit status is checked. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "../support/live-samples.h"
 #include "read/nettrace-read.h"
 #include "rasp-event-desc.h"
 
@@ -125,6 +126,10 @@ struct seen {
 	uint64_t out_of_order;
 	uint64_t configured_tids[64];
 	size_t nconfigured;
+	/* Frees and heap destructions paired with the samples (live-samples.h), and the samples
+	 * left live at the end. */
+	struct live_samples pairs;
+	uint64_t live_at_end;
 };
 
 static bool tid_configured(const struct seen *s, uint64_t tid)
@@ -146,6 +151,7 @@ static void read_trace(const char *path, uint64_t mean, struct seen *s)
 	memset(s, 0, sizeof(*s));
 	if (!r)
 		fail_msg("%s", err);
+	assert_int_equal(live_samples_init(&s->pairs), 0);
 	s->pid = rasp_nt_info(r)->pid;
 	s->last_ts = INT64_MIN;
 	while ((rc = rasp_nt_next(r, &it)) == 1) {
@@ -185,6 +191,11 @@ static void read_trace(const char *path, uint64_t mean, struct seen *s)
 				s->bad_offset++;
 			if (!tid_configured(s, it.event.thread_id))
 				s->before_config++;
+			live_samples_sampled(&s->pairs, v[1].u, v[4].u, size);
+		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED]) {
+			live_samples_freed(&s->pairs, v[0].u, v[1].u, v[2].u);
+		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_HEAPDESTROYED]) {
+			live_samples_destroyed(&s->pairs, v[0].u);
 		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED]) {
 			s->configured++;
 			if (mean && v[1].u != mean)
@@ -201,6 +212,8 @@ static void read_trace(const char *path, uint64_t mean, struct seen *s)
 		fail_msg("%s", rasp_nt_error(r));
 	s->complete = rasp_nt_complete(r);
 	rasp_nt_close(r);
+	s->live_at_end = live_samples_live(&s->pairs);
+	live_samples_fini(&s->pairs);
 }
 
 static char *trace_path(char *buf, size_t cap, const char *name)
@@ -265,6 +278,15 @@ static void every_sample_is_written(void **state)
 	assert_int_equal(s.other, 0);
 	assert_int_equal(s.out_of_order, 0);
 	assert_int_equal(s.foreign_pid, 0);
+	/* ep-prog frees every object (four threads, each its own): every sample's free is in the
+	 * file once, after it, with its size, before the address was sampled again. */
+	assert_int_equal(s.pairs.freed, s.sampled);
+	assert_int_equal(s.pairs.free_unpaired, 0);
+	assert_int_equal(s.pairs.free_bad_size, 0);
+	assert_int_equal(s.pairs.sample_over_live, 0);
+	assert_int_equal(s.pairs.ended_by_destroy, 0);
+	assert_int_equal(s.live_at_end, 0);
+	assert_int_equal(s.pairs.destroyed, 1);
 }
 
 /* A session without the AllocationSampled keyword leaves sampling off (auto) and writes a
@@ -287,14 +309,16 @@ static void the_session_decides_what_is_sampled(void **state)
 	assert_int_equal(r.samples, 0);
 	read_trace(trace_path(path, sizeof(path), "trace.nettrace"), 0, &s); /* .NET's default */
 	assert_true(s.complete);
-	assert_int_equal(s.sampled + s.configured + s.stopped + s.other + s.lost, 0);
+	assert_int_equal(s.sampled + s.configured + s.stopped + s.pairs.freed + s.pairs.destroyed +
+			     s.other + s.lost,
+			 0);
 
 	/* Rasp-Runtime listed with keywords 0: its events (keyword 0x1) are off. */
 	run(&r, only_rasp, "1", "2000", "");
 	read_trace(path, 0, &s);
 	assert_true(r.samples > 0);
 	assert_int_equal(s.sampled, r.samples);
-	assert_int_equal(s.configured + s.stopped, 0);
+	assert_int_equal(s.configured + s.stopped + s.pairs.freed + s.pairs.destroyed, 0);
 }
 
 /* DOTNET_ wins over COMPlus_; COMPlus_ alone works. */
@@ -394,8 +418,11 @@ static void drops_are_losses(void **state)
 	assert_true(s.lost > 0);
 	assert_true(s.sampled < r.samples);
 	/* Every event the runtime emitted is in the file or counted lost, to the last one:
-	 * samples, one announcement per start, the heap's SamplingStopped. */
-	assert_int_equal(s.sampled + s.configured + s.stopped + s.lost, r.samples + r.starts + 1);
+	 * samples and their frees (every sample was emitted, lost or not, and so marked), one
+	 * announcement per start, the heap's SamplingStopped and HeapDestroyed. */
+	assert_int_equal(s.sampled + s.pairs.freed + s.configured + s.stopped + s.pairs.destroyed +
+			     s.lost,
+			 2 * r.samples + r.starts + 2);
 	assert_int_equal(s.out_of_order, 0);
 	assert_int_equal(s.bad_name + s.bad_kind + s.bad_offset + s.bad_mean, 0);
 }
@@ -446,6 +473,34 @@ static void a_child_writes_nothing(void **state)
 	assert_int_equal(s.foreign_pid, 0);
 }
 
+/* Objects still live when their heap is destroyed: their samples have no free, and the one
+ * HeapDestroyed ends them all; the others' frees pair as always. Lifetime events alone
+ * (Rasp-Runtime's lifetime keyword, no announcements) follow the session's choice. */
+static void a_destroyed_heap_ends_its_samples(void **state)
+{
+	const char *env[] = {"DOTNET_EnableEventPipe=1", "DOTNET_EventPipeOutputPath=leak.nettrace",
+			     SAMPLED_ONLY ",Rasp-Runtime:0x2:4", "RASP_SAMPLING_MEAN=4096", NULL};
+	struct run r;
+	struct seen s;
+	char path[PATH_MAX];
+
+	(void)state;
+	run(&r, env, "3", "3000", "leak");
+	read_trace(trace_path(path, sizeof(path), "leak.nettrace"), 0, &s);
+	printf("%llu samples: %llu freed, %llu live at the heap's destruction\n",
+	       (unsigned long long)s.sampled, (unsigned long long)s.pairs.freed,
+	       (unsigned long long)s.pairs.ended_by_destroy);
+	assert_true(s.complete);
+	assert_int_equal(s.sampled, r.samples);
+	assert_int_equal(s.configured + s.stopped, 0); /* their keyword is off */
+	assert_int_equal(s.pairs.destroyed, 1);
+	assert_true(s.pairs.ended_by_destroy > 0);
+	assert_int_equal(s.pairs.freed + s.pairs.ended_by_destroy, s.sampled);
+	assert_int_equal(s.pairs.free_unpaired + s.pairs.free_bad_size + s.pairs.sample_over_live,
+			 0);
+	assert_int_equal(s.live_at_end, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +511,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(drops_are_losses, setup, teardown),
 	    cmocka_unit_test_setup_teardown(heap_destruction_flushes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_child_writes_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(a_destroyed_heap_ends_its_samples, setup, teardown),
 	};
 
 	if (argc != 2) {

@@ -1,7 +1,9 @@
 /* The generated provider, end to end: rasp-emit records through a real lttng-sessiond, the
  * real babeltrace2 reads the trace back, and DotNETRuntime:AllocationSampled has CoreCLR's
  * layout: field names and order, integer sizes and signedness, TypeName a string; the fields
- * it shares with CoreCLR's own GCAllocationTick_V3 (a perfcollect trace) have the same shape. */
+ * it shares with CoreCLR's own GCAllocationTick_V3 (a perfcollect trace) have the same shape.
+ * rasp's own Rasp_Runtime:SampledObjectFreed and HeapDestroyed, recorded from rasp-ep-prog
+ * (which frees every object it allocates, then destroys its heap), have the manifest's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -20,7 +22,7 @@
 #define EMITTED 500
 
 static struct rasp_test_session session;
-static uint64_t emitter_pid;
+static uint64_t emitter_pid, freer_pid;
 
 /* Shape of a field as babeltrace2 sees it: type, and size in bits for integers. */
 struct shape {
@@ -112,6 +114,17 @@ static int record(void **state)
 		return -1;
 	}
 	emitter_pid = strtoull(strstr(out, "(pid ") + 5, NULL, 10);
+	{
+		const char *prog[] = {rasp_test_build_path("bin/rasp-ep-prog"), "2", "500", NULL};
+		const char *env[] = {"RASP_SAMPLING_MEAN=4096", NULL};
+
+		rc = rasp_test_run(out, sizeof(out), prog, env);
+		if (rc != 0 || !strstr(out, " pid=")) {
+			fprintf(stderr, "rasp-ep-prog failed (%d): %s\n", rc, out);
+			return -1;
+		}
+		freer_pid = strtoull(strstr(out, " pid=") + 5, NULL, 10);
+	}
 	return rasp_test_session_stop(&session);
 }
 
@@ -195,12 +208,49 @@ static void test_shared_fields_match_coreclr_trace(void **state)
 	}
 }
 
+/* An event of rasp's own provider has the manifest's fields (names from the generated
+ * metadata, in order) with the LTTng types the manifest's inTypes give. */
+static void expect_layout(const char *event, const char *const *names, size_t n,
+			  const uint64_t *bits)
+{
+	struct layout l = {.event = event, .vpid = freer_pid};
+
+	assert_true(rasp_test_trace_foreach(session.dir, collect_layout, &l, NULL) > 0);
+	if (!l.found)
+		fail_msg("no %s in the trace of rasp-ep-prog (pid %llu)", event,
+			 (unsigned long long)freer_pid);
+	assert_int_equal(l.n, n);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(l.f[i].name, names[i]);
+		assert_int_equal(l.f[i].type, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER);
+		assert_int_equal(l.f[i].bits, bits[i]);
+	}
+}
+
+static void test_lifetime_events_have_manifest_layout(void **state)
+{
+	static const char *const freed[] = RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_FIELD_NAMES;
+	static const char *const destroyed[] = RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_FIELD_NAMES;
+	/* win:UInt16, win:Pointer, win:UInt64; win:UInt16. */
+	static const uint64_t freed_bits[] = {16, 8 * sizeof(size_t), 64}, destroyed_bits[] = {16};
+
+	(void)state;
+	assert_int_equal(RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_FIELD_COUNT, 3);
+	assert_string_equal(freed[0], "ClrInstanceID");
+	assert_string_equal(freed[1], "Address");
+	assert_string_equal(freed[2], "ObjectSize");
+	assert_int_equal(RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_FIELD_COUNT, 1);
+	expect_layout(RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG, freed, 3, freed_bits);
+	expect_layout(RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_LTTNG, destroyed, 1, destroyed_bits);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_no_discarded_events),
 	    cmocka_unit_test(test_allocation_sampled_has_coreclr_layout),
 	    cmocka_unit_test(test_shared_fields_match_coreclr_trace),
+	    cmocka_unit_test(test_lifetime_events_have_manifest_layout),
 	};
 
 	return cmocka_run_group_tests_name("provider-layout", tests, record, cleanup);

@@ -109,6 +109,29 @@ class Generator(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("cannot read manifest", p.stderr)
 
+    def test_event_description_goes_under_its_heading(self):
+        # Doc.Event.<symbol>: a paragraph between the event's attribute line and its fields.
+        text = GOOD.replace('<string id="Doc.SamplingStopped.ClrInstanceID"',
+                            '<string id="Doc.Event.SamplingStopped" value="Said once per &quot;stop&quot;."/>'
+                            '<string id="Doc.SamplingStopped.ClrInstanceID"')
+        with tempfile.TemporaryDirectory() as d:
+            src, out = os.path.join(d, "m.man"), os.path.join(d, "events.md")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(text)
+            subprocess.run([sys.executable, GEN, src, "--docs", out], check=True)
+            with open(out, encoding="utf-8") as f:
+                md = f.read()
+        section = md.split("### `Rasp_Runtime:SamplingStopped`", 1)[1].split("\n### ", 1)[0]
+        attrs = section.index("C API: `rasp_event_sampling_stopped()`.")
+        para = section.index('\nSaid once per "stop".\n')
+        self.assertLess(attrs, para)
+        self.assertLess(para, section.index("| # | field |"))
+        # The real manifest describes the lifetime events.
+        with open(DOCS, encoding="utf-8") as f:
+            real = f.read()
+        freed = real.split("### `Rasp_Runtime:SampledObjectFreed`", 1)[1].split("\n### ", 1)[0]
+        self.assertIn("latest `AllocationSampled` before it with the same process", freed)
+
     def test_docs_events_md_is_current(self):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "events.md")

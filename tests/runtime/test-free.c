@@ -1,8 +1,9 @@
 /* Frees (runtime/free.c, runtime/remote.c), white-box: the owner's frees reused and cached on
  * its list up to the bound, then flushed to their pages (random frees leave few pages, a flush
  * never raises the bound, alternating allocations and frees keep full windows), frees while
- * another thread collects, and other threads' frees reused and pushed in batches. The threaded
- * tests run under TSan in CI. */
+ * another thread collects, other threads' frees reused and pushed in batches, and the frees of
+ * sampled objects told once each, by their owner or another thread, never for an unsampled
+ * object at a sampled one's address. The threaded tests run under TSan in CI. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 
 #include "../support/test-heap.h"
 #include "internal.h"
+#include "ledger.h"
 
 static rasp_heap_t *make_heap(int sampling, uint64_t mean)
 {
@@ -417,6 +419,208 @@ static void test_cross_thread_frees_are_batched(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* The mark of an object whose sample was seen (the hook here, a session in a program) says
+ * whether its free is told: checked against the ledger before each free. For an aligned object
+ * the sample names its block (rasp__block_of finds it). */
+static bool marked_as_sampled(struct ledger *l, rasp_heap_t *h, void *obj)
+{
+	struct rasp__segment *s;
+	struct rasp__header *b = rasp__block_of(h, obj, "test", &s);
+
+	assert_non_null(b);
+	return rasp__hdr_sampled(rasp__header_of(obj)) == ledger_live(l, b + 1);
+}
+
+/* A walk's view of every live object: its type (a marked header's type is read without its
+ * mark) and its kind. */
+static int walk_type(void *obj, const rasp_type_t *type, size_t z, int kind, void *arg)
+{
+	(void)z;
+	return type != arg || rasp_object_type(obj) != arg || kind != rasp_object_kind(obj) ||
+	       kind < 0 || kind > RASP_KIND_PINNED;
+}
+
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* One object of a mix the free paths take apart: small (the owner's cache and its pages),
+ * pinned, large in an arena, large in a mapping of its own, aligned inside a small block and
+ * inside a large one. */
+static void *alloc_mixed(rasp_heap_t *h, const rasp_type_t *t, uint64_t r)
+{
+	switch (r % 16) {
+	case 0:
+		return rasp_alloc(h, t, 200, RASP_ALLOC_PINNED);
+	case 1:
+		return rasp_alloc(h, t, 90000 + (size_t)(r >> 8) % 200000, 0);
+	case 2:
+		return (r >> 8) % 64 ? rasp_alloc(h, t, 3000, 0)
+				     : rasp_alloc(h, t, (size_t)17 << 20, 0); /* own mapping */
+	case 3:
+		return rasp_alloc_aligned(h, t, 100, 64, 0);
+	case 4:
+		return rasp_alloc_aligned(h, t, 100000, 4096, 0);
+	default:
+		return rasp_alloc(h, t, 16 + (size_t)(r >> 8) % 2000, 0);
+	}
+}
+
+/* Every sampled object's free is told exactly once, with its sample's Address and
+ * ObjectSize, whatever path frees it, and an object's mark says exactly whether it was
+ * sampled. Then, sampling off, the same blocks handed out again unsampled: their frees are
+ * never told (a mark left on a block would tell a free no sample precedes). */
+static void test_sampled_frees_told_once(void **state)
+{
+	enum { N = 6000, ROUNDS = 3 };
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 4096);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	void **a = malloc(N * sizeof(void *));
+	uint64_t x = 88172645463325252u, samples, reused = 0;
+	struct ledger l;
+	int i, r;
+
+	(void)state;
+	ledger_attach(&l, h);
+	for (r = 0; r < ROUNDS; r++) {
+		for (i = 0; i < N; i++)
+			assert_non_null(a[i] = alloc_mixed(h, t, xorshift(&x)));
+		assert_int_equal(rasp_heap_walk(h, walk_type, (void *)t), 0);
+		for (i = N - 1; i > 0; i--) { /* freed in random order */
+			int j = (int)(xorshift(&x) % (uint64_t)(i + 1));
+			void *o = a[i];
+
+			a[i] = a[j];
+			a[j] = o;
+		}
+		for (i = 0; i < N; i++) {
+			assert_true(marked_as_sampled(&l, h, a[i]));
+			rasp_free(h, a[i]);
+		}
+	}
+	printf("%llu samples, %llu frees told\n", (unsigned long long)l.samples,
+	       (unsigned long long)l.frees);
+	assert_true(l.samples > 1000);
+	assert_int_equal(l.frees, l.samples);
+	assert_int_equal(l.live, 0);
+	assert_int_equal(l.free_unpaired + l.free_bad_size + l.sample_over_live, 0);
+
+	/* Sampling off: from the thread's next state check, nothing is sampled; the blocks the
+	 * sampled objects had are handed out again (small ones at once: the owner's cache). */
+	samples = l.samples;
+	assert_int_equal(rasp_heap_set_sampling(h, RASP_SAMPLING_OFF, 0), 0);
+	for (r = 0; r < ROUNDS; r++) {
+		for (i = 0; i < N; i++) {
+			a[i] = alloc_mixed(h, t, xorshift(&x));
+			assert_non_null(a[i]);
+		}
+		for (i = 0; i < N; i++) {
+			struct rasp__segment *s;
+			struct rasp__header *b = rasp__block_of(h, a[i], "test", &s);
+			struct ledger_slot *sl = ledger_find(&l, (uintptr_t)(b + 1));
+
+			reused +=
+			    sl->addr && !sl->live; /* a sampled object's address, unsampled now */
+			assert_true(marked_as_sampled(&l, h, a[i]));
+			rasp_free(h, a[i]);
+		}
+	}
+	printf("after sampling off: %llu more samples, %llu blocks of sampled objects reused\n",
+	       (unsigned long long)(l.samples - samples), (unsigned long long)reused);
+	assert_true(l.samples - samples < 10); /* the windows drawn before the state check */
+	assert_true(reused > samples / 4);
+	assert_int_equal(l.frees, l.samples);
+	assert_int_equal(l.free_unpaired + l.free_bad_size + l.sample_over_live, 0);
+	rasp_heap_destroy(h);
+	ledger_fini(&l);
+	free(a);
+}
+
+/* A sample no one saw (sampling forced on, no session, no sample hook) leaves no mark: its
+ * free is not told and takes the owner's way, as any object's. */
+static void test_unseen_samples_unmarked(void **state)
+{
+	enum { N = 20000 };
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 64);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	void **a = malloc(N * sizeof(void *));
+	struct ledger l;
+	int i, marked = 0;
+
+	(void)state;
+	ledger_attach(&l, h);
+	h->sample_hook = NULL; /* the free hook alone */
+	for (i = 0; i < N; i++)
+		assert_non_null(a[i] = rasp_alloc(h, t, 100, 0));
+	for (i = 0; i < N; i++) {
+		marked += rasp__hdr_sampled(rasp__header_of(a[i]));
+		rasp_free(h, a[i]);
+	}
+	assert_true(stats(h).samples > N / 2); /* mean 64, 112-byte blocks: nearly all */
+	assert_int_equal(marked, 0);
+	assert_int_equal(l.frees, 0);
+	rasp_heap_destroy(h);
+	ledger_fini(&l);
+	free(a);
+}
+
+/* Another thread frees sampled objects (small ones through its batches, large ones at once)
+ * while the owner allocates the blocks again: each free is told once, before any sample at
+ * its address (the ledger's lock orders the hooks as the runtime calls them). */
+static _Atomic long xfer_prod, xfer_cons;
+static void *xfer_ring[RING];
+
+static void *xfer_consume(void *arg)
+{
+	rasp_heap_t *h = arg;
+	long total = 400000;
+
+	for (long i = 0; i < total; i++) {
+		while (atomic_load(&xfer_prod) == i)
+			;
+		rasp_free(h, xfer_ring[i % RING]);
+		atomic_store(&xfer_cons, i + 1);
+	}
+	return NULL;
+}
+
+static void test_sampled_frees_by_another_thread(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 2048);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	uint64_t x = 7;
+	struct ledger l;
+	pthread_t th;
+
+	(void)state;
+	ledger_attach(&l, h);
+	assert_int_equal(pthread_create(&th, NULL, xfer_consume, h), 0);
+	for (long i = 0; i < 400000; i++) {
+		uint64_t r = xorshift(&x);
+		void *p = r % 64 ? rasp_alloc(h, t, 24 + (size_t)(r >> 16) % 200, 0)
+				 : rasp_alloc(h, t, 90000, 0);
+
+		assert_non_null(p);
+		while (i - atomic_load(&xfer_cons) >= RING)
+			;
+		xfer_ring[i % RING] = p;
+		atomic_store(&xfer_prod, i + 1);
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	printf("%llu samples, %llu frees told\n", (unsigned long long)l.samples,
+	       (unsigned long long)l.frees);
+	assert_true(l.samples > 10000);
+	assert_int_equal(l.frees, l.samples);
+	assert_int_equal(l.free_unpaired + l.free_bad_size + l.sample_over_live, 0);
+	assert_int_equal(stats(h).invalid_frees, 0);
+	rasp_heap_destroy(h);
+	ledger_fini(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +632,9 @@ int main(void)
 	    cmocka_unit_test(test_frees_concurrent_with_collect),
 	    cmocka_unit_test(test_cross_thread_frees_are_reused),
 	    cmocka_unit_test(test_cross_thread_frees_are_batched),
+	    cmocka_unit_test(test_sampled_frees_told_once),
+	    cmocka_unit_test(test_unseen_samples_unmarked),
+	    cmocka_unit_test(test_sampled_frees_by_another_thread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 /* End to end through a real lttng-sessiond and babeltrace2: a program allocating under a
  * session records exactly the AllocationSampled events the runtime says it fired, with 0
- * discarded; and in a running process `lttng enable-event` turns sampling on within one
- * allocation context, `lttng disable-event` turns it off, with no restart; a session that
- * enables SamplingConfigured late gets the mean. */
+ * discarded, and the free of each (the program frees every object), paired in time order; and in a
+ * running process `lttng enable-event` turns sampling on within one allocation context, `lttng
+ * disable-event` turns it off, with no restart; a session that enables SamplingConfigured late gets
+ * the mean. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "../support/live-samples.h"
 #include "lttng-session.h"
 #include "rasp/event-meta.h"
 #include "rasp/events.h"
@@ -39,6 +41,7 @@ static const struct {
 struct counts {
 	int64_t vpid; /* count only this process's events; others may share the session */
 	long sampled, configured, stopped, bad;
+	struct live_samples *pairs; /* frees paired with their samples, when set */
 	long by_kind[3];
 	long by_type[NPROG];
 	uint64_t last_trigger;
@@ -64,6 +67,15 @@ static int count_events(const bt_event *ev, void *user)
 			return 0;
 		}
 		c->by_kind[kind]++;
+		if (c->pairs) {
+			uint64_t id, addr;
+
+			if (rasp_test_field_u64(rasp_test_event_field(ev, "ClrInstanceID"), &id) ||
+			    rasp_test_field_u64(rasp_test_event_field(ev, "Address"), &addr))
+				c->bad++;
+			else
+				live_samples_sampled(c->pairs, id, addr, size);
+		}
 		name = bt_field_string_get_value(rasp_test_event_field(ev, "TypeName"));
 		for (size_t i = 0; i < NPROG; i++)
 			if (strcmp(name, prog_types[i].name) == 0 && size == prog_types[i].z)
@@ -74,17 +86,35 @@ static int count_events(const bt_event *ev, void *user)
 			c->last_trigger = trig;
 	} else if (strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLINGSTOPPED_LTTNG) == 0) {
 		c->stopped++;
+	} else if (c->pairs &&
+		   strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG) == 0) {
+		uint64_t id, addr;
+
+		if (rasp_test_field_u64(rasp_test_event_field(ev, "ClrInstanceID"), &id) ||
+		    rasp_test_field_u64(rasp_test_event_field(ev, "Address"), &addr) ||
+		    rasp_test_field_u64(rasp_test_event_field(ev, "ObjectSize"), &size))
+			c->bad++;
+		else
+			live_samples_freed(c->pairs, id, addr, size);
+	} else if (c->pairs && strcmp(name, RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_LTTNG) == 0) {
+		uint64_t id;
+
+		if (rasp_test_field_u64(rasp_test_event_field(ev, "ClrInstanceID"), &id))
+			c->bad++;
+		else
+			live_samples_destroyed(c->pairs, id);
 	}
 	return 0;
 }
 
-/* The session of the running test, destroyed by teardown even when an assertion fails. */
-static struct rasp_test_session sess;
+/* The sessions of the running test, destroyed by teardown even when an assertion fails. */
+static struct rasp_test_session sess, sess2;
 
 static int setup(void **state)
 {
 	(void)state;
 	memset(&sess, 0, sizeof(sess));
+	memset(&sess2, 0, sizeof(sess2));
 	return 0;
 }
 
@@ -92,6 +122,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	rasp_test_session_destroy(&sess, 0);
+	rasp_test_session_destroy(&sess2, 0);
 	return 0;
 }
 
@@ -99,10 +130,14 @@ static void test_recorded_events_equal_emitted(void **state)
 {
 	const char *events[] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
 				RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG,
-				RASP_EVENT_RASP_RUNTIME_SAMPLINGSTOPPED_LTTNG, NULL};
+				RASP_EVENT_RASP_RUNTIME_SAMPLINGSTOPPED_LTTNG,
+				RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG,
+				RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_LTTNG,
+				NULL};
 	const char *argv[] = {rasp_test_build_path("bin/rasp-alloc-prog"), "3000", NULL};
 	const char *env[] = {"RASP_SAMPLING=auto", "RASP_SAMPLING_MEAN=16384", "RASP_SEED=7", NULL};
 	struct rasp_test_session *s = &sess;
+	struct live_samples pairs;
 	struct counts c = {0};
 	unsigned long long samples = 0, starts = 0;
 	long pid = 0;
@@ -121,8 +156,19 @@ static void test_recorded_events_equal_emitted(void **state)
 	assert_int_equal(sscanf(line, "samples=%llu starts=%llu pid=%ld", &samples, &starts, &pid),
 			 3);
 	c.vpid = pid;
+	assert_int_equal(live_samples_init(&pairs), 0);
+	c.pairs = &pairs;
 	assert_int_equal(rasp_test_session_discarded(s), 0);
 	assert_true(rasp_test_trace_foreach(s->dir, count_events, &c, NULL) > 0);
+	/* Every object was freed: each sample's free once, after it, with its ObjectSize, and
+	 * before its address was sampled again; then the heap's destruction, ending none. */
+	printf("%ld samples, %llu frees\n", c.sampled, (unsigned long long)pairs.freed);
+	assert_int_equal(pairs.freed, (uint64_t)samples);
+	assert_int_equal(pairs.free_unpaired + pairs.free_bad_size + pairs.sample_over_live, 0);
+	assert_int_equal(pairs.destroyed, 1);
+	assert_int_equal(pairs.ended_by_destroy, 0);
+	assert_int_equal(live_samples_live(&pairs), 0);
+	live_samples_fini(&pairs);
 
 	assert_int_equal(c.bad, 0);
 	assert_true(samples > 1000);
@@ -376,6 +422,104 @@ static void test_mean_flips_weigh_each_sample_with_its_mean(void **state)
 	free(f);
 }
 
+/* Runs rasp-alloc-prog (seeded) under session s and returns its pid. */
+static long alloc_prog_under(struct rasp_test_session *s, const char *const *events)
+{
+	const char *argv[] = {rasp_test_build_path("bin/rasp-alloc-prog"), "1000", NULL};
+	const char *env[] = {"RASP_SAMPLING=auto", "RASP_SAMPLING_MEAN=16384", "RASP_SEED=7", NULL};
+	char out[8192];
+	const char *line;
+	long pid = 0;
+	int status;
+
+	assert_int_equal(rasp_test_session_start(s, events), 0);
+	status = rasp_test_run(out, sizeof(out), argv, env);
+	assert_int_equal(rasp_test_session_stop(s), 0);
+	if (status != 0)
+		fail_msg("rasp-alloc-prog failed (%d): %s", status, out);
+	line = strstr(out, " pid=");
+	assert_non_null(line);
+	assert_int_equal(sscanf(line, " pid=%ld", &pid), 1);
+	assert_int_equal(rasp_test_session_discarded(s), 0);
+	return pid;
+}
+
+/* `rasp report --group-by type,process --format csv` of a trace: the rows of process pid, each
+ * without its process and share columns (the share is of every process's total: another
+ * process may sample into the session), one a line. */
+static void report_rows(const struct rasp_test_session *s, long pid, char *rows, size_t cap)
+{
+	const char *argv[] = {rasp_test_build_path("bin/rasp"),
+			      "report",
+			      "--group-by",
+			      "type,process",
+			      "--format",
+			      "csv",
+			      s->dir,
+			      NULL};
+	static char out[1 << 16];
+	char want[32];
+	size_t used = 0;
+	int status = rasp_test_run(out, sizeof(out), argv, NULL);
+
+	if (status != 0)
+		fail_msg("rasp report failed (%d): %s", status, out);
+	snprintf(want, sizeof(want), ",%ld,", pid);
+	rows[0] = '\0';
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		char *f[16];
+		int n = 0;
+
+		if (!strstr(line, want))
+			continue;
+		for (char *p = line; n < 16; p++) {
+			f[n++] = p;
+			if (!(p = strchr(p, ',')))
+				break;
+			*p = '\0';
+		}
+		assert_true(n == 13); /* scope,type,process,...,share,model_mismatch,process_name */
+		used +=
+		    (size_t)snprintf(rows + used, cap - used, "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
+				     f[0], f[1], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[11]);
+		assert_true(used < cap);
+	}
+}
+
+/* The consumer, which does not read the frees of sampled objects yet, reports a trace that has
+ * them exactly as one without: the same seeded program recorded twice, with and without
+ * Rasp_Runtime's lifetime events, gives the same rows. */
+static void test_report_unchanged_by_frees(void **state)
+{
+	const char *without[] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+				 RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG,
+				 RASP_EVENT_RASP_RUNTIME_SAMPLINGSTOPPED_LTTNG, NULL};
+	const char *with[] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
+			      RASP_PROVIDER_RASP_RUNTIME_LTTNG ":*", NULL};
+	static char a[1 << 14], b[1 << 14];
+	struct live_samples pairs;
+	struct counts c = {0};
+	long pa, pb;
+
+	(void)state;
+	pa = alloc_prog_under(&sess, without);
+	pb = alloc_prog_under(&sess2, with);
+	c.vpid = pb;
+	assert_int_equal(live_samples_init(&pairs), 0);
+	c.pairs = &pairs;
+	assert_true(rasp_test_trace_foreach(sess2.dir, count_events, &c, NULL) > 0);
+	printf("with the lifetime events: %ld samples, %llu frees\n", c.sampled,
+	       (unsigned long long)pairs.freed);
+	assert_true(c.sampled > 100);
+	assert_int_equal(pairs.freed, (uint64_t)c.sampled);
+	live_samples_fini(&pairs);
+	report_rows(&sess, pa, a, sizeof(a));
+	report_rows(&sess2, pb, b, sizeof(b));
+	printf("%s", b);
+	assert_true(strlen(a) > 0);
+	assert_string_equal(a, b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,6 +528,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_recorded_events_equal_emitted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_enable_event_on_running_process, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_late_listener_gets_the_mean, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_report_unchanged_by_frees, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,8 @@
 /* Allocation variants (runtime/variants.c), white-box: zeroed, aligned (every power of 2 up
  * to 1 MiB, small and large, freed and queried through their own header), realloc (contents,
  * in place within a class, moves across classes, large shrink, errors), and realloc's
- * sampling: in place draws no trial, a move is sampled as a new object (model within 4 SE). */
+ * sampling: in place draws no trial, a move is sampled as a new object (model within 4 SE);
+ * a move of a sampled object tells its free, a resize in place tells nothing. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 
 #include "../support/test-heap.h"
 #include "internal.h"
+#include "ledger.h"
 
 static uint64_t nsampled;
 static void count(void *arg, uint32_t kind, const rasp_type_t *type, void *addr, uint64_t z,
@@ -266,6 +268,63 @@ static void test_realloc_sampling(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* A sampled object that rasp_realloc moves is freed: its free is told with the Address and
+ * ObjectSize its sample had, after the new block's own sample if it has one; resized in place
+ * it keeps its block and its sample, and nothing is told (small within its class, large
+ * shrunk by at most half, aligned within its block). At mean 1 every object is sampled. */
+static void test_realloc_tells_the_moves(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_ON, 1);
+	const rasp_type_t *t = rasp_type_register(h, "r");
+	struct ledger l;
+	char *p, *q;
+	uint64_t z;
+
+	(void)state;
+	ledger_attach(&l, h);
+	/* Small: in place within its class, then moved to a larger one. */
+	p = rasp_alloc(h, t, 100, 0);
+	assert_int_equal(l.samples, 1);
+	q = rasp_realloc(h, p, 104);
+	assert_ptr_equal(q, p);
+	assert_int_equal(l.samples + l.frees, 1);
+	z = rasp_object_size(p);
+	p = rasp_realloc(h, q, 3000);
+	assert_ptr_not_equal(p, q);
+	assert_int_equal(l.samples, 2);
+	assert_int_equal(l.frees, 1);
+	assert_false(ledger_live(&l, q));
+	assert_true(ledger_live(&l, p));
+	assert_int_equal(ledger_find(&l, (uintptr_t)q)->size, z);
+	/* Large: shrunk in place, then moved to grow. */
+	q = rasp_realloc(h, p, 400000);
+	assert_int_equal(l.frees, 2);
+	p = rasp_realloc(h, q, 250000);
+	assert_ptr_equal(p, q);
+	assert_int_equal(l.frees, 2);
+	assert_int_equal(rasp_object_size(p), ledger_find(&l, (uintptr_t)p)->size);
+	q = rasp_realloc(h, p, 900000);
+	assert_ptr_not_equal(q, p);
+	assert_int_equal(l.frees, 3);
+	rasp_free(h, q);
+	assert_int_equal(l.frees, 4);
+	/* Aligned: the sample and the free name its block, not the pointer. */
+	p = rasp_alloc_aligned(h, t, 100, 256, 0);
+	q = rasp_realloc(h, p, 90);
+	assert_ptr_equal(q, p);
+	assert_int_equal(l.frees, 4);
+	q = rasp_realloc(h, p, 5000);
+	assert_ptr_not_equal(q, p);
+	assert_int_equal(l.frees, 5);
+	rasp_free(h, q);
+	assert_int_equal(l.frees, 6);
+	assert_int_equal(l.samples, 6);
+	assert_int_equal(l.live, 0);
+	assert_int_equal(l.free_unpaired + l.free_bad_size + l.sample_over_live, 0);
+	rasp_heap_destroy(h);
+	ledger_fini(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +333,7 @@ int main(void)
 	    cmocka_unit_test(test_resize),
 	    cmocka_unit_test(test_realloc_sampling),
 	    cmocka_unit_test(test_realloc_keeps_the_alignment_asked),
+	    cmocka_unit_test(test_realloc_tells_the_moves),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

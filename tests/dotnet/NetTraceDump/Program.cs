@@ -12,6 +12,10 @@
 //     site is the innermost frame of the sample's stack as TraceEvent's TraceLog resolves it
 //     (converting the file to ETLX, with the method load and rundown events):
 //     typeName TAB site TAB samples TAB sum of objectSize; "?" when the stack is missing.
+//   dotnet NetTraceDump.dll --rasp FILE.nettrace  one line per event of rasp's own provider
+//     (Rasp-Runtime), decoded by TraceEvent as a dynamic event from the file's metadata (no
+//     parser of TraceEvent knows them): pid TAB tid TAB id TAB name, then TAB field=value for
+//     each payload field in order (integers in decimal); "events=N" counts these events.
 // All end with "events=N lost=M pointer_size=P". Exit 1 with a message on stderr when
 // TraceEvent cannot read the file, 2 on a usage error.
 using System;
@@ -29,9 +33,12 @@ static class Program
 {
     static int Main(string[] args)
     {
-        const string usage = "usage: NetTraceDump [--summary] FILE.nettrace | --sites FILE.nettrace ETLX";
+        const string usage = "usage: NetTraceDump [--summary] FILE.nettrace | --sites FILE.nettrace ETLX"
+            + " | --rasp FILE.nettrace";
         if (args.Length == 3 && args[0] == "--sites")
             return Sites(args[1], args[2]);
+        if (args.Length == 2 && args[0] == "--rasp")
+            return Rasp(args[1]);
         bool summary = false;
         string? path = null;
         foreach (string a in args)
@@ -83,6 +90,48 @@ static class Program
             foreach (var kv in perType)
                 stdout.WriteLine(string.Create(CultureInfo.InvariantCulture,
                     $"{kv.Key.type}\t{kv.Key.kind}\t{kv.Value.samples}\t{kv.Value.bytes}"));
+            stdout.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"events={events} lost={lost} pointer_size={pointerSize}"));
+            stdout.Flush();
+            return 0;
+        }
+        catch (Exception e)
+        {
+            stdout.Flush();
+            Console.Error.WriteLine($"NetTraceDump: {path}: {e.GetType().Name}: {e.Message}");
+            return 1;
+        }
+    }
+
+    // --rasp: Rasp-Runtime's events through TraceEvent's DynamicTraceEventParser, which builds
+    // each event's layout from the metadata the file carries (field names and types).
+    static int Rasp(string path)
+    {
+        var stdout = new StreamWriter(Console.OpenStandardOutput(), new UTF8Encoding(false), 1 << 16);
+        stdout.NewLine = "\n";
+        try
+        {
+            long events = 0;
+            int pointerSize, lost;
+            using (var source = new EventPipeEventSource(path))
+            {
+                source.Dynamic.All += (TraceEvent d) =>
+                {
+                    if (d.ProviderName != "Rasp-Runtime")
+                        return;
+                    events++;
+                    var line = new StringBuilder();
+                    line.Append(string.Create(CultureInfo.InvariantCulture,
+                        $"{d.ProcessID}\t{d.ThreadID}\t{(int)d.ID}\t{d.EventName}"));
+                    for (int i = 0; i < d.PayloadNames.Length; i++)
+                        line.Append('\t').Append(d.PayloadNames[i]).Append('=')
+                            .Append(Convert.ToString(d.PayloadValue(i), CultureInfo.InvariantCulture));
+                    stdout.WriteLine(line.ToString());
+                };
+                source.Process();
+                pointerSize = source.PointerSize;
+                lost = source.EventsLost;
+            }
             stdout.WriteLine(string.Create(CultureInfo.InvariantCulture,
                 $"events={events} lost={lost} pointer_size={pointerSize}"));
             stdout.Flush();
