@@ -13,8 +13,8 @@ static const char *const clr_prefixes[] = {
 
 /* Native objects by file name. */
 static const char *const object_patterns[] = {
-    "libc.so*",	    "libc-*.so",      "libstdc++.so*", "libgcc_s.so*",	 "ld-linux*.so*",
-    "ld-*.so*",	    "librasp.so*",    "librasp-*.so*", "libcoreclr.so*", "libclrjit.so*",
+    "libc.so*",	       "libc-*.so",	    "libstdc++.so*",	 "libgcc_s.so*",   "ld-linux*.so*",
+    "ld-*.so*",	       "librasp.so*",	    "librasp-lttng.so*", "libcoreclr.so*", "libclrjit.so*",
     "libSystem.*.so*", "libhostpolicy.so*", "libhostfxr.so*",
 };
 

@@ -728,7 +728,7 @@ static void test_top_zero_shows_every_row(void **state)
 	cmd_expect_in(out, "\nTOTAL ", "--top 0");
 	/* The control: --top 2 does hide rows, so the check above can fail. */
 	assert_int_equal(cmd_rasp(out, CMD_OUT, two, NULL), 0);
-	cmd_expect_in(out, "... 2 more rows", "--top 2");
+	cmd_expect_in(out, "\u2026 2 more rows (--top 0 for all)", "--top 2");
 	free(out);
 }
 
