@@ -57,7 +57,7 @@ static size_t width_of(const char *s)
 /* Every cell as its safe text (sanitize.h): controls, escape sequences and bidirectional
  * overrides from a trace show as \xNN, so one row stays one line and nothing in a name acts
  * on the terminal. A name wider than its column is shortened in the middle (text-fit.h). */
-static int put_cell(FILE *out, const char *s, size_t width, bool right)
+static int put_cell(FILE *out, const char *s, size_t width, bool right, bool last)
 {
 	size_t w = width_of(s);
 	int ret;
@@ -66,7 +66,7 @@ static int put_cell(FILE *out, const char *s, size_t width, bool right)
 		for (size_t i = w; i < width; i++)
 			fputc(' ', out);
 	ret = rasp_text_put_fit(out, s, width > w ? w : width, &w);
-	if (!right)
+	if (!right && !last)
 		for (size_t i = w; i < width; i++)
 			fputc(' ', out);
 	return ret;
@@ -180,8 +180,11 @@ static void fill(struct line *l, const struct rasp_report_view *v, const struct 
 static int print_line(FILE *out, const struct line *l, const size_t *width, const bool *shown)
 {
 	const char *sep = "";
-	int ret = 0;
+	int ret = 0, last = 0;
 
+	for (int c = 0; c < NCOLS; c++)
+		if (shown[c])
+			last = c;
 	for (int c = 0; c < NCOLS && !ret; c++) {
 		if (!shown[c])
 			continue;
@@ -189,7 +192,7 @@ static int print_line(FILE *out, const struct line *l, const size_t *width, cons
 		sep = "  ";
 		/* Keys left-aligned, numbers right-aligned; the last column has no padding. */
 		ret = put_cell(out, l->cell[c] ? l->cell[c] : "", width[c],
-			       c >= C_BYTES && c != C_BYTES_CI && c != C_OBJ_CI);
+			       c >= C_BYTES && c != C_BYTES_CI && c != C_OBJ_CI, c == last);
 	}
 	fputc('\n', out);
 	return ret;
@@ -298,8 +301,8 @@ static int put_lines(FILE *out, char *text, size_t width, size_t *lines)
 
 		if (nl)
 			*nl = '\0';
-		ret = rasp_text_put_wrapped(out, p, width, strncmp(p, "  ", 2) == 0 ? 13 : 2,
-					    lines);
+		ret =
+		    rasp_text_put_wrapped(out, p, width, strncmp(p, "  ", 2) == 0 ? 13 : 2, lines);
 		if (ret || !nl)
 			return ret;
 		p = nl + 1;
@@ -403,14 +406,14 @@ static int ticks(const struct rasp_report_view *v, FILE *out, size_t width)
 					  "that happened to cross it; these are not estimates and "
 					  "are not part of the table above.",
 					  width, 0, &lines);
-	ret = ret ? ret : put_cell(out, "TYPE", tw, false);
+	ret = ret ? ret : put_cell(out, "TYPE", tw, false, false);
 	fprintf(out, "  %8s  %18s\n", "TICKS", "ALLOCATION_AMOUNT");
 	for (size_t i = 0; i < r->nticks && !ret; i++) {
-		ret = put_cell(out, rasp_rows_type_name(r, t, r->ticks[i]), tw, false);
+		ret = put_cell(out, rasp_rows_type_name(r, t, r->ticks[i]), tw, false, false);
 		fprintf(out, "  %8" PRIu64 "  %18" PRIu64 "\n", t->ticks[r->ticks[i]].ticks,
 			t->ticks[r->ticks[i]].amount);
 	}
-	ret = ret ? ret : put_cell(out, "TOTAL", tw, false);
+	ret = ret ? ret : put_cell(out, "TOTAL", tw, false, false);
 	fprintf(out, "  %8" PRIu64 "  %18" PRIu64 "\n", r->tick_count, r->tick_amount);
 	return ret;
 }
@@ -423,11 +426,12 @@ static bool narrows(int c)
 
 /* Fits the table's columns in width: the names' columns get at least 2/5 of the line (16
  * columns each at least), the objects' interval and then the objects leaving room for them if
- * they must; what is left is shared out among the names, a narrow one keeping its width.
- * Sets l->dropped when columns were left out. */
+ * they must; on a line too narrow even then for 5 columns a name, the share and the samples go
+ * too (the bytes and their interval always stay). What is left is shared out among the names,
+ * a narrow one keeping its width. Sets l->dropped when columns were left out. */
 static void fit_columns(struct layout *l, size_t *width, bool *shown)
 {
-	static const int drop[] = {C_OBJ_CI, C_OBJ};
+	static const int drop[] = {C_OBJ_CI, C_OBJ, C_SHARE, C_SAMPLES};
 	size_t names = 0, natural = 0, fixed, room, want;
 
 	if (!l->width)
@@ -449,7 +453,10 @@ static void fit_columns(struct layout *l, size_t *width, bool *shown)
 			}
 		fixed += 2 * (cols - 1);
 		room = l->width > fixed ? l->width - fixed : 0;
-		want = names * 16 > l->width * 2 / 5 ? names * 16 : l->width * 2 / 5;
+		/* The objects make way for names of 2/5 of the line, the share and the samples
+		 * only for names of 5 columns. */
+		want = d < 2 ? (names * 16 > l->width * 2 / 5 ? names * 16 : l->width * 2 / 5)
+			     : names * 5;
 		if (want > natural)
 			want = natural;
 		if (room >= want || d == sizeof(drop) / sizeof(drop[0]))
@@ -540,7 +547,8 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 	if (ret)
 		return ret;
 	if (!rows->n)
-		return ticks(v, out, l.width); /* a trace of older .NET: its ticks are all there is */
+		return ticks(v, out,
+			     l.width); /* a trace of older .NET: its ticks are all there is */
 	if (opt->top == RASP_PARAM_AUTO)
 		l.shown_rows = l.term_rows ? rows_that_fit(v, &l, header_n) : rows->n;
 	else
@@ -549,7 +557,8 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 	memcpy(head.cell, heads, sizeof(heads));
 	if (by & RASP_GROUP_STACK)
 		head.cell[C_WHERE] = "STACK";
-	snprintf(ci, sizeof(ci), "%s INTERVAL", rasp_format_percent(opt->confidence, pct, sizeof(pct)));
+	snprintf(ci, sizeof(ci), "%s INTERVAL",
+		 rasp_format_percent(opt->confidence, pct, sizeof(pct)));
 	head.cell[C_BYTES_CI] = head.cell[C_OBJ_CI] = ci;
 	while (!shown[first])
 		first++;
@@ -582,13 +591,15 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 	ret = ret ? ret : print_line(out, &tot, width, shown);
 	marks(rows, l.shown_rows, &few, &doubtful);
 	ret = ret ? ret : legends(v, out, l.width, few, doubtful, &legend_n);
-	if (!ret && l.dropped)
-		ret = rasp_text_put_wrapped(out,
-					    shown[C_OBJ] ? "(the objects interval is left out to fit "
-							   "the width: --wide shows it)"
-							 : "(the objects columns are left out to fit "
-							   "the width: --wide shows them)",
-					    l.width, 2, &legend_n);
+	if (!ret && l.dropped) {
+		char note[160];
+
+		snprintf(
+		    note, sizeof(note), "(left out to fit the width: %s%s%s; --wide shows all)",
+		    shown[C_OBJ] ? "the objects interval" : "the objects columns",
+		    shown[C_SHARE] ? "" : ", the share", shown[C_SAMPLES] ? "" : ", the samples");
+		ret = rasp_text_put_wrapped(out, note, l.width, 2, &legend_n);
+	}
 	return ret ? ret : ticks(v, out, l.width);
 }
 
