@@ -72,33 +72,6 @@ static int put_cell(FILE *out, const char *s, size_t width, bool right, bool las
 	return ret;
 }
 
-/* "97.5 - 109.8 MiB" when both ends share a unit, else "980 KiB - 1.20 MiB"; in front, "!"
- * when the samples contradict the model (rasp_est_total.contradicts), else "~" when the row
- * has too few samples for a narrow interval. */
-static void interval(char *buf, size_t len, double lo, double hi, bool bytes, const char *mark)
-{
-	char a[48], b[48];
-	const char *ua, *ub;
-
-	if (bytes) {
-		rasp_format_bytes(lo, a, sizeof(a));
-		rasp_format_bytes(hi, b, sizeof(b));
-	} else {
-		rasp_format_count(lo, a, sizeof(a));
-		rasp_format_count(hi, b, sizeof(b));
-	}
-	/* "1.03 - 4.27 PiB": a shared unit is written once. Bytes only: a byte count always has
-	 * a unit ("9 B"), so a bare low bound reads as sharing the high one's; a count below
-	 * 1,000 has none, and "9 - 32.5 T" would read as 9 T. */
-	ua = strrchr(a, ' ');
-	ub = strrchr(b, ' ');
-	if (bytes && ua && ub && strcmp(ua, ub) == 0) {
-		snprintf(buf, len, "%s%.*s - %s", mark, (int)(ua - a), a, b);
-		return;
-	}
-	snprintf(buf, len, "%s%s - %s", mark, a, b);
-}
-
 static void process_text(const struct rasp_tally *t, int64_t pid, char *buf, size_t len)
 {
 	const struct rasp_tally_process *p = rasp_tally_find_process(t, pid);
@@ -163,10 +136,10 @@ static void fill(struct line *l, const struct rasp_report_view *v, const struct 
 	rasp_format_bytes(e->bytes, l->buf[C_BYTES], sizeof(l->buf[0]));
 	rasp_format_count(e->objects, l->buf[C_OBJ], sizeof(l->buf[0]));
 	if (e->samples) {
-		interval(l->buf[C_BYTES_CI], sizeof(l->buf[0]), e->bytes_low, e->bytes_high, true,
-			 mark);
-		interval(l->buf[C_OBJ_CI], sizeof(l->buf[0]), e->objects_low, e->objects_high,
-			 false, obj_mark);
+		rasp_format_interval(l->buf[C_BYTES_CI], sizeof(l->buf[0]), e->bytes_low,
+				     e->bytes_high, true, mark);
+		rasp_format_interval(l->buf[C_OBJ_CI], sizeof(l->buf[0]), e->objects_low,
+				     e->objects_high, false, obj_mark);
 	} else {
 		snprintf(l->buf[C_BYTES_CI], sizeof(l->buf[0]), "-");
 		snprintf(l->buf[C_OBJ_CI], sizeof(l->buf[0]), "-");

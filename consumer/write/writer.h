@@ -92,6 +92,9 @@ const char *rasp_format_few_legend(double confidence, char *buf, size_t len);
  * and counts with k, M, G..., three or four significant digits. */
 void rasp_format_bytes(double v, char *buf, size_t len);
 void rasp_format_count(double v, char *buf, size_t len);
+/* An interval in those units after mark ("~97.5 - 109.8 MiB"), a shared unit written once. */
+void rasp_format_interval(char *buf, size_t len, double lo, double hi, bool bytes,
+			  const char *mark);
 /* A confidence as a percentage with as many digits as it has (0.95 -> "95%"), never rounded
  * up to 100%; a duration in us, ms, s or min. Both return buf. */
 const char *rasp_format_percent(double c, char *buf, size_t len);
