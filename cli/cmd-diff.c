@@ -14,6 +14,7 @@
 #include "read/nettrace-read.h"
 #include "report/diff.h"
 #include "write/read-json.h"
+#include "write/text-fit.h"
 #include "write/write-diff.h"
 
 struct side {
@@ -34,7 +35,7 @@ struct side {
 
 /* The report's own entries, with format narrowed to what diff writes and the grouping to one
  * key: types or sites. */
-static struct rasp_param diff_params[9];
+static struct rasp_param diff_params[11];
 
 static bool writes_diff(const struct rasp_writer *w)
 {
@@ -57,7 +58,9 @@ static void make_params(void)
 	diff_params[5] = *rasp_param_find(rasp_report_params, "site");
 	diff_params[6] = *rasp_param_find(rasp_report_params, "site-exclude");
 	diff_params[7] = *rasp_param_find(rasp_report_params, "raw-names");
-	diff_params[8] = (struct rasp_param){.name = NULL};
+	diff_params[8] = *rasp_param_find(rasp_report_params, "width");
+	diff_params[9] = *rasp_param_find(rasp_report_params, "wide");
+	diff_params[10] = (struct rasp_param){.name = NULL};
 }
 
 static void usage(void)
@@ -93,10 +96,10 @@ static int load_trace(const char *cmd, struct side *s, const struct rasp_report_
 	rc = rasp_cli_tally_operands(cmd, ops, 1, opt->strict, s->tally);
 	if (rc)
 		return rc;
-	rc = rasp_rows_build_with(
-	    s->tally,
-	    &(struct rasp_rows_options){opt->confidence, rasp_report_site_rule(opt), opt->raw_names},
-	    &s->rows);
+	rc = rasp_rows_build_with(s->tally,
+				  &(struct rasp_rows_options){
+				      opt->confidence, rasp_report_site_rule(opt), opt->raw_names},
+				  &s->rows);
 	if (!rc)
 		rc = rasp_notes_build(s->tally, &s->rows, "--sampling-mean", &s->notes);
 	if (rc)
@@ -167,12 +170,13 @@ static int named_alike(const char *cmd, const struct side *s, bool by_site)
 	if (s[0].csharp_names != s[1].csharp_names) {
 		int r = s[0].csharp_names ? 1 : 0;
 
-		rasp_cli_error(cmd,
-			       "'%s' names .NET types as the trace does and '%s' as C# writes "
-			       "them: every row would differ. Compare with --raw-names (a JSON "
-			       "report made with --raw-names, or by an older rasp, names them as the "
-			       "trace does)",
-			       s[r].path, s[1 - r].path);
+		rasp_cli_error(
+		    cmd,
+		    "'%s' names .NET types as the trace does and '%s' as C# writes "
+		    "them: every row would differ. Compare with --raw-names (a JSON "
+		    "report made with --raw-names, or by an older rasp, names them as the "
+		    "trace does)",
+		    s[r].path, s[1 - r].path);
 		return -EINVAL;
 	}
 	if (by_site && !same_rule(&s[0].rule, &s[1].rule)) {
@@ -261,10 +265,21 @@ int rasp_cli_diff(int argc, char **argv)
 		goto out;
 	}
 	{
-		struct rasp_diff_view v = {side[0].path,   side[1].path,
-					   changes,	   n,
-					   opt.confidence, &side[0].notes,
-					   &side[1].notes, opt.group_by == RASP_GROUP_SITE};
+		struct rasp_diff_view v = {.base_name = side[0].path,
+					   .new_name = side[1].path,
+					   .changes = changes,
+					   .n = n,
+					   .confidence = opt.confidence,
+					   .base_notes = &side[0].notes,
+					   .new_notes = &side[1].notes,
+					   .by_site = opt.group_by == RASP_GROUP_SITE};
+		size_t cols = 0, rows = 0;
+
+		/* The width: --wide's none, --width's, or the terminal's, as rasp report's. */
+		if (!opt.wide && opt.width == RASP_PARAM_AUTO)
+			v.width = rasp_text_terminal(stdout, &cols, &rows) ? cols : 0;
+		else if (!opt.wide)
+			v.width = (size_t)opt.width;
 
 		/* The format was checked against the writers that have write_diff. */
 		rc = rasp_writer_find(opt.format)->write_diff(stdout, &v);

@@ -10,7 +10,8 @@
 #  - --by site names the program's own methods (Generics.Program.*), not the framework's
 #    helpers that --site leaf names; --site-exclude moves a method's bytes to its caller;
 #  - --by stack rows read differently from one another (grouped as they are named);
-#  - rasp diff --by site between the two runs of the same code flags nothing.
+#  - rasp diff --by site between the two runs of the same code flags nothing, and fits the
+#    terminal too.
 # "FAIL: ..." fails the test.
 #   run-generics.sh DOTNET PYTHON3 OUT RASP WORK
 set -euo pipefail
@@ -146,7 +147,11 @@ d = subprocess.run([rasp, "diff", "--by", "site", "--format", "json", t1, t2],
 check(d.returncode == 0, f"rasp diff --by site exits 0 ({d.returncode}): {d.stderr.strip()}")
 diff = json.loads(d.stdout)
 flagged = [r for r in diff["rows"] if r.get("significant")]
-print(run("diff", "--by", "site", t1, t2))
+for cols, rows in ((80, 24), (120, 40)):
+    out = on_terminal(cols, rows, "diff", "--by", "site", t1, t2)
+    print(out)
+    w = max(columns(l) for l in out.splitlines())
+    check(w <= cols, f"{cols}x{rows} rasp diff --by site: the widest line is {w} columns")
 check(not flagged, f"rasp diff --by site between two runs flags nothing "
       f"({[(r.get('site'), r.get('change')) for r in flagged]})")
 sys.exit(1 if failures else 0)
