@@ -50,7 +50,7 @@ struct seqtab {
 		size_t first;
 		uint32_t n;
 		uint64_t hash;
-	} *v;
+	} * v;
 	size_t n, cap;
 	struct rasp_index index;
 };
@@ -79,8 +79,9 @@ static int seq_eq(const void *ctx, size_t i, const void *key)
 	const struct seqtab *st = ctx;
 	const struct seq_key *k = key;
 
+	/* No memcmp of nothing: the table's ids may still be NULL. */
 	return st->v[i].n == k->n &&
-	       memcmp(st->ids + st->v[i].first, k->ids, k->n * sizeof(*k->ids)) == 0;
+	       (!k->n || memcmp(st->ids + st->v[i].first, k->ids, k->n * sizeof(*k->ids)) == 0);
 }
 
 static int64_t seq_intern(struct seqtab *st, const uint32_t *ids, uint32_t n)
@@ -99,7 +100,8 @@ static int64_t seq_intern(struct seqtab *st, const uint32_t *ids, uint32_t n)
 	while (st->nids + n > st->capids)
 		if (rasp_array_grow((void **)&st->ids, &st->capids, st->capids, sizeof(*st->ids)))
 			return -ENOMEM;
-	memcpy(st->ids + st->nids, ids, n * sizeof(*ids));
+	if (n)
+		memcpy(st->ids + st->nids, ids, n * sizeof(*ids));
 	st->v[st->n] = (struct seq){st->nids, n, h};
 	st->nids += n;
 	rasp_index_put(&st->index, slot, st->n);
