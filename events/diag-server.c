@@ -746,20 +746,36 @@ static void fork_parent(void)
 /* The socket, its file and the clients are the parent's: the child, which serves nothing,
  * closes its copies, so that a client sees its connection end when the parent ends it, and
  * the listening socket has no holder but the parent (after the parent's exec, none, as
- * rasp ps expects). */
+ * rasp ps expects). Once: the handler stays registered in the child, and at the child's own
+ * fork the numbers are stale, maybe reused by descriptors of the child's that are not ours. */
 static void fork_child(void)
 {
-	close(D.fd);
-	for (size_t i = 0; i < MAX_CONNS; i++)
-		if (C[i].state != FREE) {
-			close(C[i].fd);
-			C[i].state = FREE;
-		}
-	for (struct job *j = Q.head; j; j = j->next)
-		close(j->fd);
-	if (Q.current >= 0)
-		close(Q.current);
+	struct job *j = Q.head;
+
+	if (D.running) {
+		close(D.fd);
+		for (size_t i = 0; i < MAX_CONNS; i++)
+			if (C[i].state != FREE) {
+				close(C[i].fd);
+				free(C[i].buf);
+				C[i] = (struct conn){.fd = -1, .state = FREE};
+			}
+		for (; j; j = j->next)
+			close(j->fd);
+		if (Q.current >= 0)
+			close(Q.current);
+	}
+	D.fd = -1;
 	D.running = false;
+	while (Q.head) {
+		j = Q.head;
+		Q.head = j->next;
+		free(j->payload);
+		free(j);
+	}
+	Q.tail = &Q.head;
+	Q.n = 0;
+	Q.current = -1;
 	pthread_mutex_unlock(&Q.lock);
 }
 
