@@ -63,7 +63,8 @@ static void reply_error(int fd, uint32_t hresult)
 {
 	uint8_t b[RASP_DIAG_HEADER_SIZE + 4];
 
-	send_until(fd, b, rasp_diag_error_write(b, sizeof(b), hresult), rasp__diag_now_ms() + RASP__DIAG_IO_TIMEOUT_MS);
+	send_until(fd, b, rasp_diag_error_write(b, sizeof(b), hresult),
+		   rasp__diag_now_ms() + RASP__DIAG_IO_TIMEOUT_MS);
 }
 
 /* ---- the commands that wait for the sessions' writer (the command thread) ------------------ */

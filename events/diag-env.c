@@ -84,8 +84,8 @@ unsigned long long rasp__diag_start_key(void)
 	return v;
 }
 
-void rasp__diag_identity(char *cmdline, size_t cmdline_cap, char *assembly,
-			 size_t assembly_cap, uint8_t cookie[16])
+void rasp__diag_identity(char *cmdline, size_t cmdline_cap, char *assembly, size_t assembly_cap,
+			 uint8_t cookie[16])
 {
 	char exe[PATH_MAX];
 	ssize_t n;
