@@ -49,9 +49,9 @@ static int method(struct rasp_tally *t, const struct rasp_event *e)
 
 	if (!(t->group_by & RASP_GROUP_WHERE) || !e->memsz)
 		return 0;
-	ret = rasp_modules_add_clr_method(&t->modules, e->pid, e->base, e->memsz,
-					  e->method_namespace,
-					  e->method_name ? e->method_name : "?", e->method_signature);
+	ret =
+	    rasp_modules_add_clr_method(&t->modules, e->pid, e->base, e->memsz, e->method_namespace,
+					e->method_name ? e->method_name : "?", e->method_signature);
 	return ret == -EINVAL ? 0 : ret;
 }
 

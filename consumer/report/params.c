@@ -415,9 +415,10 @@ int rasp_param_set(const struct rasp_param *table, void *opts, const char *name,
 			return wrong_kind(p, v, err, errlen);
 		for (size_t i = 0; i < (v->kind == RASP_VALUE_STRINGS ? v->nstrings : 1); i++)
 			if (!(v->kind == RASP_VALUE_STRINGS ? v->strings[i] : v->s)[0]) {
-				set_err(err, errlen,
-					"bad parameter: name=%s value-kind=empty-string accepted=%s",
-					p->name, p->accepted);
+				set_err(
+				    err, errlen,
+				    "bad parameter: name=%s value-kind=empty-string accepted=%s",
+				    p->name, p->accepted);
 				return -EINVAL;
 			}
 		break;

@@ -97,12 +97,13 @@ struct rasp_report_options {
 	/* text: columns of a line, 0 = no limit, RASP_PARAM_AUTO = the terminal's (no limit when
 	 * not writing to one) */
 	uint64_t width;
-	bool wide;	 /* text: names in full, every column (as width 0) */
-	char site[8];	 /* "user": the innermost frame of the program's own code; "leaf" */
-	struct rasp_param_list site_exclude; /* fnmatch patterns of code that is not the program's */
-	bool raw_names;	 /* .NET names in the runtime's form, not C#'s */
-	char *output;	 /* file (owned), NULL = standard output */
-	bool strict;	 /* malformed events are errors (true) or counted and skipped */
+	bool wide;    /* text: names in full, every column (as width 0) */
+	char site[8]; /* "user": the innermost frame of the program's own code; "leaf" */
+	struct rasp_param_list
+	    site_exclude; /* fnmatch patterns of code that is not the program's */
+	bool raw_names;	  /* .NET names in the runtime's form, not C#'s */
+	char *output;	  /* file (owned), NULL = standard output */
+	bool strict;	  /* malformed events are errors (true) or counted and skipped */
 	/* Not parameters: lines a caller writes above the report on the same screen (rasp
 	 * report --live's title), which the text writer leaves room for. */
 	unsigned lines_above;

@@ -129,8 +129,8 @@ static int type_names(const struct rasp_tally *t, struct rasp_rows *out)
 					v[i] = raw;
 					continue;
 				}
-				if (rasp_array_grow((void **)&out->owned, &out->capowned, out->nowned,
-						    sizeof(*out->owned))) {
+				if (rasp_array_grow((void **)&out->owned, &out->capowned,
+						    out->nowned, sizeof(*out->owned))) {
 					free(c);
 					free(order);
 					return -ENOMEM;
@@ -436,7 +436,7 @@ const char *rasp_row_type(const struct rasp_tally *t, const struct rasp_row *row
 const char *rasp_rows_type_name(const struct rasp_rows *r, const struct rasp_tally *t, size_t i)
 {
 	return r->type_names && i < t->ntypes && r->type_names[i] ? r->type_names[i]
-								   : rasp_tally_type_name(t, i);
+								  : rasp_tally_type_name(t, i);
 }
 
 const char *rasp_kind_name(uint64_t kind, char *buf, size_t len)

@@ -141,7 +141,8 @@ static const char *skip_arg(const char *p, enum syntax syn, int depth)
 		p = parse(p + 1, syn, depth + 1, &child);
 		if (!p)
 			return NULL;
-		/* ", Assembly, Version=..., Culture=..., PublicKeyToken=...": not part of the name. */
+		/* ", Assembly, Version=..., Culture=..., PublicKeyToken=...": not part of the name.
+		 */
 		while (*p && *p != ']' && *p != '[')
 			p++;
 		return *p == ']' ? p + 1 : NULL;
@@ -299,12 +300,12 @@ suffixes:
 
 /* The C# keywords for the types that have one, by the runtime's full name. */
 static const char *const aliases[][2] = {
-    {"System.Boolean", "bool"},	  {"System.Byte", "byte"},     {"System.SByte", "sbyte"},
-    {"System.Char", "char"},	  {"System.Decimal", "decimal"}, {"System.Double", "double"},
-    {"System.Single", "float"},	  {"System.Int16", "short"},   {"System.UInt16", "ushort"},
-    {"System.Int32", "int"},	  {"System.UInt32", "uint"},   {"System.Int64", "long"},
-    {"System.UInt64", "ulong"},	  {"System.Object", "object"}, {"System.String", "string"},
-    {"System.Void", "void"},	  {"System.IntPtr", "nint"},   {"System.UIntPtr", "nuint"},
+    {"System.Boolean", "bool"}, {"System.Byte", "byte"},       {"System.SByte", "sbyte"},
+    {"System.Char", "char"},	{"System.Decimal", "decimal"}, {"System.Double", "double"},
+    {"System.Single", "float"}, {"System.Int16", "short"},     {"System.UInt16", "ushort"},
+    {"System.Int32", "int"},	{"System.UInt32", "uint"},     {"System.Int64", "long"},
+    {"System.UInt64", "ulong"}, {"System.Object", "object"},   {"System.String", "string"},
+    {"System.Void", "void"},	{"System.IntPtr", "nint"},     {"System.UIntPtr", "nuint"},
 };
 
 static bool seg_is(const struct seg *s, const char *name)
@@ -398,7 +399,8 @@ static void emit(struct out *o, const char *p, enum syntax syn, int depth, enum 
 			puts_(o, ">");
 			next += take;
 		} else if (take) {
-			/* An open generic type (no arguments at all): C#'s List<>, Dictionary<,>. */
+			/* An open generic type (no arguments at all): C#'s List<>, Dictionary<,>.
+			 */
 			puts_(o, "<");
 			for (size_t k = 1; k < take; k++)
 				puts_(o, ",");

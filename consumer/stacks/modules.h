@@ -24,7 +24,7 @@ struct rasp_module {
 	 * path + name_at (0: no namespace known), and its ILAsm signature (NULL if none). */
 	size_t name_at;
 	char *signature;
-	uint64_t order;	  /* when it was added: the latest covering an address wins */
+	uint64_t order; /* when it was added: the latest covering an address wins */
 };
 
 struct rasp_modules {

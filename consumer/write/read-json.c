@@ -140,8 +140,8 @@ static int read_naming(struct rasp_json_report *r, char *err, size_t errlen, con
 
 		if (!json_object_is_type(v, json_type_string) ||
 		    (strcmp(s, "csharp") != 0 && strcmp(s, "runtime") != 0))
-			return refuse(err, errlen, "'%s': \"names\" is not \"csharp\" or \"runtime\"",
-				      path);
+			return refuse(err, errlen,
+				      "'%s': \"names\" is not \"csharp\" or \"runtime\"", path);
 		r->csharp_names = strcmp(s, "csharp") == 0;
 	}
 	if (json_object_object_get_ex(r->doc, "site", &v)) {

@@ -67,9 +67,9 @@ int rasp_report_render(struct rasp_tally *t, const struct rasp_report_options *o
 
 	if (!w)
 		return -EINVAL;
-	ret = rasp_rows_build_with(t, &(struct rasp_rows_options){opt->confidence,
-								  rasp_report_site_rule(opt),
-								  opt->raw_names},
+	ret = rasp_rows_build_with(t,
+				   &(struct rasp_rows_options){
+				       opt->confidence, rasp_report_site_rule(opt), opt->raw_names},
 				   &rows);
 	if (ret)
 		return ret;

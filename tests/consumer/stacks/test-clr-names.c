@@ -46,21 +46,18 @@ static const struct want types[] = {
      "Dictionary<string, int>", "System.Collections.Generic.Dictionary<string, int>"},
     {"System.Collections.Generic.List`1[System.Collections.Generic.Dictionary`2[System.String,"
      "System.Int32]]",
-     "List<Dictionary<string, int>>",
-     "System.Collections.Generic.List<Dictionary<string, int>>"},
+     "List<Dictionary<string, int>>", "System.Collections.Generic.List<Dictionary<string, int>>"},
     /* Arrays of generics: the rank after the arguments. */
     {"System.Collections.Generic.Dictionary`2[System.String,System.Int32][]",
      "Dictionary<string, int>[]", "System.Collections.Generic.Dictionary<string, int>[]"},
     {"System.Collections.Generic.KeyValuePair`2[System.String,System.Int32][,]",
-     "KeyValuePair<string, int>[,]",
-     "System.Collections.Generic.KeyValuePair<string, int>[,]"},
+     "KeyValuePair<string, int>[,]", "System.Collections.Generic.KeyValuePair<string, int>[,]"},
     /* Nested types: '+' becomes '.', each type takes its own parameters. */
     {"Generics.Outer+Inner", "Outer.Inner", "Generics.Outer.Inner"},
     {"Generics.Outer+Inner[]", "Outer.Inner[]", "Generics.Outer.Inner[]"},
     {"Generics.Outer`1+Inner`1[System.Int64,System.String]", "Outer<long>.Inner<string>",
      "Generics.Outer<long>.Inner<string>"},
-    {"Generics.Outer`1+Leaf[System.String]", "Outer<string>.Leaf",
-     "Generics.Outer<string>.Leaf"},
+    {"Generics.Outer`1+Leaf[System.String]", "Outer<string>.Leaf", "Generics.Outer<string>.Leaf"},
     {"System.Collections.Generic.Dictionary`2+Entry[System.String,System.Int32][]",
      "Dictionary<string, int>.Entry[]",
      "System.Collections.Generic.Dictionary<string, int>.Entry[]"},
@@ -95,8 +92,7 @@ static const struct want types[] = {
     /* Nullable and tuples as C# writes them. */
     {"System.Nullable`1[System.Int32]", "int?", "int?"},
     {"System.Nullable`1[System.Int32][]", "int?[]", "int?[]"},
-    {"System.ValueTuple`2[System.Int32,System.String][]", "(int, string)[]",
-     "(int, string)[]"},
+    {"System.ValueTuple`2[System.Int32,System.String][]", "(int, string)[]", "(int, string)[]"},
     {"System.ValueTuple`3[System.Int32,System.Nullable`1[System.Int64],Generics.Point]",
      "(int, long?, Point)", "(int, long?, Point)"},
     {"System.ValueTuple`1[System.Int32]", "ValueTuple<int>", "System.ValueTuple<int>"},
@@ -327,7 +323,7 @@ static void test_signatures(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_types),	  cmocka_unit_test(test_malformed_unchanged),
+	    cmocka_unit_test(test_types),	 cmocka_unit_test(test_malformed_unchanged),
 	    cmocka_unit_test(test_cut_anywhere), cmocka_unit_test(test_depth_bound),
 	    cmocka_unit_test(test_signatures),
 	};
