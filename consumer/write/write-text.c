@@ -563,6 +563,7 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 	}
 	ret = ret ? ret : print_line(out, &tot, width, shown);
 	marks(rows, l.shown_rows, &few, &doubtful);
+	doubtful &= shown[C_OBJ_CI]; /* "?" marks only the objects interval */
 	ret = ret ? ret : legends(v, out, l.width, few, doubtful, &legend_n);
 	if (!ret && l.dropped) {
 		char note[160];

@@ -839,6 +839,9 @@ static void test_report_fits_the_terminal(void **state)
 	}
 	cmd_expect_in(out, "\u2026", "rasp report on 60x14");
 	cmd_expect_in(out, "\u2026 3 more rows (--top 0 for all)", "rasp report on 60x14");
+	/* The objects interval left out, and with it the legend of its "?" mark. */
+	cmd_expect_in(out, "left out to fit the width", "rasp report on 60x14");
+	cmd_expect_not_in(out, "? too few samples", "rasp report on 60x14");
 	assert_int_equal(on_terminal(out, sizeof(out), 60, 14, all), 0);
 	cmd_expect_not_in(out, "more row", "--top 0 --wide");
 	cmd_expect_in(out, "\nDemo.Node ", "--top 0 --wide");
