@@ -142,9 +142,8 @@ const struct rasp_param rasp_report_params[] = {
      .metavar = "N",
      .accepted = "integer >= 0 (0 = no limit) or auto",
      .def = "auto",
-     .help = "text: fit every line in N columns, long names shortened in the middle with "
-	     "'...' (0: no limit; auto: the terminal's width, no limit when the output is not "
-	     "one)",
+     .help = "text: fit every line in N columns, long names shortened in the middle (0: no "
+	     "limit; auto: the terminal's width, no limit when the output is not one)",
      .min = 0.0,
      .max = 1e6,
      .word = "auto",
