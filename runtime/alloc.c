@@ -335,8 +335,8 @@ RASP__NOINLINE static void *miss_generic(struct rasp_context *c, const rasp_type
 
 /* The lean miss found the thread's sampling state changed: the generic way adopts it, told
  * that a check is due (the lean misses do not count `unchecked`). Not while a new LTTng
- * listener's second announcement is pending (sample.c): the inline check then never matches
- * for RASP__LTTNG_CONFIRM_NS, and a full update with its clock read at every lean miss would
+ * listener's further announcements are pending (sample.c): the inline check then never matches
+ * for 3.1 s, and a full update with its clock read at every lean miss would
  * be a miss's cost many times over; the generic way checks once a quantum of its windows. */
 RASP__NOINLINE static void *miss_changed(struct rasp_context *c, const rasp_type_t *type,
 					 struct rasp__hot *hc)

@@ -134,17 +134,30 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 
 	/* LTTng enables a session's events in a process before the session records there (lttng
 	 * start: the events, then the start), so the announcement to a new LTTng listener may be
-	 * lost; it was, for both threads of a test program, in 2 of 5 runs under TSan. The thread
-	 * announces once more RASP__LTTNG_CONFIRM_NS later, keeping its draws (sampling_change).
-	 * Meanwhile its inline check never matches (it keeps a word the state cannot have), so
-	 * each due check comes here: a clock read per quantum of allocation, for that long. */
+	 * lost; it was, for both threads of a test program, in 2 of 5 runs under TSan, and the
+	 * one confirmation 100 ms later was lost too on a loaded machine. The thread announces
+	 * RASP__LTTNG_CONFIRMS more times, 0.1 to 3.1 s later, keeping its draws
+	 * (sampling_change). Meanwhile its inline check never matches (it keeps a word the state
+	 * cannot have), so each due check comes here: a clock read per quantum of allocation, for
+	 * 3.1 s after a session enables the event. */
 	if (!lttng_listens) {
 		c->lttng_confirm_ns = 0;
 	} else if (lttng_new) {
+		c->lttng_confirm_wait_ms = RASP__LTTNG_CONFIRM_NS / 1000000;
+		c->lttng_confirms = RASP__LTTNG_CONFIRMS;
 		c->lttng_confirm_ns = rasp__os_now_ns() + RASP__LTTNG_CONFIRM_NS;
-	} else if (c->lttng_confirm_ns && rasp__os_now_ns() >= c->lttng_confirm_ns) {
-		c->lttng_confirm_ns = 0;
-		confirm = true;
+	} else if (c->lttng_confirm_ns) {
+		uint64_t now = rasp__os_now_ns();
+
+		if (now >= c->lttng_confirm_ns) {
+			confirm = true;
+			c->lttng_confirm_ns = 0;
+			if (c->lttng_confirms && --c->lttng_confirms) {
+				c->lttng_confirm_wait_ms *= 2;
+				c->lttng_confirm_ns =
+				    now + (uint64_t)c->lttng_confirm_wait_ms * 1000000;
+			}
+		}
 	}
 	new_listener = new_listener || confirm;
 	c->seen_sampled = sampled_word;

@@ -95,9 +95,12 @@
  * 85 KB..16 MB took 4.2x mimalloc's time, faulting in 2.5 million pages against its 41,000
  * (docs/performance.md, "Arenas of 32 MiB"). */
 #define RASP__ARENA_MAX_PAGES 4088u
-/* How long after announcing to a new LTTng listener a thread announces again (sample.c):
- * past the moment LTTng starts recording the session whose events it enabled. */
+/* How long after announcing to a new LTTng listener a thread announces again (sample.c), and
+ * how many times, each wait twice the one before (0.1, 0.3, 0.7, 1.5 and 3.1 s after): past
+ * the moment LTTng starts recording the session whose events it enabled, which `lttng start`
+ * may do well after `lttng enable-event` on a loaded machine (over 100 ms under TSan). */
 #define RASP__LTTNG_CONFIRM_NS ((uint64_t)100 * 1000 * 1000)
+#define RASP__LTTNG_CONFIRMS   5u
 /* Cross-thread frees of one page queued by the freeing thread before one atomic push. */
 #define RASP__BATCH_MAX 64
 
@@ -377,9 +380,11 @@ struct rasp_context {
 	 * makes the next check a full update. */
 	int seen_sampled, seen_configured;
 	/* A new LTTng listener of SamplingConfigured was announced to: announce again at this time
-	 * (0: nothing pending). LTTng enables a session's events in a process before the session
-	 * records there; an announcement in between is lost (sample.c). */
+	 * (0: nothing pending), `lttng_confirms` more times. LTTng enables a session's events in a
+	 * process before the session records there; an announcement in between is lost
+	 * (sample.c). */
 	uint64_t lttng_confirm_ns;
+	uint32_t lttng_confirms, lttng_confirm_wait_ms;
 	uint64_t seen_mask;
 	/* The EventPipe epoch and mask in one word (rasp__events_state_peek) as its last update
 	 * read it first: the inline check compares this, not the two. */

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs rasp's build and test dependencies from Debian 12 packages (root, apt-get) and makes
 # sure an LTTng session daemon is running. Idempotent: apt-get runs only for missing packages.
-#   scripts/deps.sh [--bench] [--fuzz]   (--bench: the benchmarks' tools; --fuzz: clang and
-#   libFuzzer for scripts/fuzz.sh)
+#   scripts/deps.sh [--bench] [--fuzz] [--format]   (--bench: the benchmarks' tools; --fuzz:
+#   clang and libFuzzer for scripts/fuzz.sh; --format: clang-format for scripts/format.sh)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -26,7 +26,8 @@ for arg in "$@"; do
     --bench) packages+=(valgrind libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev gnuplot-nox) ;;
     # libFuzzer comes with clang's runtime libraries.
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
-    *) echo "deps.sh: unknown option '$arg' (--bench, --fuzz)" >&2; exit 2 ;;
+    --format) packages+=(clang-format) ;;
+    *) echo "deps.sh: unknown option '$arg' (--bench, --fuzz, --format)" >&2; exit 2 ;;
   esac
 done
 

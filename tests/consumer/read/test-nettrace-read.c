@@ -1224,7 +1224,8 @@ static void test_nettrace_read_limits(void **state)
 
 static const char *dotnet_file, *dotnet_baseline;
 
-/* TraceEvent's baseline row names and the (provider, event ids) behind them (as TraceEvent names them). */
+/* TraceEvent's baseline row names and the (provider, event ids) behind them (as TraceEvent names
+ * them). */
 static const struct row {
 	const char *name, *provider;
 	uint32_t ids[2];

@@ -1,7 +1,7 @@
-/* Unit tests of consumer/report/estimate.c: the negative binomial's quantile table and a worked example, reference
- * values of the incomplete beta (50-digit mpmath), the weighted estimator on hand-computed
- * cases, sums of cells (empty, unsampled, split over threads, mixed p), huge s and bad
- * arguments; the objects interval (one size, a wide size mix's coverage, exact merges, the
+/* Unit tests of consumer/report/estimate.c: the negative binomial's quantile table and a worked
+ * example, reference values of the incomplete beta (50-digit mpmath), the weighted estimator on
+ * hand-computed cases, sums of cells (empty, unsampled, split over threads, mixed p), huge s and
+ * bad arguments; the objects interval (one size, a wide size mix's coverage, exact merges, the
  * low-confidence flag). Coverage by simulation is in test-estimate-sim.c; scipy in -scipy.c. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,8 +29,8 @@ static void check_rel(double got, double want, double tol, const char *what)
 	}
 }
 
-/* NB(s, 1/102400) failures at CDF 0.025 and 0.975, the table .NET publishes for its sampling. Its values
- * are one below the smallest k with CDF(k) >= prob (scipy's ppf and ours): within 1. */
+/* NB(s, 1/102400) failures at CDF 0.025 and 0.975, the table .NET publishes for its sampling. Its
+ * values are one below the smallest k with CDF(k) >= prob (scipy's ppf and ours): within 1. */
 static void test_estimate_quantile_table(void **state)
 {
 	(void)state;
