@@ -431,6 +431,9 @@ void rasp__batch_flush(struct rasp_context *c);
  * build makes; NULL header (errno EINVAL, reported) when obj is not one of h's objects. */
 struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *op,
 				    struct rasp__segment **seg);
+/* At rasp_heap_destroy, under the default action: each kind's count of refused pointers not
+ * yet logged. */
+void rasp__invalid_summary(struct rasp_heap *h);
 
 /* ---- stack.c --------------------------------------------------------------------------------- */
 
