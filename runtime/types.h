@@ -487,6 +487,9 @@ struct rasp_heap {
 	int invalid_action;
 	rasp_invalid_fn invalid_fn;
 	void *invalid_arg;
+	/* The embedding runtime's frames (rasp_heap_set_frames), read on a sample's stack only. */
+	rasp_frames_fn frames_fn;
+	void *frames_arg;
 	/* rasp_realloc(heap, NULL, n)'s type: set, or "untyped" registered at its first use. */
 	_Atomic(const struct rasp_type *) default_type;
 	/* Counters of contexts gone (their threads exited), folded in at their exit. */

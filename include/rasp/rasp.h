@@ -231,6 +231,27 @@ RASP_API int rasp_heap_set_sampling(rasp_heap_t *heap, int mode, uint64_t mean);
  * else 0. */
 RASP_API int rasp_heap_sampling_active(rasp_heap_t *heap);
 
+/* A frame of an embedding runtime's own stack (an interpreter's function, a VM's method). */
+typedef struct rasp_frame {
+	const char *function; /* the runtime's name for the code, e.g. "bottomUpTree" */
+	const char *file;     /* its source file, or NULL */
+	uint32_t line;	      /* its line, 0 when unknown */
+} rasp_frame_t;
+/* Called on the allocating thread when an allocation of this heap is sampled; writes up to
+ * max frames of the runtime's own stack, innermost first, and returns how many. It must not
+ * allocate from this heap. */
+typedef unsigned (*rasp_frames_fn)(void *arg, rasp_frame_t *frames, unsigned max);
+/* Sets the heap's frames callback (fn NULL: none, the default). It is called only for a
+ * sample whose stack a session wants (ClrStackWalk enabled, stack_depth > 0), with max =
+ * stack_depth; the frames it writes replace the sample's native stack. The strings need to
+ * live only until it returns: each distinct (function, file, line) is copied once (at most
+ * 240 bytes of each name) into a process-wide table and stands in the stack event for a code
+ * address of its own, named by a DotNETRuntime:MethodLoadVerbose_V1 event as .NET names its
+ * JIT-compiled methods (docs/embedding.md). No cost without a callback; with one, a lookup
+ * per frame under a lock, per sample. Set it before other threads allocate from the heap.
+ * 0, -EINVAL (NULL heap), -ENOMEM (the table's address range could not be reserved). */
+RASP_API int rasp_heap_set_frames(rasp_heap_t *heap, rasp_frames_fn fn, void *arg);
+
 /* Concurrency contract of the whole-heap operations below (CoreCLR's "GC suspension"):
  * rasp_heap_collect and rasp_heap_walk visit every thread's allocation context and change
  * it, so every other thread that has allocated from the heap must be quiescent (not inside

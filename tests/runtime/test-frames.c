@@ -1,0 +1,181 @@
+/* Runtime frames (runtime/frames.c), white-box, with a fake runtime: its callback's frames
+ * become code addresses named "function (file:line)" (a NULL file, a line 0, a NULL
+ * function), the same frame the same address and another line another one, names copied
+ * (the runtime's strings may change after the call), depth limits (the stack depth asked,
+ * RASP_MAX_STACK_DEPTH, a callback claiming more than its room), a callback returning 0,
+ * long names cut, and the heap's own calls refused without a heap. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../support/test-heap.h"
+#include "internal.h"
+
+/* The fake runtime: a stack of frames, innermost first, and what its callback reports. */
+struct fake {
+	rasp_frame_t stack[100];
+	unsigned depth;
+	unsigned lie; /* if non-zero, returned whatever max is */
+	unsigned calls, last_max;
+};
+
+static unsigned fake_frames(void *arg, rasp_frame_t *out, unsigned max)
+{
+	struct fake *f = arg;
+	unsigned n = f->depth < max ? f->depth : max;
+
+	f->calls++;
+	f->last_max = max;
+	for (unsigned i = 0; i < n; i++)
+		out[i] = f->stack[i];
+	return f->lie ? f->lie : n;
+}
+
+static rasp_heap_t *heap_with(struct fake *f)
+{
+	rasp_heap_t *h = test_heap(RASP_SAMPLING_OFF, 1, 5);
+
+	assert_non_null(h);
+	assert_int_equal(rasp_heap_set_frames(h, fake_frames, f), 0);
+	return h;
+}
+
+static void test_frames_named(void **state)
+{
+	struct fake f = {.stack = {{"bottomUpTree", "binarytrees.lua", 12},
+				   {"main", NULL, 40},
+				   {"helper", "lib.lua", 0},
+				   {NULL, "x.lua", 3}},
+			 .depth = 4};
+	rasp_heap_t *h = heap_with(&f);
+	uintptr_t ips[RASP_MAX_STACK_DEPTH];
+
+	(void)state;
+	assert_int_equal(rasp__frames_capture(h, ips, 64), 4);
+	assert_int_equal(f.last_max, 64);
+	assert_string_equal(rasp__frames_name(ips[0]), "bottomUpTree (binarytrees.lua:12)");
+	assert_string_equal(rasp__frames_name(ips[1]), "main");
+	assert_string_equal(rasp__frames_name(ips[2]), "helper (lib.lua)");
+	assert_string_equal(rasp__frames_name(ips[3]), "? (x.lua:3)");
+	/* A consumer resolves a return address at ip - 1: the same frame. */
+	assert_string_equal(rasp__frames_name(ips[0] - 1), "bottomUpTree (binarytrees.lua:12)");
+	assert_null(rasp__frames_name((uintptr_t)&f));
+	rasp_heap_destroy(h);
+}
+
+static void test_same_frame_same_address(void **state)
+{
+	char fn[32], file[32];
+	struct fake f = {.stack = {{fn, file, 7}}, .depth = 1};
+	rasp_heap_t *h = heap_with(&f);
+	uintptr_t a[4], b[4], c[4];
+
+	(void)state;
+	strcpy(fn, "loop");
+	strcpy(file, "strings.lua");
+	assert_int_equal(rasp__frames_capture(h, a, 4), 1);
+	/* The runtime's strings change after the call (a moving GC, a reused buffer): the
+	 * name was copied; the same text again is the same frame. */
+	strcpy(fn, "other");
+	assert_string_equal(rasp__frames_name(a[0]), "loop (strings.lua:7)");
+	assert_int_equal(rasp__frames_capture(h, b, 4), 1);
+	assert_true(b[0] != a[0]);
+	strcpy(fn, "loop");
+	assert_int_equal(rasp__frames_capture(h, c, 4), 1);
+	assert_true(c[0] == a[0]);
+	f.stack[0].line = 8; /* another line: another frame */
+	assert_int_equal(rasp__frames_capture(h, c, 4), 1);
+	assert_true(c[0] != a[0]);
+	assert_string_equal(rasp__frames_name(c[0]), "loop (strings.lua:8)");
+	rasp_heap_destroy(h);
+}
+
+static void test_depth_limits(void **state)
+{
+	struct fake f = {.depth = 100};
+	char names[100][16];
+	rasp_heap_t *h;
+	uintptr_t ips[RASP_MAX_STACK_DEPTH + 8];
+
+	(void)state;
+	for (unsigned i = 0; i < 100; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%u", i);
+		f.stack[i] = (rasp_frame_t){names[i], "deep.lua", i + 1};
+	}
+	h = heap_with(&f);
+	assert_int_equal(rasp__frames_capture(h, ips, 5), 5);
+	assert_int_equal(f.last_max, 5);
+	assert_string_equal(rasp__frames_name(ips[4]), "f4 (deep.lua:5)");
+	/* Never more than the event carries, whatever is asked. */
+	assert_int_equal(rasp__frames_capture(h, ips, RASP_MAX_STACK_DEPTH + 8),
+			 RASP_MAX_STACK_DEPTH);
+	assert_int_equal(f.last_max, RASP_MAX_STACK_DEPTH);
+	assert_string_equal(rasp__frames_name(ips[63]), "f63 (deep.lua:64)");
+	/* A callback that claims more than its room: cut to the room. */
+	f.lie = 1000;
+	f.depth = 3;
+	assert_int_equal(rasp__frames_capture(h, ips, 3), 3);
+	assert_int_equal(rasp__frames_capture(h, ips, 0), 0);
+	rasp_heap_destroy(h);
+}
+
+static void test_callback_returning_zero(void **state)
+{
+	struct fake f = {.depth = 0};
+	rasp_heap_t *h = heap_with(&f);
+	uintptr_t ips[8];
+
+	(void)state;
+	assert_int_equal(rasp__frames_capture(h, ips, 8), 0);
+	assert_int_equal(f.calls, 1);
+	/* No callback: nothing called, no frames. */
+	assert_int_equal(rasp_heap_set_frames(h, NULL, NULL), 0);
+	assert_int_equal(rasp__frames_capture(h, ips, 8), 0);
+	assert_int_equal(f.calls, 1);
+	assert_int_equal(rasp_heap_set_frames(NULL, fake_frames, &f), -EINVAL);
+	rasp_heap_destroy(h);
+}
+
+/* Names are cut at 240 bytes each: a frame costs bounded memory and trace bytes. */
+static void test_long_names_cut(void **state)
+{
+	static char fn[1000], file[1000];
+	struct fake f = {.stack = {{fn, file, 1}}, .depth = 1};
+	rasp_heap_t *h = heap_with(&f);
+	uintptr_t ips[1];
+	const char *name;
+
+	(void)state;
+	memset(fn, 'a', sizeof(fn) - 1);
+	memset(file, 'b', sizeof(file) - 1);
+	assert_int_equal(rasp__frames_capture(h, ips, 1), 1);
+	name = rasp__frames_name(ips[0]);
+	assert_non_null(name);
+	assert_int_equal(strlen(name), 240 + 2 + 240 + 3);
+	/* A longer text with the same first 240 bytes is the same frame. */
+	fn[500] = 'z';
+	{
+		uintptr_t again[1];
+
+		assert_int_equal(rasp__frames_capture(h, again, 1), 1);
+		assert_true(again[0] == ips[0]);
+	}
+	rasp_heap_destroy(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_frames_named),   cmocka_unit_test(test_same_frame_same_address),
+	    cmocka_unit_test(test_depth_limits),   cmocka_unit_test(test_callback_returning_zero),
+	    cmocka_unit_test(test_long_names_cut),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
