@@ -22,6 +22,9 @@
 #define MAX_FRAMES   65536u
 #define FRAME_BYTES  16u
 #define NAME_MAX_LEN 240u /* bytes of a function's or file's name kept */
+/* MethodFlags: .NET's "jitted" flag, under which TraceEvent's TraceLog maps a method's range
+ * for the stacks that follow (without it the frames stay bare addresses). */
+#define METHOD_JITTED 0x8u
 
 struct entry {
 	uint64_t hash;
@@ -228,8 +231,9 @@ size_t rasp__frames_capture(struct rasp_heap *h, uintptr_t *ips, size_t max)
 		/* Its code's place, once per announcement of the sampling mean (a new listener
 		 * may have missed the last), before the stack that holds it. */
 		if (tell && e->announced != gen) {
-			rasp_event_method_load_verbose_v1(start, 0, start, FRAME_BYTES, 0, 0, "",
-							  e->name, "", h->cfg.clr_instance_id);
+			rasp_event_method_load_verbose_v1(start, 0, start, FRAME_BYTES, 0,
+							  METHOD_JITTED, "", e->name, "",
+							  h->cfg.clr_instance_id);
 			e->announced = gen;
 		}
 		/* Inside the range, and so is the address before it (consumers resolve a
