@@ -3,7 +3,8 @@
  * running Lua function's frames on each sample (rasp_heap_set_frames, lua_getstack and
  * lua_getinfo), frees from Lua's collector; with --truth FILE, the exact bytes and objects
  * of rasp's blocks per (type, innermost Lua frame), to check what a report estimates.
- * Usage: rasp-lua [--truth FILE] SCRIPT.lua [ARGS...] */
+ * Usage: rasp-lua [--truth FILE] [--no-frames] SCRIPT.lua [ARGS...] (--no-frames: samples
+ * carry native stacks, the interpreter's, instead of Lua's: for comparisons). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -359,14 +360,22 @@ int main(int argc, char **argv)
 {
 	const char *truth_path = NULL;
 	lua_State *L;
-	int a = 1, err, status = 0;
+	int a = 1, err, status = 0, frames = 1;
 
-	if (a + 1 < argc && strcmp(argv[a], "--truth") == 0) {
-		truth_path = argv[a + 1];
-		a += 2;
+	for (;;) {
+		if (a + 1 < argc && strcmp(argv[a], "--truth") == 0) {
+			truth_path = argv[a + 1];
+			a += 2;
+		} else if (a < argc && strcmp(argv[a], "--no-frames") == 0) {
+			frames = 0;
+			a++;
+		} else {
+			break;
+		}
 	}
 	if (a >= argc || argv[a][0] == '-') {
-		fprintf(stderr, "usage: rasp-lua [--truth FILE] SCRIPT.lua [ARGS...]\n");
+		fprintf(stderr,
+			"usage: rasp-lua [--truth FILE] [--no-frames] SCRIPT.lua [ARGS...]\n");
 		return 2;
 	}
 	if (truth_path && !(host.truth = fopen(truth_path, "w"))) {
@@ -386,7 +395,10 @@ int main(int argc, char **argv)
 	/* Lua's vectors that grow from nothing (a table's parts, a stack) come as
 	 * rasp_realloc(NULL, n): the heap's default type, here lua.other. */
 	rasp_heap_set_default_type(host.heap, host.types[K_OTHER]);
-	rasp_heap_set_frames(host.heap, lua_frames, &host);
+	if (frames && (err = rasp_heap_set_frames(host.heap, lua_frames, &host))) {
+		fprintf(stderr, "rasp-lua: rasp_heap_set_frames: %s\n", rasp_strerror(err));
+		return 1;
+	}
 	L = lua_newstate(rasp_lua_alloc, &host);
 	if (!L) {
 		fprintf(stderr, "rasp-lua: cannot create a Lua state\n");
