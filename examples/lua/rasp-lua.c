@@ -2,7 +2,8 @@
  * allocator, the walk-through of docs/embedding.md. One rasp type per Lua object kind, the
  * running Lua function's frames on each sample (rasp_heap_set_frames, lua_getstack and
  * lua_getinfo), frees from Lua's collector; with --truth FILE, the exact bytes and objects
- * of rasp's blocks per (type, innermost Lua frame), to check what a report estimates.
+ * of rasp's blocks per (type, innermost Lua frame), to check what a report estimates, and the
+ * bytes Lua asked for.
  * Usage: rasp-lua [--truth FILE] [--no-frames] SCRIPT.lua [ARGS...] (--no-frames: samples
  * carry native stacks, the interpreter's, instead of Lua's: for comparisons). */
 #include <errno.h>
@@ -27,6 +28,16 @@ static const char *const kind_names[NK] = {"lua.string",   "lua.table",	 "lua.cl
 					   "lua.userdata", "lua.thread", "lua.upvalue",
 					   "lua.proto",	   "lua.other"};
 
+/* From Lua 5.4.6 on, a thread's stack grows in place: while that realloc runs, its call
+ * chain holds offsets, not pointers, and walking it would read garbage. Lua 5.4.0 to 5.4.5
+ * (Debian 12 has 5.4.4) allocate the new stack first, the chain whole. On the later ones, a
+ * resize (ptr not NULL) is sampled without frames, and counted so by --truth. */
+#if LUA_VERSION_RELEASE_NUM >= 50406
+#define RESIZE_MOVES_STACK 1
+#else
+#define RESIZE_MOVES_STACK 0
+#endif
+
 /* Nested coroutine resumes tracked at most (Lua's C stack limit, LUAI_MAXCCALLS, is 200). */
 #define MAX_RUNNING 256
 /* Stack levels looked at per sample: the Lua frames among the C ones, bounded. */
@@ -36,6 +47,7 @@ struct truth_cell {
 	char *site;
 	int type;
 	uint64_t bytes, objects;
+	uint64_t requested; /* what Lua asked for: the blocks' bytes less rasp's rounding */
 };
 
 struct host {
@@ -46,12 +58,13 @@ struct host {
 	 * (lua_Alloc is not told which thread allocates). */
 	lua_State *running[MAX_RUNNING];
 	unsigned nrunning;
+	int resizing; /* inside a resize whose call chain may be moving (RESIZE_MOVES_STACK) */
 	lua_Debug ar[RASP_MAX_STACK_DEPTH];
 	/* --truth: cells by (type, site), open addressing. */
 	FILE *truth;
 	struct truth_cell *cells;
 	size_t ncells, cap;
-	uint64_t total_bytes, total_objects;
+	uint64_t total_bytes, total_objects, total_requested;
 	int failed;
 };
 
@@ -85,6 +98,8 @@ static unsigned lua_frames(void *arg, rasp_frame_t *out, unsigned max)
 
 	if (max > RASP_MAX_STACK_DEPTH)
 		max = RASP_MAX_STACK_DEPTH;
+	if (h->resizing)
+		return 0;
 	for (unsigned t = 0; (L = thread_at(h, t)) && n < max; t++) {
 		for (int level = 0; n < max && levels < MAX_LEVELS; level++, levels++) {
 			lua_Debug *ar = &h->ar[n];
@@ -132,7 +147,7 @@ static uint64_t hash_str(const char *s, int type)
 
 /* Counts a block rasp handed out (a new object or a move) under its site. malloc's memory,
  * never the heap's. */
-static void count(struct host *h, int type, void *block)
+static void count(struct host *h, int type, void *block, size_t requested)
 {
 	char site[512];
 	size_t i;
@@ -174,8 +189,10 @@ static void count(struct host *h, int type, void *block)
 	}
 	h->cells[i].bytes += rasp_object_size(block);
 	h->cells[i].objects++;
+	h->cells[i].requested += requested;
 	h->total_bytes += rasp_object_size(block);
 	h->total_objects++;
+	h->total_requested += requested;
 }
 
 static int kind_of(size_t tag)
@@ -225,9 +242,10 @@ static void *rasp_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		k = kind_of(osize);
 		p = rasp_alloc(h->heap, h->types[k], nsize, 0);
 		if (p)
-			count(h, k, p);
+			count(h, k, p, nsize);
 		return p;
 	}
+	h->resizing = RESIZE_MOVES_STACK;
 	p = rasp_realloc(h->heap, ptr, nsize);
 	if (!p && errno == EINVAL) {
 		fprintf(stderr,
@@ -235,7 +253,8 @@ static void *rasp_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		abort();
 	}
 	if (p && p != ptr) /* a move: a new block (a resize in place hands out nothing) */
-		count(h, type_index(h, rasp_object_type(p)), p);
+		count(h, type_index(h, rasp_object_type(p)), p, nsize);
+	h->resizing = 0;
 	return p;
 }
 
@@ -342,12 +361,14 @@ static int write_truth(struct host *h, const char *path)
 			else
 				fputc(*s, f);
 		}
-		fprintf(f, "\", \"bytes\": %llu, \"objects\": %llu}", (unsigned long long)c->bytes,
-			(unsigned long long)c->objects);
+		fprintf(f, "\", \"bytes\": %llu, \"objects\": %llu, \"requested\": %llu}",
+			(unsigned long long)c->bytes, (unsigned long long)c->objects,
+			(unsigned long long)c->requested);
 		first = 0;
 	}
-	fprintf(f, "\n], \"total\": {\"bytes\": %llu, \"objects\": %llu}}\n",
-		(unsigned long long)h->total_bytes, (unsigned long long)h->total_objects);
+	fprintf(f, "\n], \"total\": {\"bytes\": %llu, \"objects\": %llu, \"requested\": %llu}}\n",
+		(unsigned long long)h->total_bytes, (unsigned long long)h->total_objects,
+		(unsigned long long)h->total_requested);
 	if (fclose(f) != 0 || h->failed) {
 		fprintf(stderr, "rasp-lua: %s: %s\n", path,
 			strerror(h->failed ? h->failed : errno));
