@@ -60,6 +60,7 @@ struct host {
 	unsigned nrunning;
 	int resizing; /* inside a resize whose call chain may be moving (RESIZE_MOVES_STACK) */
 	lua_Debug ar[RASP_MAX_STACK_DEPTH];
+	char anon[RASP_MAX_STACK_DEPTH][128]; /* names of anonymous functions, as Lua's traceback */
 	/* --truth: cells by (type, site), open addressing. */
 	FILE *truth;
 	struct truth_cell *cells;
@@ -110,10 +111,17 @@ static unsigned lua_frames(void *arg, rasp_frame_t *out, unsigned max)
 			 * no allocation, so it is safe inside lua_Alloc. */
 			if (!lua_getinfo(L, "Sln", ar) || ar->what[0] == 'C')
 				continue;
-			out[n].function = ar->what[0] == 'm' ? "main chunk"
-					  : ar->name	     ? ar->name
-							     : "?";
 			out[n].file = base_name(ar->short_src);
+			if (ar->what[0] == 'm') {
+				out[n].function = "main chunk";
+			} else if (ar->name) {
+				out[n].function = ar->name;
+			} else {
+				/* As Lua's traceback names it: where it is defined. */
+				snprintf(h->anon[n], sizeof(h->anon[n]), "function <%s:%d>",
+					 out[n].file, ar->linedefined);
+				out[n].function = h->anon[n];
+			}
 			out[n].line = ar->currentline > 0 ? (uint32_t)ar->currentline : 0;
 			n++;
 		}
