@@ -3,7 +3,8 @@
  * function), the same frame the same address and another line another one, names copied
  * (the runtime's strings may change after the call), depth limits (the stack depth asked,
  * RASP_MAX_STACK_DEPTH, a callback claiming more than its room), a callback returning 0,
- * long names cut, and the heap's own calls refused without a heap. */
+ * long names cut, the heap's own calls refused without a heap, and four threads interning
+ * 8000 frames at once (TSan in CI). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -169,12 +171,72 @@ static void test_long_names_cut(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* Threads interning at once (the table grows under them): each sees its own names. */
+struct worker {
+	rasp_heap_t *heap;
+	unsigned id;
+	int bad;
+};
+
+static __thread unsigned my_id, my_round;
+
+static unsigned thread_frames(void *arg, rasp_frame_t *out, unsigned max)
+{
+	static __thread char fn[32];
+
+	(void)arg;
+	if (!max)
+		return 0;
+	snprintf(fn, sizeof(fn), "t%u", my_id);
+	out[0] = (rasp_frame_t){fn, "threads.lua", my_round + 1};
+	return 1;
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	char want[64];
+	uintptr_t ip;
+
+	my_id = w->id;
+	for (my_round = 0; my_round < 2000; my_round++) {
+		if (rasp__frames_capture(w->heap, &ip, 1) != 1) {
+			w->bad++;
+			continue;
+		}
+		snprintf(want, sizeof(want), "t%u (threads.lua:%u)", my_id, my_round + 1);
+		if (!rasp__frames_name(ip) || strcmp(rasp__frames_name(ip), want) != 0)
+			w->bad++;
+	}
+	return NULL;
+}
+
+static void test_threads_intern_at_once(void **state)
+{
+	rasp_heap_t *h = test_heap(RASP_SAMPLING_OFF, 1, 5);
+	struct worker w[4];
+	pthread_t t[4];
+
+	(void)state;
+	assert_non_null(h);
+	assert_int_equal(rasp_heap_set_frames(h, thread_frames, NULL), 0);
+	for (unsigned i = 0; i < 4; i++) {
+		w[i] = (struct worker){h, i, 0};
+		assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(w[i].bad, 0);
+	}
+	rasp_heap_destroy(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frames_named),   cmocka_unit_test(test_same_frame_same_address),
 	    cmocka_unit_test(test_depth_limits),   cmocka_unit_test(test_callback_returning_zero),
-	    cmocka_unit_test(test_long_names_cut),
+	    cmocka_unit_test(test_long_names_cut), cmocka_unit_test(test_threads_intern_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
