@@ -241,6 +241,9 @@ size_t rasp__frames_capture(struct rasp_heap *h, uintptr_t *ips, size_t max)
 		ips[i] = start + FRAME_BYTES / 2;
 	}
 	pthread_mutex_unlock(&tab.lock);
+	/* On request, the native frames after the runtime's (outer to them in the event). */
+	if (h->cfg.native_frames && n < max)
+		n += (unsigned)rasp__stack_capture(ips + n, max - n);
 	return n;
 }
 

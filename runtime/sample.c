@@ -175,7 +175,8 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 }
 
 /* Out of line: its frame array (RASP_MAX_STACK_DEPTH words) stays off every sample's stack.
- * A heap with a runtime's frames callback carries those frames instead of native ones. */
+ * A heap with a runtime's frames callback carries those frames instead of native ones, or
+ * before them (native_frames). */
 RASP__NOINLINE static void emit_stack(struct rasp_heap *h)
 {
 	uintptr_t frames[RASP_MAX_STACK_DEPTH];

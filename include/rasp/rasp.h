@@ -79,13 +79,18 @@ typedef struct rasp_config {
 	/* Frames of the call stack captured for each sample, 0..RASP_MAX_STACK_DEPTH, when a
 	 * session wants stacks (DotNETRuntime:ClrStackWalk enabled); 0: never. */
 	unsigned stack_depth;
+	/* With a runtime's frames callback (rasp_heap_set_frames): 1 appends the native stack
+	 * after the runtime's frames (outer to them in the stack event), stack_depth frames in
+	 * all; 0, the default: the runtime's frames alone. */
+	int native_frames;
 } rasp_config_t;
 
 /* Sets the defaults: auto sampling, mean 102400, quantum 8 KiB, seeds from the OS, stacks of
  * up to 64 frames. */
 RASP_API void rasp_config_init(rasp_config_t *cfg);
 /* Applies RASP_SAMPLING (auto|on|off), RASP_SAMPLING_MEAN (bytes), RASP_SEED (decimal or
- * 0x hex), RASP_ALLOC_QUANTUM (bytes), RASP_STACKS (0|1) and RASP_STACK_DEPTH (frames). An
+ * 0x hex), RASP_ALLOC_QUANTUM (bytes), RASP_STACKS (0|1), RASP_STACK_DEPTH (frames) and
+ * RASP_NATIVE_FRAMES (0|1). An
  * invalid value is reported on stderr with the accepted range and -EINVAL returned; nothing is
  * clamped. */
 RASP_API int rasp_config_from_env(rasp_config_t *cfg);
@@ -243,7 +248,8 @@ typedef struct rasp_frame {
 typedef unsigned (*rasp_frames_fn)(void *arg, rasp_frame_t *frames, unsigned max);
 /* Sets the heap's frames callback (fn NULL: none, the default). It is called only for a
  * sample whose stack a session wants (ClrStackWalk enabled, stack_depth > 0), with max =
- * stack_depth; the frames it writes replace the sample's native stack. The strings need to
+ * stack_depth; the frames it writes replace the sample's native stack (cfg.native_frames:
+ * the native frames follow them, within stack_depth). The strings need to
  * live only until it returns: each distinct (function, file, line) is copied once (at most
  * 240 bytes of each name) into a process-wide table and stands in the stack event for a code
  * address of its own, named by a DotNETRuntime:MethodLoadVerbose_V1 event as .NET names its

@@ -3,7 +3,8 @@
  * function), the same frame the same address and another line another one, names copied
  * (the runtime's strings may change after the call), depth limits (the stack depth asked,
  * RASP_MAX_STACK_DEPTH, a callback claiming more than its room), a callback returning 0,
- * long names cut, the heap's own calls refused without a heap, and four threads interning
+ * long names cut, the heap's own calls refused without a heap, native frames after the
+ * runtime's on request (native_frames, RASP_NATIVE_FRAMES), and four threads interning
  * 8000 frames at once (TSan in CI). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../support/test-heap.h"
@@ -171,6 +173,43 @@ static void test_long_names_cut(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* native_frames: the native stack after the runtime's frames, within the depth asked; the
+ * environment's RASP_NATIVE_FRAMES accepted as 0 or 1 only. */
+static void test_native_frames_on_request(void **state)
+{
+	struct fake f = {.stack = {{"inner", "n.lua", 1}, {"outer", "n.lua", 2}}, .depth = 2};
+	rasp_config_t cfg;
+	rasp_heap_t *h;
+	uintptr_t ips[RASP_MAX_STACK_DEPTH];
+	size_t n;
+
+	(void)state;
+	rasp_config_init(&cfg);
+	assert_int_equal(cfg.native_frames, 0);
+	cfg.native_frames = 1;
+	assert_int_equal(rasp_heap_create(&h, &cfg), 0);
+	assert_int_equal(rasp_heap_set_frames(h, fake_frames, &f), 0);
+	n = rasp__frames_capture(h, ips, 64);
+	assert_true(n > 2); /* this test's own functions, main, libc's start */
+	assert_true(n <= 64);
+	assert_string_equal(rasp__frames_name(ips[0]), "inner (n.lua:1)");
+	assert_string_equal(rasp__frames_name(ips[1]), "outer (n.lua:2)");
+	for (size_t i = 2; i < n; i++)
+		assert_null(rasp__frames_name(ips[i]));
+	assert_int_equal(rasp__frames_capture(h, ips, 3), 3);
+	assert_null(rasp__frames_name(ips[2]));
+	rasp_heap_destroy(h);
+	cfg.native_frames = 2;
+	assert_int_equal(rasp_config_validate(&cfg), -EINVAL);
+	rasp_config_init(&cfg);
+	setenv("RASP_NATIVE_FRAMES", "1", 1);
+	assert_int_equal(rasp_config_from_env(&cfg), 0);
+	assert_int_equal(cfg.native_frames, 1);
+	setenv("RASP_NATIVE_FRAMES", "yes", 1);
+	assert_int_equal(rasp_config_from_env(&cfg), -EINVAL);
+	unsetenv("RASP_NATIVE_FRAMES");
+}
+
 /* Threads interning at once (the table grows under them): each sees its own names. */
 struct worker {
 	rasp_heap_t *heap;
@@ -234,9 +273,13 @@ static void test_threads_intern_at_once(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_frames_named),   cmocka_unit_test(test_same_frame_same_address),
-	    cmocka_unit_test(test_depth_limits),   cmocka_unit_test(test_callback_returning_zero),
-	    cmocka_unit_test(test_long_names_cut), cmocka_unit_test(test_threads_intern_at_once),
+	    cmocka_unit_test(test_frames_named),
+	    cmocka_unit_test(test_same_frame_same_address),
+	    cmocka_unit_test(test_depth_limits),
+	    cmocka_unit_test(test_callback_returning_zero),
+	    cmocka_unit_test(test_long_names_cut),
+	    cmocka_unit_test(test_native_frames_on_request),
+	    cmocka_unit_test(test_threads_intern_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
