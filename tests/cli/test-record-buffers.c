@@ -40,7 +40,8 @@ static void test_the_default_mean_fits_3_mib(void **state)
 		assert_true(b * (uint64_t)cpus <= (UINT64_C(3) << 20));
 		assert_true(b >= (UINT64_C(128) << 10));
 		/* Not needlessly small: the next power of 2 would not fit. */
-		assert_true(b == (UINT64_C(128) << 10) || 2 * b * (uint64_t)cpus > (UINT64_C(3) << 20));
+		assert_true(b == (UINT64_C(128) << 10) ||
+			    2 * b * (uint64_t)cpus > (UINT64_C(3) << 20));
 	}
 	assert_int_equal(per_cpu(0, 2, &sb, &n), UINT64_C(1) << 20); /* 256 KiB x 4 */
 	assert_int_equal(sb, UINT64_C(256) << 10);
