@@ -16,7 +16,11 @@
 #include <stdint.h>
 
 #include "modules.h"
+#include "rasp/rasp.h"
 
+/* The public API's struct rasp_frame (rasp_frame_t: a runtime's frame, rasp/rasp.h) is another
+ * type: this header's, a resolved frame, is rasp_sym_frame under the consumer's old name. */
+#define rasp_frame rasp_sym_frame
 struct rasp_frame {
 	const char *function;		  /* demangled where the name is C++'s; NULL when unknown */
 	const char *file;		  /* source file, NULL when unknown */
