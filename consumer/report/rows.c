@@ -181,7 +181,7 @@ static int count_unplaced(struct rasp_tally *t, struct rasp_rows *out)
 {
 	for (size_t i = 0; i < t->ncells; i++) {
 		const struct rasp_stack *s = rasp_stacks_get(&t->stacks, t->cells[i].stack);
-		struct rasp_frame f;
+		struct rasp_sym_frame f;
 		int ret;
 
 		if (!s || !s->n)
@@ -412,7 +412,7 @@ size_t rasp_row_depth(const struct rasp_tally *t, const struct rasp_row *row)
 }
 
 int rasp_row_frame(const struct rasp_rows *r, const struct rasp_tally *t,
-		   const struct rasp_row *row, size_t k, struct rasp_frame *out)
+		   const struct rasp_row *row, size_t k, struct rasp_sym_frame *out)
 {
 	const struct rasp_stack *s = rasp_stacks_get(&t->stacks, row->stack);
 

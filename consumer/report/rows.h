@@ -85,7 +85,7 @@ const char *rasp_row_site(const struct rasp_rows *r, const struct rasp_row *row)
  * had no stack), and frame k (0: innermost) named by the resolver. 0 or -ENOMEM. */
 size_t rasp_row_depth(const struct rasp_tally *t, const struct rasp_row *row);
 int rasp_row_frame(const struct rasp_rows *r, const struct rasp_tally *t,
-		   const struct rasp_row *row, size_t k, struct rasp_frame *out);
+		   const struct rasp_row *row, size_t k, struct rasp_sym_frame *out);
 
 /* The type name of a row as the report shows it ("" when not grouped by type). */
 const char *rasp_row_type(const struct rasp_tally *t, const struct rasp_row *row);

@@ -131,7 +131,7 @@ int rasp__where_build(struct rasp_tally *t, struct rasp_symbols *sym,
 
 		if (w->site_of) {
 			const char *name = "(no stack)";
-			struct rasp_frame f;
+			struct rasp_sym_frame f;
 			size_t at;
 
 			if (s && s->n) {
@@ -148,7 +148,7 @@ int rasp__where_build(struct rasp_tally *t, struct rasp_symbols *sym,
 			uint32_t n = s ? s->n : 0;
 
 			for (uint32_t i = 0; i < n && !ret; i++) {
-				struct rasp_frame f;
+				struct rasp_sym_frame f;
 
 				ret = rasp_symbols_resolve(sym, s->pid, fr[i], &f);
 				if (!ret && (k = str_intern(&frames, f.name)) < 0)

@@ -33,7 +33,7 @@ static bool any(const char *const *patterns, size_t n, const char *s)
 	return false;
 }
 
-bool rasp_site_foreign(const struct rasp_site_rule *r, const struct rasp_frame *f)
+bool rasp_site_foreign(const struct rasp_site_rule *r, const struct rasp_sym_frame *f)
 {
 	const struct rasp_module *m = f->module;
 	const char *const *user = (const char *const *)r->exclude;
@@ -56,7 +56,7 @@ bool rasp_site_foreign(const struct rasp_site_rule *r, const struct rasp_frame *
 }
 
 int rasp_site_of(const struct rasp_site_rule *r, struct rasp_symbols *s, int64_t pid,
-		 const uint64_t *frames, size_t n, struct rasp_frame *out, size_t *k)
+		 const uint64_t *frames, size_t n, struct rasp_sym_frame *out, size_t *k)
 {
 	int ret;
 

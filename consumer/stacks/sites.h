@@ -28,12 +28,12 @@ struct rasp_site_rule {
 
 /* Whether frame f is not the program's own code under rule r (the leaf rule excludes only
  * what the patterns name). */
-bool rasp_site_foreign(const struct rasp_site_rule *r, const struct rasp_frame *f);
+bool rasp_site_foreign(const struct rasp_site_rule *r, const struct rasp_sym_frame *f);
 
 /* The site of the stack frames[0..n) (innermost first) of process pid: the innermost frame
  * the rule takes for the program's own, else frame 0, named by s; its index in *k. n > 0.
  * 0 or -ENOMEM. */
 int rasp_site_of(const struct rasp_site_rule *r, struct rasp_symbols *s, int64_t pid,
-		 const uint64_t *frames, size_t n, struct rasp_frame *out, size_t *k);
+		 const uint64_t *frames, size_t n, struct rasp_sym_frame *out, size_t *k);
 
 #endif /* RASP_CONSUMER_SITES_H */

@@ -26,7 +26,7 @@ struct proc {
 struct entry {
 	int64_t pid;
 	uint64_t ip;
-	struct rasp_frame f;
+	struct rasp_sym_frame f;
 };
 
 struct rasp_symbols {
@@ -203,14 +203,14 @@ static Dwfl_Module *trusted(Dwfl *d, const struct rasp_module *mod, uint64_t ip)
 	return dm;
 }
 
-static int resolve(struct rasp_symbols *s, int64_t pid, uint64_t ip, struct rasp_frame *f)
+static int resolve(struct rasp_symbols *s, int64_t pid, uint64_t ip, struct rasp_sym_frame *f)
 {
 	/* A return address: the call is the instruction before it. */
 	uint64_t at = ip ? ip - 1 : 0;
 	const struct rasp_module *mod = rasp_modules_find(s->m, pid, at);
 	Dwfl_Module *dm;
 
-	*f = (struct rasp_frame){.module = mod};
+	*f = (struct rasp_sym_frame){.module = mod};
 	if (!mod) {
 		/* Never a bare address: say why it has no name (the trace recorded no object
 		 * there: its state dump or dlopen events are missing). */
@@ -266,7 +266,8 @@ static int eq(const void *ctx, size_t i, const void *key)
 	return e->pid == k->pid && e->ip == k->ip;
 }
 
-int rasp_symbols_resolve(struct rasp_symbols *s, int64_t pid, uint64_t ip, struct rasp_frame *out)
+int rasp_symbols_resolve(struct rasp_symbols *s, int64_t pid, uint64_t ip,
+			 struct rasp_sym_frame *out)
 {
 	struct entry key = {.pid = pid, .ip = ip};
 	size_t slot, i;

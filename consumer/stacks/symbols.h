@@ -18,10 +18,8 @@
 #include "modules.h"
 #include "rasp/rasp.h"
 
-/* The public API's struct rasp_frame (rasp_frame_t: a runtime's frame, rasp/rasp.h) is another
- * type: this header's, a resolved frame, is rasp_sym_frame under the consumer's old name. */
-#define rasp_frame rasp_sym_frame
-struct rasp_frame {
+/* A resolved frame (not the public API's rasp_frame_t, a runtime's own frame). */
+struct rasp_sym_frame {
 	const char *function;		  /* demangled where the name is C++'s; NULL when unknown */
 	const char *file;		  /* source file, NULL when unknown */
 	unsigned line;			  /* 0 when unknown */
@@ -43,6 +41,7 @@ void rasp_symbols_raw_names(struct rasp_symbols *s, bool raw);
 
 /* The frame at return address ip of process pid (resolved at ip - 1, inside the call). The
  * strings live as long as s. 0 or -ENOMEM. */
-int rasp_symbols_resolve(struct rasp_symbols *s, int64_t pid, uint64_t ip, struct rasp_frame *out);
+int rasp_symbols_resolve(struct rasp_symbols *s, int64_t pid, uint64_t ip,
+			 struct rasp_sym_frame *out);
 
 #endif /* RASP_CONSUMER_SYMBOLS_H */

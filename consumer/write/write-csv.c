@@ -84,7 +84,7 @@ static int stack_field(FILE *out, const struct rasp_report_view *v, const struct
 		return -ENOMEM;
 	s[0] = '\0';
 	for (size_t k = 0; k < depth; k++) {
-		struct rasp_frame f;
+		struct rasp_sym_frame f;
 		size_t need;
 
 		if (rasp_row_frame(v->rows, v->tally, row, k, &f))

@@ -57,7 +57,7 @@ static void stack(FILE *out, const struct rasp_report_view *v, const struct rasp
 
 	fputs("\"stack\": [", out);
 	for (size_t k = 0; k < depth; k++) {
-		struct rasp_frame f;
+		struct rasp_sym_frame f;
 
 		if (rasp_row_frame(v->rows, v->tally, row, k, &f))
 			break;

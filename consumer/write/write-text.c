@@ -94,7 +94,7 @@ static void where_text(const struct rasp_report_view *v, const struct rasp_row *
 	if (v->rows->group_by & RASP_GROUP_STACK) {
 		buf[0] = '\0';
 		for (size_t k = 0; k < depth && k < TEXT_FRAMES && used < len; k++) {
-			struct rasp_frame f;
+			struct rasp_sym_frame f;
 
 			if (rasp_row_frame(v->rows, v->tally, row, k, &f))
 				break;

@@ -73,7 +73,7 @@ static void stack_text(struct rasp_rows *r, struct rasp_tally *t, size_t i, char
 
 	buf[0] = '\0';
 	for (size_t k = 0; k < rasp_row_depth(t, &r->v[i]); k++) {
-		struct rasp_frame f;
+		struct rasp_sym_frame f;
 
 		assert_int_equal(rasp_row_frame(r, t, &r->v[i], k, &f), 0);
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", k ? " < " : "", f.name);
