@@ -23,6 +23,13 @@ unsigned rasp_report_keys(const struct rasp_report_options *opt)
 	return opt->group_by;
 }
 
+struct rasp_site_rule rasp_report_site_rule(const struct rasp_report_options *opt)
+{
+	return (struct rasp_site_rule){.leaf = strcmp(opt->site, "leaf") == 0,
+				       .exclude = opt->site_exclude.v,
+				       .nexclude = opt->site_exclude.n};
+}
+
 const struct rasp_writer *rasp_writer_find(const char *name)
 {
 	for (const struct rasp_writer *const *w = rasp_writers; *w; w++)
@@ -69,7 +76,11 @@ int rasp_report_render(struct rasp_tally *t, const struct rasp_report_options *o
 
 	if (!w)
 		return -EINVAL;
-	ret = rasp_rows_build_of(t, opt->confidence, opt->inuse, &rows);
+	ret = rasp_rows_build_with(t,
+				   &(struct rasp_rows_options){opt->confidence,
+							       rasp_report_site_rule(opt),
+							       opt->raw_names, opt->inuse},
+				   &rows);
 	if (ret)
 		return ret;
 	/* In use, from an input that cannot say what died: no figures (they would read as

@@ -16,6 +16,9 @@ struct rasp_diff_view {
 	const struct rasp_notes *base_notes, *new_notes;
 	bool by_site; /* the items are sites ("function (file:line)"), not types */
 	bool inuse;   /* the estimates are of what was in use (--inuse), not allocated */
+	/* text: the columns a line may take (0: no limit): names are shortened in the middle
+	 * and the objects columns left out to fit, as rasp report's text does. */
+	size_t width;
 };
 
 int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v);
