@@ -35,7 +35,8 @@ extern char **environ;
  * as each ring wraps, touches in full: they count in its RSS (2 MiB x 8 per CPU put 36 MiB
  * into the demo's on 2 CPUs). At the default sampling mean all CPUs' rings share this much,
  * each CPU's a power of 2 between MIN_PER_CPU and MAX_PER_CPU in DEFAULT_NUM_SUBBUF
- * sub-buffers; a smaller mean means as many times more events, and buffers. On 2 CPUs: 256 KiB
+ * sub-buffers; a smaller mean means as many times more events, and buffers (a larger one,
+ * the default's). On 2 CPUs: 256 KiB
  * x 4 per CPU, 2.6 MiB of the demo's RSS, nothing lost (docs/usage.md). Past 24 CPUs the
  * floor makes it more than 3 MiB in all. */
 #define BUFFER_BUDGET	   (UINT64_C(3) << 20)
@@ -225,7 +226,9 @@ void rasp_cli_record_default_buffers(uint64_t mean, long cpus, uint64_t *subbuf_
 
 	if (cpus < 1)
 		cpus = 1;
-	if (mean < 1)
+	/* A larger mean is no smaller buffer: a program that allocates fast still fills one
+	 * quickly (128 KiB per CPU lost events at mean 1 MiB on a loaded machine). */
+	if (mean < 1 || mean > RASP_DEFAULT_SAMPLING_MEAN)
 		mean = RASP_DEFAULT_SAMPLING_MEAN;
 	per_cpu = (double)BUFFER_BUDGET * ((double)RASP_DEFAULT_SAMPLING_MEAN / (double)mean) /
 		  (double)cpus;

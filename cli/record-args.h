@@ -24,8 +24,9 @@ int rasp_cli_record_parse(int argc, char **argv, struct rasp_record_args *a, int
 
 /* The default per-CPU buffers for a sampling mean (0: the default mean) on `cpus` CPUs:
  * *num_subbuf sub-buffers (DEFAULT_NUM_SUBBUF when 0) of *subbuf_size bytes (computed when 0),
- * powers of 2, so that all CPUs' rings hold about 3 MiB at the default mean, as many times more
- * at a smaller one, within 128 KiB and 64 MiB per CPU (cmd-record.c says why). */
+ * powers of 2, so that all CPUs' rings hold about 3 MiB at the default mean or a larger one, as
+ * many times more at a smaller one, within 128 KiB and 64 MiB per CPU (cmd-record.c says
+ * why). */
 void rasp_cli_record_default_buffers(uint64_t mean, long cpus, uint64_t *subbuf_size,
 				     uint64_t *num_subbuf);
 

@@ -1,5 +1,6 @@
 /* rasp record's default LTTng buffers (rasp_cli_record_default_buffers, cmd-record.c): about
- * 3 MiB in all at the default mean, whatever the CPU count up to 24; scaled by a smaller mean;
+ * 3 MiB in all at the default mean or a larger one, whatever the CPU count up to 24; scaled
+ * by a smaller mean;
  * within 128 KiB and 64 MiB per CPU; a user's sub-buffer count or size kept. And the parse:
  * the defaults fill only what the user left out. */
 #include <setjmp.h>
@@ -60,8 +61,9 @@ static void test_a_smaller_mean_gets_more(void **state)
 	assert_int_equal(per_cpu(8192, 2, &sb, &n), UINT64_C(16) << 20);
 	/* A mean of 1 byte: the ceiling. */
 	assert_int_equal(per_cpu(1, 2, &sb, &n), UINT64_C(64) << 20);
-	/* A larger mean: fewer events, down to the floor. */
-	assert_int_equal(per_cpu(UINT64_C(1) << 30, 2, &sb, &n), UINT64_C(128) << 10);
+	/* A larger mean: no smaller buffers (a fast program fills them as quickly). */
+	assert_int_equal(per_cpu(UINT64_C(1) << 20, 2, &sb, &n), UINT64_C(1) << 20);
+	assert_int_equal(per_cpu(UINT64_C(1) << 30, 2, &sb, &n), UINT64_C(1) << 20);
 }
 
 static void test_the_users_choice_is_kept(void **state)
