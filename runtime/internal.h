@@ -209,6 +209,8 @@ uintptr_t rasp__mapping_reserve(size_t size);
 struct rasp__segment *rasp__mapping_new(struct rasp_heap *h, size_t size, int kind);
 /* Any mapping back to the OS, its mark in the segment map cleared first. */
 void rasp__mapping_unmap(struct rasp_heap *h, struct rasp__segment *s);
+/* Whether p's unit is marked in the segment map: librasp-malloc's one hook (exported). */
+RASP_API bool rasp__mapped(const void *p);
 
 /* ---- segment.c ------------------------------------------------------------------------------- */
 

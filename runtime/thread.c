@@ -139,6 +139,17 @@ static void install_atfork(void)
 				"from or destroy a heap of its parent's\n");
 }
 
+/* At load, before librasp's provider loads (a constructor of default priority): handlers of
+ * a fork's child run in the order they were installed, so the registry lock is released
+ * before LTTng-UST's child handler starts its listener threads, which allocate (their TLS) and,
+ * where rasp is the process's malloc (librasp-malloc), attach contexts: installed at the
+ * first heap instead, after the provider's, every fork of such a process waited out
+ * LTTng-UST's registration timeout (3 s) with the lock held (test-malloc-fork). */
+__attribute__((constructor(101))) static void atfork_at_load(void)
+{
+	pthread_once(&atfork_once, install_atfork);
+}
+
 int rasp__heap_register(struct rasp_heap *h)
 {
 	pthread_once(&atfork_once, install_atfork); /* before any context can exist */
