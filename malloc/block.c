@@ -36,8 +36,8 @@ static void *heap_alloc(enum rasp__family fam, size_t n, size_t alignment)
 
 	rasp__malloc_busy = 1;
 	if (alignment)
-		obj = rasp_alloc_aligned(rasp__malloc_heap, rasp__malloc_types[fam], n, alignment,
-					 0);
+		obj =
+		    rasp_alloc_aligned(rasp__malloc_heap, rasp__malloc_types[fam], n, alignment, 0);
 	else
 		obj = rasp_alloc(rasp__malloc_heap, rasp__malloc_types[fam], n, 0);
 	rasp__malloc_busy = 0;

@@ -16,9 +16,8 @@ __thread unsigned char rasp__malloc_busy __attribute__((tls_model("initial-exec"
 size_t (*rasp__malloc_glibc_usable)(void *);
 
 static const char *const family_names[RASP__FAM_COUNT] = {
-	[RASP__FAM_MALLOC] = "malloc",	 [RASP__FAM_CALLOC] = "calloc",
-	[RASP__FAM_REALLOC] = "realloc", [RASP__FAM_ALIGNED] = "aligned",
-	[RASP__FAM_NEW] = "new",	 [RASP__FAM_NEW_ARRAY] = "new[]",
+    [RASP__FAM_MALLOC] = "malloc",   [RASP__FAM_CALLOC] = "calloc", [RASP__FAM_REALLOC] = "realloc",
+    [RASP__FAM_ALIGNED] = "aligned", [RASP__FAM_NEW] = "new",	    [RASP__FAM_NEW_ARRAY] = "new[]",
 };
 
 /* Priority 101, the first a program can use: the heap is there before the constructors of
@@ -43,8 +42,9 @@ __attribute__((constructor(101))) static void create_heap(void)
 	for (int f = 0; f < RASP__FAM_COUNT; f++) {
 		rasp__malloc_types[f] = rasp_type_register(h, family_names[f]);
 		if (!rasp__malloc_types[f]) {
-			fprintf(stderr, "rasp: librasp-malloc: cannot register type %s; allocating "
-					"with glibc\n",
+			fprintf(stderr,
+				"rasp: librasp-malloc: cannot register type %s; allocating "
+				"with glibc\n",
 				family_names[f]);
 			rasp__malloc_busy = 0;
 			return;

@@ -19,7 +19,7 @@ extern size_t (*rasp__malloc_glibc_usable)(void *);
 static inline bool rasp__malloc_usable_heap(void)
 {
 	return __builtin_expect(atomic_load_explicit(&rasp__malloc_ready, memory_order_acquire) &&
-					!rasp__malloc_busy,
+				    !rasp__malloc_busy,
 				1);
 }
 
