@@ -2,6 +2,8 @@
  * (unbiased per cell first, then added), all cells summed into the total. */
 #include "rows.h"
 
+#include "stacks/allocator.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -66,8 +68,8 @@ static int site_eq(const void *ctx, size_t i, const void *key)
 	return strcmp(((const struct site_table *)ctx)->names[i], key) == 0;
 }
 
-/* Each stack's site (its innermost frame, named by the resolver), as an index + 1 into the
- * table of distinct site names; stack 0 (no stack) gets its own site. */
+/* Each stack's site (its first frame outside the allocator, stacks/allocator.c), as an index + 1
+ * into the table of distinct site names; stack 0 (no stack) gets its own site. */
 static int sites_of(struct rasp_tally *t, struct rasp_rows *out, uint32_t **site_of)
 {
 	struct site_table st = {0};
@@ -83,8 +85,7 @@ static int sites_of(struct rasp_tally *t, struct rasp_rows *out, uint32_t **site
 		size_t slot, i;
 
 		if (s) {
-			ret = rasp_symbols_resolve(out->sym, s->pid,
-						   rasp_stacks_frames(&t->stacks, s)[0], &f);
+			ret = rasp_stack_site(out->sym, &t->stacks, s, &f);
 			name = f.name;
 		}
 		if (ret || (ret = rasp_index_reserve(&st.index, st.n, site_hash_of, &st)))
