@@ -5,6 +5,7 @@
  * to a running process through its diagnostic socket instead (attach.c). */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "preload.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -439,7 +440,7 @@ int rasp_cli_record(int argc, char **argv)
 {
 	const char *cmd = "record";
 	struct rasp_record_args a;
-	char *extra[8], preload[PATH_MAX + 64], asan_env[4096];
+	char *extra[8], preload[2 * PATH_MAX + 8192], asan_env[4096], malloc_lib[PATH_MAX];
 	size_t n_extra = 0;
 	struct rasp_child child;
 	char **env = NULL;
@@ -478,14 +479,31 @@ int rasp_cli_record(int argc, char **argv)
 		extra[n_extra++] = a.mean_env;
 	if (a.seed_env[0])
 		extra[n_extra++] = a.seed_env;
-	/* Stacks name their functions through the objects loaded: LTTng-UST's state dump gives
-	 * those loaded at start, its dlopen wrapper those loaded later. */
-	if (a.s.stacks) {
-		const char *pre = getenv("LD_PRELOAD"), *asan = getenv("ASAN_OPTIONS");
+	/* A program without librasp gets rasp's heap as its malloc, after the user's own
+	 * preloads (cli/preload.c). Stacks name their functions through the objects loaded:
+	 * LTTng-UST's state dump gives those loaded at start, its dlopen wrapper those loaded
+	 * later. */
+	malloc_lib[0] = 0;
+	if (rasp_cli_malloc_preload(cmd, argv[first], malloc_lib, sizeof(malloc_lib)) == 1)
+		fprintf(stderr,
+			"rasp record: %s does not link librasp: preloading %s as its malloc\n",
+			argv[first], malloc_lib);
+	if (a.s.stacks || malloc_lib[0]) {
+		const char *pre = getenv("LD_PRELOAD");
+		int w = snprintf(
+		    preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s", a.s.stacks ? DL_WRAPPER : "",
+		    a.s.stacks && pre && *pre ? ":" : "", pre ? pre : "",
+		    malloc_lib[0] && (a.s.stacks || (pre && *pre)) ? ":" : "", malloc_lib);
 
-		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s", DL_WRAPPER,
-			 pre && *pre ? ":" : "", pre && *pre ? pre : "");
+		if (w < 0 || w >= (int)sizeof(preload)) {
+			rasp_cli_error(cmd, "LD_PRELOAD too long (%d bytes)", w);
+			return 2;
+		}
 		extra[n_extra++] = preload;
+	}
+	if (a.s.stacks) {
+		const char *asan = getenv("ASAN_OPTIONS");
+
 		/* A program built with AddressSanitizer refuses to start when a preloaded library
 		 * comes before its runtime; the wrapper replaces only dlopen and dlclose, which
 		 * ASan does not, so its order does not matter. No effect on other programs. */

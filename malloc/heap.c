@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "heap.h"
 
@@ -50,6 +52,10 @@ __attribute__((constructor(101))) static void create_heap(void)
 			return;
 		}
 	}
+	/* Under LTTng-UST's dlopen wrapper (rasp record with stacks), the unwinder's first load
+	 * must not come from a sample inside LTTng-UST's state dump (runtime/stack.c). */
+	if (getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "liblttng-ust-dl"))
+		rasp__stack_load();
 	rasp__malloc_heap = h;
 	atomic_store_explicit(&rasp__malloc_ready, true, memory_order_release);
 	rasp__malloc_busy = 0;

@@ -32,8 +32,10 @@ void *__libc_realloc(void *p, size_t n);
 void *__libc_memalign(size_t alignment, size_t n);
 void __libc_free(void *p);
 
-/* The runtime's hook (runtime/mapping.c): whether p's unit is one of rasp's mappings. */
+/* The runtime's hooks: runtime/mapping.c's: whether p's unit is one of rasp's mappings. */
 bool rasp__mapped(const void *p);
+/* And runtime/stack.c's: loads the unwinder of the samples' stacks now. */
+void rasp__stack_load(void);
 
 /* The largest alignment the heap takes (rasp_alloc_aligned); larger ones go to glibc. */
 #define RASP__MALLOC_MAX_ALIGN ((size_t)1 << 20)

@@ -439,6 +439,8 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 /* The caller's call stack, innermost first, the runtime's own frames left out; up to
  * max (<= RASP_MAX_STACK_DEPTH) frames. Slow path only. */
 size_t rasp__stack_capture(uintptr_t *frames, size_t max);
+/* Loads the unwinder now (librasp-malloc's constructor; exported). */
+RASP_API void rasp__stack_load(void);
 
 /* ---- logarithm.c ----------------------------------------------------------------------------- */
 
