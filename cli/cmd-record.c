@@ -45,6 +45,7 @@ enum {
 	F_SUBBUF,
 	F_NUMSUBBUF,
 	F_NO_STACKS,
+	F_NO_MALLOC,
 	NFLAGS
 };
 
@@ -71,6 +72,9 @@ static const struct rasp_cli_flag flags[NFLAGS] = {
     [F_NO_STACKS] = {"no-stacks", 0, NULL,
 		     "record no call stacks (by default each sample has its stack, and the "
 		     "loaded objects are recorded to name its functions)"},
+    [F_NO_MALLOC] = {"no-malloc", 0, NULL,
+		     "never preload librasp-malloc.so (by default a PROGRAM that does not link "
+		     "librasp gets it as its malloc)"},
 };
 
 /* A buffer flag: an integer in [min, max] that LTTng takes only as a power of 2. */
@@ -132,6 +136,10 @@ static int on_flag(void *ctx, size_t f, const char *value)
 	case F_NO_STACKS:
 		a->launch_flag = "--no-stacks";
 		a->s.stacks = false;
+		return 0;
+	case F_NO_MALLOC:
+		a->launch_flag = "--no-malloc";
+		a->no_malloc = true;
 		return 0;
 	case F_SEED:
 		a->launch_flag = "--seed";
@@ -484,7 +492,8 @@ int rasp_cli_record(int argc, char **argv)
 	 * LTTng-UST's state dump gives those loaded at start, its dlopen wrapper those loaded
 	 * later. */
 	malloc_lib[0] = 0;
-	if (rasp_cli_malloc_preload(cmd, argv[first], malloc_lib, sizeof(malloc_lib)) == 1)
+	if (!a.no_malloc &&
+	    rasp_cli_malloc_preload(cmd, argv[first], malloc_lib, sizeof(malloc_lib)) == 1)
 		fprintf(stderr,
 			"rasp record: %s does not link librasp: preloading %s as its malloc\n",
 			argv[first], malloc_lib);
