@@ -5,6 +5,7 @@
  * to a running process through its diagnostic socket instead (attach.c). */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "follow.h"
 #include "preload.h"
 
 #include <dirent.h>
@@ -449,6 +450,8 @@ int rasp_cli_record(int argc, char **argv)
 	const char *cmd = "record";
 	struct rasp_record_args a;
 	char *extra[8], preload[2 * PATH_MAX + 8192], asan_env[4096], malloc_lib[PATH_MAX];
+	char follow_env[256];
+	struct rasp_follow *follow = NULL;
 	size_t n_extra = 0;
 	struct rasp_child child;
 	char **env = NULL;
@@ -522,13 +525,21 @@ int rasp_cli_record(int argc, char **argv)
 			     asan && *asan ? ":" : "") < (int)sizeof(asan_env))
 			extra[n_extra++] = asan_env;
 	}
+	/* Its children too, one process each, as perf record does (-a records them anyway). */
+	if (malloc_lib[0] && !a.s.all_processes) {
+		follow = rasp_follow_open(cmd, follow_env, sizeof(follow_env));
+		if (follow)
+			extra[n_extra++] = follow_env;
+	}
 	env = child_env(extra, n_extra);
 	if (!env) {
 		rasp_cli_error(cmd, "out of memory");
+		rasp_follow_close(follow);
 		return 2;
 	}
 	if (rasp_session_daemon_ensure(cmd) != 0) {
 		free(env);
+		rasp_follow_close(follow);
 		return 2;
 	}
 	rasp_session_prepare(cmd, &a.s);
@@ -541,6 +552,7 @@ int rasp_cli_record(int argc, char **argv)
 		rasp_child_unwatch_signals();
 		rasp_session_destroy(&a.s);
 		free(env);
+		rasp_follow_close(follow);
 		return 2;
 	}
 	free(env);
@@ -550,7 +562,14 @@ int rasp_cli_record(int argc, char **argv)
 		rasp_child_abandon(&child);
 		rasp_session_destroy(&a.s);
 		rasp_child_unwatch_signals();
+		rasp_follow_close(follow);
 		return 2;
+	}
+	if (follow && rasp_follow_start(follow, a.s.name) != 0) {
+		rasp_cli_error(cmd, "cannot follow the program's children: only its own process "
+				    "is recorded");
+		rasp_follow_close(follow);
+		follow = NULL;
 	}
 	rc = rasp_child_release(&child);
 	if (rc != 0) {
@@ -560,6 +579,7 @@ int rasp_cli_record(int argc, char **argv)
 		exit_code = rasp_child_wait(&child);
 	}
 	rasp_child_unwatch_signals();
+	rasp_follow_close(follow);
 
 	rc = rasp_session_stop(cmd, &a.s);
 	rasp_session_destroy(&a.s);
