@@ -7,8 +7,9 @@
 
 /* For `rasp record -- PROGRAM`: 1 with the path of librasp-malloc.so in out when PROGRAM (found
  * as execvp would) does not name librasp among its needed libraries (a script, any ELF
- * without it), 0 when it does, negative when librasp-malloc.so is not found beside the rasp
- * command (after one line on stderr). */
+ * without it), 0 when it does (and always in a sanitized build, which has no librasp-malloc),
+ * negative when librasp-malloc.so is not found beside the rasp command (after one line on
+ * stderr). */
 int rasp_cli_malloc_preload(const char *cmd, const char *prog, char *out, size_t len);
 
 #endif /* RASP_CLI_PRELOAD_H */
