@@ -5,6 +5,7 @@
 # program: GNU time's maximum resident set) and what each leaves on disk, one run each.
 # Usage: bench/malloc/peers.sh BUILD-DIR (docs/performance.md, "librasp-malloc").
 set -uo pipefail
+export PYTHONMALLOC=malloc # python3 on the malloc measured; the others ignore it
 build=${1:?usage: peers.sh BUILD-DIR}
 rasp="$build/bin/rasp"
 jemalloc=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -1)
@@ -41,7 +42,7 @@ int main() {
 CC
 g++ -O2 -pthread -o "$work/threads" "$work/threads.cc"
 programs=(
-	"python3|env PYTHONMALLOC=malloc $py $work/work.py"
+	"python3|$py $work/work.py"
 	"perl|perl -e my%h;for(1..500000){\$h{\$_}=\"x\"x(\$_%300)}print(scalar(keys%h))"
 	"sqlite3|sqlite3 :memory: $sqlite_sql"
 	"git-log|git -C $(cd "$(dirname "$0")/../.." && pwd) log -p -n 2000"
