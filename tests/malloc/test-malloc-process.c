@@ -1,5 +1,6 @@
 /* librasp-malloc across a process's life, preloaded (CTest sets LD_PRELOAD): threads that
- * allocate and exit without freeing (their blocks freed by another thread), fork while other
+ * allocate and exit without freeing (their blocks freed by another thread) or allocate in a
+ * key destructor after the runtime ended their context, fork while other
  * threads allocate (parent and child keep allocating), exec of a program that allocates,
  * dlopen and dlclose of a module that allocates in its constructor and frees in its
  * destructor. Registered with LTTng-UST waiting for its daemon, so a fork's child restarts
@@ -54,6 +55,41 @@ static void test_threads_that_never_free(void **state)
 			assert_int_equal(((unsigned char *)blocks[k][i])[0], i & 0xff);
 			free(blocks[k][i]);
 		}
+}
+
+/* A key made after the thread's first allocation (so after the runtime's exit key): its
+ * destructor runs after the runtime has ended the thread's context, and still allocates. */
+static pthread_key_t late_key;
+
+static void late_destructor(void *p)
+{
+	char *q = malloc(300);
+
+	memset(q, 1, 300);
+	free(q);
+	free(p);
+}
+
+static void *alloc_in_key_destructor(void *arg)
+{
+	(void)arg;
+	free(malloc(64));
+	pthread_setspecific(late_key, malloc(100));
+	return NULL;
+}
+
+static void test_allocation_after_thread_exit(void **state)
+{
+	pthread_t t[8];
+
+	(void)state;
+	free(malloc(10));
+	assert_int_equal(pthread_key_create(&late_key, late_destructor), 0);
+	for (int k = 0; k < 8; k++)
+		assert_int_equal(pthread_create(&t[k], NULL, alloc_in_key_destructor, NULL), 0);
+	for (int k = 0; k < 8; k++)
+		assert_int_equal(pthread_join(t[k], NULL), 0);
+	pthread_key_delete(late_key);
 }
 
 static atomic_bool stop;
@@ -162,6 +198,7 @@ int main(int argc, char **argv)
 	static char module[4096];
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_threads_that_never_free),
+	    cmocka_unit_test(test_allocation_after_thread_exit),
 	    cmocka_unit_test(test_fork_while_threads_allocate),
 	    cmocka_unit_test(test_exec),
 	    cmocka_unit_test_prestate(test_dlopen_dlclose, module),
