@@ -124,9 +124,12 @@ def main():
             t, m = t + dt, m + dm
         print("%s: %d of %d intervals hold the truth" % (name, t - m, t))
         total, misses = total + t, misses + m
-    if not ran or not total:
+    if not ran:
         print("skipped: none of python3, perl, sqlite3 is installed")
         sys.exit(77)
+    if not total:
+        sys.exit("no block counted: the interposer (the user's LD_PRELOAD) did not come before "
+                 "librasp-malloc.so, or the library was not preloaded")
     print("all: %d of %d intervals hold the truth (%.1f%%)" %
           (total - misses, total, 100.0 * (total - misses) / total))
     if misses > allowed(total):
