@@ -30,8 +30,20 @@ extern char **environ;
 /* LTTng-UST's dlopen wrapper (lttng-ust-dl(3)), preloaded into the program with stacks. */
 #define DL_WRAPPER "liblttng-ust-dl.so.1"
 
-/* Per-CPU buffers below this lose events under a busy program's load: warned about. */
-#define SMALL_BUFFERS (UINT64_C(1) << 20)
+/* Per-CPU buffers below this lose events under a busy program's load: warned about when the
+ * user chose them. */
+#define SMALL_BUFFERS (UINT64_C(128) << 10)
+/* The default buffers. LTTng's per-CPU rings are shared memory the recorded process maps and,
+ * as each ring wraps, touches in full: they count in its RSS (2 MiB x 8 per CPU put 36 MiB
+ * into the demo's on 2 CPUs). At the default sampling mean all CPUs' rings share this much,
+ * each CPU's a power of 2 between MIN_PER_CPU and MAX_PER_CPU in DEFAULT_NUM_SUBBUF
+ * sub-buffers; a smaller mean means as many times more events, and buffers. On 2 CPUs: 256 KiB
+ * x 4 per CPU, 2.6 MiB of the demo's RSS, nothing lost (docs/usage.md). Past 24 CPUs the
+ * floor makes it more than 3 MiB in all. */
+#define BUFFER_BUDGET	   (UINT64_C(3) << 20)
+#define MIN_PER_CPU	   (UINT64_C(128) << 10)
+#define MAX_PER_CPU	   (UINT64_C(64) << 20)
+#define DEFAULT_NUM_SUBBUF 4
 /* A file system with less free space than this after recording most likely filled up. */
 #define NEARLY_FULL (UINT64_C(1) << 20)
 
@@ -68,8 +80,9 @@ static const struct rasp_cli_flag flags[NFLAGS] = {
     [F_MEAN] = {"mean", 0, "BYTES",
 		"sampling mean of rasp programs (RASP_SAMPLING_MEAN; K, M, G suffixes)"},
     [F_SEED] = {"seed", 0, "N", "fixed sampling seed for reproducible runs (RASP_SEED)"},
-    [F_SUBBUF] = {"subbuf-size", 0, "BYTES", "per-CPU sub-buffer size, power of 2 (default 2M)"},
-    [F_NUMSUBBUF] = {"num-subbuf", 0, "N", "sub-buffers per CPU, power of 2 (default 8)"},
+    [F_SUBBUF] = {"subbuf-size", 0, "BYTES",
+		  "per-CPU sub-buffer size, power of 2 (default: from the CPUs and the mean)"},
+    [F_NUMSUBBUF] = {"num-subbuf", 0, "N", "sub-buffers per CPU, power of 2 (default 4)"},
     [F_NO_STACKS] = {"no-stacks", 0, NULL,
 		     "record no call stacks (by default each sample has its stack, and the "
 		     "loaded objects are recorded to name its functions)"},
@@ -133,6 +146,7 @@ static int on_flag(void *ctx, size_t f, const char *value)
 		if (rasp_cli_parse_u64(cmd, "--mean", value, 1, RASP_MAX_SAMPLING_MEAN, true, &v))
 			return -1;
 		snprintf(a->mean_env, sizeof(a->mean_env), "RASP_SAMPLING_MEAN=%" PRIu64, v);
+		a->mean = v;
 		return 0;
 	case F_NO_STACKS:
 		a->launch_flag = "--no-stacks";
@@ -179,7 +193,7 @@ static void usage(void)
 }
 
 /* Buffers too small lose events; too large cannot be allocated (every CPU gets them). */
-static int check_buffers(const char *cmd, const struct rasp_session *s)
+static int check_buffers(const char *cmd, const struct rasp_session *s, bool user)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_CONF), pages = sysconf(_SC_PHYS_PAGES);
 	long page = sysconf(_SC_PAGESIZE);
@@ -195,14 +209,42 @@ static int check_buffers(const char *cmd, const struct rasp_session *s)
 			       per_cpu >> 20, cpus);
 		return -EINVAL;
 	}
-	if (per_cpu < SMALL_BUFFERS)
+	if (per_cpu < SMALL_BUFFERS && user)
 		fprintf(stderr,
 			"rasp record: warning: buffers of %" PRIu64
 			" KiB per CPU are small: a busy "
-			"program will lose events (they are counted, and the report says so); the "
-			"default is 16 MiB\n",
+			"program will lose events (they are counted, and the report says so)\n",
 			per_cpu >> 10);
 	return 0;
+}
+
+static uint64_t floor_pow2(uint64_t x)
+{
+	uint64_t p = 1;
+
+	while (p <= x / 2)
+		p *= 2;
+	return p;
+}
+
+void rasp_cli_record_default_buffers(uint64_t mean, long cpus, uint64_t *subbuf_size,
+				     uint64_t *num_subbuf)
+{
+	double per_cpu;
+	uint64_t bytes, num = *num_subbuf ? *num_subbuf : DEFAULT_NUM_SUBBUF;
+
+	if (cpus < 1)
+		cpus = 1;
+	if (mean < 1)
+		mean = RASP_DEFAULT_SAMPLING_MEAN;
+	per_cpu = (double)BUFFER_BUDGET * ((double)RASP_DEFAULT_SAMPLING_MEAN / (double)mean) /
+		  (double)cpus;
+	bytes = per_cpu >= (double)MAX_PER_CPU	 ? MAX_PER_CPU
+		: per_cpu <= (double)MIN_PER_CPU ? MIN_PER_CPU
+						 : floor_pow2((uint64_t)per_cpu);
+	*num_subbuf = num;
+	if (!*subbuf_size)
+		*subbuf_size = bytes / num >= 4096 ? bytes / num : 4096;
 }
 
 /* PROGRAM as execvpe would find it; 0 if found and executable. */
@@ -406,10 +448,10 @@ static int summarize(const char *cmd, const struct rasp_session *s, const char *
 int rasp_cli_record_parse(int argc, char **argv, struct rasp_record_args *a, int *first)
 {
 	const char *cmd = "record";
+	bool user;
 	int rc;
 
-	*a = (struct rasp_record_args){
-	    .s = {.subbuf_size = 2u << 20, .num_subbuf = 8, .guard_fd = -1, .stacks = true}};
+	*a = (struct rasp_record_args){.s = {.guard_fd = -1, .stacks = true}};
 	rc = rasp_cli_args_parse(cmd, argc, argv, NULL, NULL, flags, NFLAGS, on_flag, a, true,
 				 first);
 	if (rc != RASP_CLI_ARGS_OK)
@@ -442,7 +484,17 @@ int rasp_cli_record_parse(int argc, char **argv, struct rasp_record_args *a, int
 		rasp_cli_error(cmd, "--all-users goes with -a");
 		return RASP_CLI_ARGS_USAGE;
 	}
-	return check_buffers(cmd, &a->s) ? RASP_CLI_ARGS_USAGE : RASP_CLI_ARGS_OK;
+	user = a->s.subbuf_size || a->s.num_subbuf;
+	if (!a->s.subbuf_size || !a->s.num_subbuf) {
+		uint64_t mean = a->mean;
+		const char *env = getenv("RASP_SAMPLING_MEAN");
+
+		if (!mean && env)
+			mean = strtoull(env, NULL, 10); /* the program's own; 0 if not a number */
+		rasp_cli_record_default_buffers(mean, sysconf(_SC_NPROCESSORS_CONF),
+						&a->s.subbuf_size, &a->s.num_subbuf);
+	}
+	return check_buffers(cmd, &a->s, user) ? RASP_CLI_ARGS_USAGE : RASP_CLI_ARGS_OK;
 }
 
 int rasp_cli_record(int argc, char **argv)
@@ -479,6 +531,18 @@ int rasp_cli_record(int argc, char **argv)
 	if (prepare_output(cmd, a.output, a.s.output, sizeof(a.s.output)) != 0)
 		return 2;
 	a.s.uid = getuid();
+	{
+		long cpus = sysconf(_SC_NPROCESSORS_CONF);
+		uint64_t per_cpu = a.s.subbuf_size * a.s.num_subbuf;
+
+		cpus = cpus < 1 ? 1 : cpus;
+		fprintf(
+		    stderr,
+		    "rasp record: buffers of %" PRIu64 " KiB x %" PRIu64 " per CPU on %ld CPUs, "
+		    "%" PRIu64 " KiB of shared memory the program maps (--subbuf-size, "
+		    "--num-subbuf)\n",
+		    a.s.subbuf_size >> 10, a.s.num_subbuf, cpus, per_cpu * (uint64_t)cpus >> 10);
+	}
 	if (a.s.all_processes)
 		fprintf(stderr, "rasp record: recording every process of %s while %s runs\n",
 			a.s.all_users ? "every user" : "your user (uid)", argv[first]);

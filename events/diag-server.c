@@ -21,7 +21,8 @@
  * spreads its bytes), then 2 s to read the reply, so a slow or stuck client costs a slot for
  * 2 s and never another client's turn. CollectTracing and StopTracing wait for the sessions'
  * writer (a stop until its client has read the stream's end, up to 5 s): the command thread
- * runs them one after another, while the connection thread goes on answering. */
+ * (diag-commands.c) runs them one after another, while the connection thread goes on
+ * answering. What the server takes from its environment is diag-env.c's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -32,22 +33,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "diag-commands.h"
+#include "diag-env.h"
 #include "diag-protocol.h"
-#include "eventpipe-config.h"
-#include "eventpipe.h"
-
-/* How long a client may take to send its whole command, then to read the whole reply. */
-#define IO_TIMEOUT_MS 2000
-/* A client's session queue: its circular buffer size, within these bounds. */
-#define MIN_QUEUE_MB 4
-#define MAX_QUEUE_MB 1024
 
 #if defined(__x86_64__)
 #define ARCH "x64"
@@ -74,286 +68,13 @@ static struct {
 	/* The connection thread's: a reply being made. */
 	uint8_t payload[RASP_DIAG_MAX_MESSAGE - RASP_DIAG_HEADER_SIZE];
 	uint8_t out[RASP_DIAG_MAX_MESSAGE];
-	/* The command thread's. */
-	struct rasp_diag_collect collect;
 } D; /* zero-initialised, so in .bss: an initialiser put its 150 KB in .data, 96 KiB of every
 	process's RSS */
-
-/* ---- configuration ------------------------------------------------------------------------- */
-
-/* 1, 0, or -1 when unset; a value that is not a number is said and taken as unset. */
-static int flag(const char *name)
-{
-	const char *v = getenv(name);
-	char *end;
-	unsigned long n;
-
-	if (!v)
-		return -1;
-	errno = 0;
-	n = strtoul(v, &end, 16); /* CLRConfig numbers are hexadecimal */
-	if (errno || end == v || *end) {
-		fprintf(stderr, "rasp: diagnostics: %s='%s' is not a number; ignored\n", name, v);
-		return -1;
-	}
-	return n != 0;
-}
-
-static int dotnet_flag(const char *name)
-{
-	char buf[64];
-	int v;
-
-	snprintf(buf, sizeof(buf), "DOTNET_%s", name);
-	v = flag(buf);
-	if (v < 0) {
-		snprintf(buf, sizeof(buf), "COMPlus_%s", name);
-		v = flag(buf);
-	}
-	return v;
-}
-
-static bool enabled(void)
-{
-	int rasp = flag("RASP_DIAGNOSTICS"), dotnet = dotnet_flag("EnableDiagnostics");
-
-	if (dotnet_flag("EnableDiagnostics_IPC") == 0)
-		return false;
-	if (rasp >= 0)
-		return rasp == 1;
-	return dotnet == 1;
-}
-
-/* The process's start time in clock ticks (field 22 of /proc/self/stat), .NET's key. */
-static unsigned long long start_key(void)
-{
-	char buf[1024], *p;
-	unsigned long long v = 0;
-	ssize_t n;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the command name may hold spaces */
-	if (!p)
-		return 0;
-	/* After ") ": field 3 onwards; field 22 is the 20th of them. */
-	for (int field = 3; field <= 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		v = strtoull(p + 1, NULL, 10);
-	return v;
-}
-
-static void read_identity(void)
-{
-	char exe[PATH_MAX];
-	ssize_t n;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		n = read(fd, D.cmdline, sizeof(D.cmdline) - 1);
-		close(fd);
-		if (n > 0) {
-			/* Arguments are NUL-separated: spaces, as .NET shows them. */
-			while (n > 0 && D.cmdline[n - 1] == '\0')
-				n--;
-			for (ssize_t i = 0; i < n; i++)
-				if (D.cmdline[i] == '\0')
-					D.cmdline[i] = ' ';
-			D.cmdline[n] = '\0';
-		}
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		const char *base;
-
-		exe[n] = '\0';
-		base = strrchr(exe, '/');
-		base = base ? base + 1 : exe;
-		if (strlen(base) < sizeof(D.assembly))
-			memcpy(D.assembly, base, strlen(base) + 1);
-	}
-	if (getrandom(D.cookie, sizeof(D.cookie), GRND_NONBLOCK) != (ssize_t)sizeof(D.cookie)) {
-		uint64_t t = (uint64_t)getpid() * 0x9e3779b97f4a7c15u ^ (uint64_t)time(NULL);
-
-		memcpy(D.cookie, &t, sizeof(t));
-	}
-}
-
-/* ---- replies ------------------------------------------------------------------------------- */
-
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* Sends b on fd (non-blocking) until done, the client gone, or the deadline (ms). For the
- * command thread's short replies; the connection thread never waits on one client. */
-static void send_until(int fd, const uint8_t *b, size_t n, int64_t deadline)
-{
-	while (n) {
-		ssize_t w = send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-		struct pollfd p = {.fd = fd, .events = POLLOUT};
-		int64_t left;
-
-		if (w > 0) {
-			b += w;
-			n -= (size_t)w;
-			continue;
-		}
-		if (w < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
-			return; /* the client is gone: nothing to do */
-		left = deadline - now_ms();
-		if (left <= 0 || (poll(&p, 1, (int)left) < 0 && errno != EINTR))
-			return;
-	}
-}
-
-static void reply_error(int fd, uint32_t hresult)
-{
-	uint8_t b[RASP_DIAG_HEADER_SIZE + 4];
-
-	send_until(fd, b, rasp_diag_error_write(b, sizeof(b), hresult), now_ms() + IO_TIMEOUT_MS);
-}
-
-/* ---- the commands that wait for the sessions' writer (the command thread) ------------------ */
-
-/* CollectTracing: true when the connection now belongs to a session. */
-static bool collect(int fd, uint8_t id, const uint8_t *p, size_t n)
-{
-	struct rasp_diag_collect *c = &D.collect;
-	struct rasp__ep_provider ps[RASP_DIAG_MAX_PROVIDERS];
-	uint8_t reply[RASP_DIAG_HEADER_SIZE + 8], sid[8];
-	char why[160];
-	uint64_t mask, session;
-	size_t mb;
-	int rc = rasp_diag_collect_parse(id, p, n, c, why, sizeof(why));
-
-	if (rc) {
-		fprintf(stderr, "rasp: diagnostics: CollectTracing refused: %s\n", why);
-		reply_error(fd, RASP_DIAG_E_BAD_ENCODING);
-		return false;
-	}
-	if (c->session_type != 0 || c->format != 1) {
-		fprintf(stderr,
-			"rasp: diagnostics: CollectTracing refused: session type %u, format %u "
-			"(rasp streams NetTrace (1) over the connection (0) only)\n",
-			c->session_type, c->format);
-		reply_error(fd, RASP_DIAG_E_NOT_SUPPORTED);
-		return false;
-	}
-	for (size_t i = 0; i < c->nproviders; i++)
-		ps[i] = (struct rasp__ep_provider){c->providers[i].name, c->providers[i].keywords,
-						   c->providers[i].level};
-	mask = rasp__ep_providers_mask(ps, c->nproviders, c->stackwalk);
-	mb = c->buffer_mb < MIN_QUEUE_MB   ? MIN_QUEUE_MB
-	     : c->buffer_mb > MAX_QUEUE_MB ? MAX_QUEUE_MB
-					   : c->buffer_mb;
-	session = rasp__ep_session_new_id();
-	for (int i = 0; i < 8; i++)
-		sid[i] = (uint8_t)(session >> (8 * i));
-	rasp_diag_ok_write(reply, sizeof(reply), sid, sizeof(sid));
-	/* The connection is non-blocking (accept4): the session's writer sends on its own
-	 * schedule and must not block on it. */
-	rc = rasp__ep_session_start(fd, session, mask, mb << 20, reply, sizeof(reply));
-	if (rc) {
-		fprintf(stderr, "rasp: diagnostics: cannot start a session: %s\n", strerror(-rc));
-		reply_error(fd, RASP_DIAG_E_FAIL);
-		return false;
-	}
-	return true;
-}
-
-static void stop(int fd, const uint8_t *p, size_t n)
-{
-	uint8_t reply[RASP_DIAG_HEADER_SIZE + 8];
-	uint64_t id = 0;
-	int rc;
-
-	if (n != 8) {
-		reply_error(fd, RASP_DIAG_E_BAD_ENCODING);
-		return;
-	}
-	for (int i = 0; i < 8; i++)
-		id |= (uint64_t)p[i] << (8 * i);
-	rc = rasp__ep_session_stop(id);
-	if (rc == -ENOENT || rc == -ESHUTDOWN) {
-		reply_error(fd, RASP_DIAG_E_FAIL);
-		return;
-	}
-	/* Ended, even on a late write error of the stream: say so as .NET does. */
-	send_until(fd, reply, rasp_diag_ok_write(reply, sizeof(reply), p, 8),
-		   now_ms() + IO_TIMEOUT_MS);
-}
-
-/* A command handed to the command thread: the connection and its message's payload. */
-struct job {
-	struct job *next;
-	int fd;
-	uint8_t id;
-	uint8_t *payload; /* malloc'd, n bytes */
-	size_t n;
-};
-
-/* The lock guards the queue and, against a fork, every descriptor of a client: a forked
- * child gets copies of them, and closes them (fork_child), so it must see none half made or
- * half closed. */
-static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	struct job *head, **tail;
-	size_t n;    /* queued, at most MAX_CONNS */
-	int current; /* the connection of the command being run, or -1 */
-} Q = {.lock = PTHREAD_MUTEX_INITIALIZER,
-       .wake = PTHREAD_COND_INITIALIZER,
-       .tail = &Q.head,
-       .current = -1};
-
-static void *command_main(void *arg)
-{
-	(void)arg;
-	for (;;) {
-		struct job *j;
-		bool kept = false;
-
-		pthread_mutex_lock(&Q.lock);
-		while (!Q.head)
-			pthread_cond_wait(&Q.wake, &Q.lock);
-		j = Q.head;
-		Q.head = j->next;
-		if (!Q.head)
-			Q.tail = &Q.head;
-		Q.n--;
-		Q.current = j->fd;
-		pthread_mutex_unlock(&Q.lock);
-		if (j->id == RASP_DIAG_EP_STOP)
-			stop(j->fd, j->payload, j->n);
-		else
-			kept = collect(j->fd, j->id, j->payload, j->n); /* kept: the session's */
-		pthread_mutex_lock(&Q.lock);
-		if (!kept)
-			close(j->fd);
-		Q.current = -1;
-		pthread_mutex_unlock(&Q.lock);
-		free(j->payload);
-		free(j);
-	}
-	return NULL;
-}
 
 /* ---- connections (the connection thread) --------------------------------------------------- */
 
 /* Connections read or answered at once; more wait in the listen backlog until one ends, at
- * most IO_TIMEOUT_MS later. Each costs its message (at most 64 KiB) while it is read. */
+ * most RASP__DIAG_IO_TIMEOUT_MS later. Each costs its message (at most 64 KiB) while it is read. */
 #define MAX_CONNS 32
 
 enum { FREE, READING, WRITING };
@@ -375,13 +96,13 @@ static struct conn C[MAX_CONNS];
 static void conn_close(struct conn *c)
 {
 	free(c->buf);
-	pthread_mutex_lock(&Q.lock);
+	rasp__diag_lock();
 	close(c->fd);
 	*c = (struct conn){.fd = -1, .state = FREE};
-	pthread_mutex_unlock(&Q.lock);
+	rasp__diag_unlock();
 }
 
-/* The reply in b (copied), to be sent as the client reads it, within IO_TIMEOUT_MS. */
+/* The reply in b (copied), to be sent as the client reads it, within RASP__DIAG_IO_TIMEOUT_MS. */
 static void conn_reply(struct conn *c, const uint8_t *b, size_t n)
 {
 	free(c->buf);
@@ -394,7 +115,7 @@ static void conn_reply(struct conn *c, const uint8_t *b, size_t n)
 	c->state = WRITING;
 	c->done = 0;
 	c->len = n;
-	c->deadline = now_ms() + IO_TIMEOUT_MS;
+	c->deadline = rasp__diag_now_ms() + RASP__DIAG_IO_TIMEOUT_MS;
 }
 
 static void conn_error(struct conn *c, uint32_t hresult)
@@ -438,23 +159,15 @@ static void process_info(struct conn *c, uint8_t id)
  * on serving everyone else meanwhile. */
 static void hand_over(struct conn *c)
 {
-	struct job *j;
+	bool queued;
 
-	pthread_mutex_lock(&Q.lock);
-	j = Q.n < MAX_CONNS ? malloc(sizeof(*j)) : NULL;
-	if (j) {
-		*j = (struct job){.fd = c->fd,
-				  .id = c->h.id,
-				  .payload = c->buf,
-				  .n = c->h.size - RASP_DIAG_HEADER_SIZE};
-		*Q.tail = j;
-		Q.tail = &j->next;
-		Q.n++;
-		pthread_cond_signal(&Q.wake);
+	rasp__diag_lock();
+	queued = rasp__diag_enqueue(c->fd, c->h.id, c->buf, c->h.size - RASP_DIAG_HEADER_SIZE,
+				    MAX_CONNS);
+	if (queued)
 		*c = (struct conn){.fd = -1, .state = FREE}; /* the command thread's now */
-	}
-	pthread_mutex_unlock(&Q.lock);
-	if (!j)
+	rasp__diag_unlock();
+	if (!queued)
 		conn_error(c, RASP_DIAG_E_FAIL); /* that many commands already wait */
 }
 
@@ -573,13 +286,15 @@ static bool accept_some(int64_t *pause_until)
 
 		if (C[i].state != FREE)
 			continue;
-		pthread_mutex_lock(&Q.lock);
+		rasp__diag_lock();
 		fd = accept4(D.fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		err = errno;
 		if (fd >= 0)
-			C[i] = (struct conn){
-			    .fd = fd, .state = READING, .deadline = now_ms() + IO_TIMEOUT_MS};
-		pthread_mutex_unlock(&Q.lock);
+			C[i] = (struct conn){.fd = fd,
+					     .state = READING,
+					     .deadline =
+						 rasp__diag_now_ms() + RASP__DIAG_IO_TIMEOUT_MS};
+		rasp__diag_unlock();
 		errno = err;
 		if (fd < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -589,7 +304,7 @@ static bool accept_some(int64_t *pause_until)
 			if (errno == EMFILE || errno == ENFILE || errno == ENOMEM ||
 			    errno == ENOBUFS) {
 				/* Out of descriptors or memory: try again later, not in a loop. */
-				*pause_until = now_ms() + 100;
+				*pause_until = rasp__diag_now_ms() + 100;
 				return true;
 			}
 			return false;
@@ -606,7 +321,7 @@ static void *server_main(void *arg)
 
 	(void)arg;
 	for (;;) {
-		int64_t now = now_ms(), wait = -1;
+		int64_t now = rasp__diag_now_ms(), wait = -1;
 		bool room = false;
 		nfds_t n = 0;
 
@@ -735,32 +450,34 @@ static int spawn(pthread_t *t, void *(*fn)(void *), const char *name)
 /* A fork waits for the lock: the child's copy of the connections is whole. */
 static void fork_prepare(void)
 {
-	pthread_mutex_lock(&Q.lock);
+	rasp__diag_lock();
 }
 
 static void fork_parent(void)
 {
-	pthread_mutex_unlock(&Q.lock);
+	rasp__diag_unlock();
 }
 
 /* The socket, its file and the clients are the parent's: the child, which serves nothing,
  * closes its copies, so that a client sees its connection end when the parent ends it, and
  * the listening socket has no holder but the parent (after the parent's exec, none, as
- * rasp ps expects). */
+ * rasp ps expects). Once: the handler stays registered in the child, and at the child's own
+ * fork the numbers are stale, maybe reused by descriptors of the child's that are not ours. */
 static void fork_child(void)
 {
-	close(D.fd);
-	for (size_t i = 0; i < MAX_CONNS; i++)
-		if (C[i].state != FREE) {
-			close(C[i].fd);
-			C[i].state = FREE;
-		}
-	for (struct job *j = Q.head; j; j = j->next)
-		close(j->fd);
-	if (Q.current >= 0)
-		close(Q.current);
+	if (D.running) {
+		close(D.fd);
+		for (size_t i = 0; i < MAX_CONNS; i++)
+			if (C[i].state != FREE) {
+				close(C[i].fd);
+				free(C[i].buf);
+				C[i] = (struct conn){.fd = -1, .state = FREE};
+			}
+	}
+	rasp__diag_commands_fork_child(D.running);
+	D.fd = -1;
 	D.running = false;
-	pthread_mutex_unlock(&Q.lock);
+	rasp__diag_unlock();
 }
 
 static int start(char *why, size_t cap)
@@ -773,11 +490,11 @@ static int start(char *why, size_t cap)
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
 	n = snprintf(D.path, sizeof(D.path), "%s%sdotnet-diagnostic-%d-%llu-socket", tmp,
-		     tmp[strlen(tmp) - 1] == '/' ? "" : "/", (int)getpid(), start_key());
+		     tmp[strlen(tmp) - 1] == '/' ? "" : "/", (int)getpid(), rasp__diag_start_key());
 	if (n < 0 || (size_t)n >= sizeof(D.path))
 		return -ENAMETOOLONG;
 	memcpy(a.sun_path, D.path, (size_t)n + 1);
-	read_identity();
+	rasp__diag_identity(D.cmdline, sizeof(D.cmdline), D.assembly, sizeof(D.assembly), D.cookie);
 	D.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (D.fd < 0)
 		return -errno;
@@ -789,7 +506,7 @@ static int start(char *why, size_t cap)
 	}
 	rc = listen(D.fd, 64) < 0 ? -errno : 0;
 	if (!rc)
-		rc = spawn(&cmd, command_main, "rasp-diag-cmd");
+		rc = spawn(&cmd, rasp__diag_command_main, "rasp-diag-cmd");
 	if (!rc)
 		rc = spawn(&D.thread, server_main, "rasp-diag");
 	/* (the command thread, if it started, waits for commands that never come) */
@@ -810,7 +527,7 @@ __attribute__((constructor)) static void rasp__diag_init(void)
 	char why[PATH_MAX + 160] = "";
 	int rc;
 
-	if (!enabled())
+	if (!rasp__diag_enabled())
 		return;
 	rc = start(why, sizeof(why));
 	if (rc == -EEXIST)

@@ -16,8 +16,10 @@
  * read, the second the new one. DIAG_EXEC="PROGRAM ARG...": once the heap is made, prints
  * "exec" and execs PROGRAM (a path) with those arguments and DIAG_EXEC unset. DIAG_FORK=1:
  * once the GO-FILE is there, forks a child that sleeps (and dies with the program) and prints
- * "forked PID".
- *   diag-prog THREADS SECONDS [GO-FILE | session] */
+ * "forked PID"; the child prints "child forked" once its fork has returned. DIAG_FORK=2: that child
+ * first opens 16 descriptors (one takes the number of the listening socket it closed), forks a
+ * grandchild that prints "grandchild kept N of 16" (how many of them it still has open), and waits
+ * for it. diag-prog THREADS SECONDS [GO-FILE | session] */
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,7 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rasp/events.h"
@@ -121,6 +125,26 @@ static int pin_mode(void)
 	return 0;
 }
 
+/* DIAG_FORK=2, in the forked child: the descriptors it opens after its fork are its own,
+ * and a fork of its own must leave them to it. */
+static void fork_again(void)
+{
+	int fds[16], kept = 0;
+	pid_t g;
+
+	for (int i = 0; i < 16; i++)
+		fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	g = fork();
+	if (g == 0) {
+		for (int i = 0; i < 16; i++)
+			kept += fds[i] >= 0 && fcntl(fds[i], F_GETFD) >= 0;
+		dprintf(1, "grandchild kept %d of 16\n", kept);
+		_exit(0);
+	}
+	if (g > 0)
+		waitpid(g, NULL, 0);
+}
+
 static int exec_mode(const char *what)
 {
 	static char copy[4096];
@@ -188,6 +212,10 @@ int main(int argc, char **argv)
 
 		if (child == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			/* Past its fork handlers: the descriptors it closes are closed. */
+			dprintf(1, "child forked\n");
+			if (strcmp(getenv("DIAG_FORK"), "2") == 0)
+				fork_again();
 			for (;;)
 				pause();
 		}

@@ -14,7 +14,8 @@
  * 15 clients that do not read (5 s in all, not 5 s each), what is at the socket's path before
  * the program starts (left alone and said, or the user's own stale socket replaced), exec (the
  * socket has no listener, `rasp ps`, the second argument, skips it) and fork (the child holds
- * no socket). After each, the program still answers and ends with every allocation made. */
+ * no socket, and its own fork leaves its descriptors alone). After each, the program still answers
+ * and ends with every allocation made. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -1255,6 +1256,7 @@ static void test_a_fork_keeps_no_socket(void **state)
 	t0 = now_s();
 	close(open(p.go, O_WRONLY | O_CREAT, 0644));
 	wait_line(&p, "forked");
+	wait_line(&p, "child forked"); /* its fork handlers have run */
 	f = fopen(p.out, "r");
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f))
@@ -1267,6 +1269,32 @@ static void test_a_fork_keeps_no_socket(void **state)
 		sleep_ms(20);
 	assert_true(closed_by_server(fd));
 	close(fd);
+	expect_alive(&p);
+	finish(&p);
+}
+
+/* A forked child that forks again (a daemon's double fork, a shell's pipeline): the child's
+ * own descriptors, one of them on the number of the listening socket it closed at its fork,
+ * are all still open in the grandchild. */
+static void test_a_fork_of_the_child_keeps_its_descriptors(void **state)
+{
+	char line[512];
+	int kept = -1;
+	struct prog p;
+	FILE *f;
+
+	(void)state;
+	extra_env[0] = "DIAG_FORK=2";
+	start(&p, true, "1", true);
+	extra_env[0] = NULL;
+	close(open(p.go, O_WRONLY | O_CREAT, 0644));
+	wait_line(&p, "grandchild kept");
+	f = fopen(p.out, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "grandchild kept %d", &kept);
+	fclose(f);
+	assert_int_equal(kept, 16);
 	expect_alive(&p);
 	finish(&p);
 }
@@ -1300,6 +1328,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_teardown(test_a_planted_file, teardown),
 	    cmocka_unit_test_teardown(test_exec, teardown),
 	    cmocka_unit_test_teardown(test_a_fork_keeps_no_socket, teardown),
+	    cmocka_unit_test_teardown(test_a_fork_of_the_child_keeps_its_descriptors, teardown),
 	};
 	const struct CMUnitTest lttng_tests[] = {
 	    cmocka_unit_test_teardown(test_an_lttng_session_beside_eventpipe, teardown),

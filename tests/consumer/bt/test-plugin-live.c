@@ -114,7 +114,7 @@ static void run_live(enum reader_kind kind, bool stacks)
 	static char out[65536];
 	char dir[PATH_MAX - 64], log[PATH_MAX], relay_log[PATH_MAX], report[PATH_MAX];
 	char ctl[64], data[64], live[64], url[64], live_url[512], host[128], params[PATH_MAX + 64];
-	char timeout_s[] = "60";
+	char timeout_s[] = "120";
 	/* Three ports per attempt, from 20000; the last run (rasp, stacks) adds 1800 and five
 	 * attempts 15: at most 20000 + 13999 * 3 + 1815 = 63812, under 65536. */
 	int base = 20000 + (int)(getpid() % 14000) * 3, rc;
@@ -138,7 +138,7 @@ static void run_live(enum reader_kind kind, bool stacks)
 	for (int attempt = 0; attempt < 5; attempt++, base += 3) {
 		char out_opt[PATH_MAX + 8];
 		const char *relayd[] = {RASP_TEST_TIMEOUT,
-					"120",
+					"240",
 					"lttng-relayd",
 					"-C",
 					ctl,
@@ -319,7 +319,9 @@ attached:
 		assert_int_equal(lttng(destroy), 0);
 		session[0] = '\0';
 	}
-	rc = wait_ms(reader_pid, 30000);
+	/* A hang guard, generous: on a loaded machine the reader has taken over 30 s to see the
+	 * session's end. (Its own timeout(1) ends it at 120 s.) */
+	rc = wait_ms(reader_pid, 110000);
 	reader_pid = 0;
 	if (rc != 0) {
 		f = fopen(log, "r");
@@ -338,7 +340,10 @@ attached:
 	if (!strstr(out, "\"discarded_events\": 0,"))
 		fail_msg("events were lost: %s", out);
 	if (!stacks) {
-		assert_non_null(strstr(out, "\"total\": {\"samples\": 50,"));
+		/* Exactly rasp-emit's 50: another process of that name recording at the same
+		 * time (the suite run twice at once) would add its own. */
+		if (!strstr(out, "\"total\": {\"samples\": 50,"))
+			fail_msg("not rasp-emit's 50 samples: %s", out);
 		return;
 	}
 	/* Every site of stack-prog named from the live trace's state dump and dlopen events:
