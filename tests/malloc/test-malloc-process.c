@@ -102,7 +102,8 @@ static void *churn(void *arg)
 	(void)arg;
 	while (!atomic_load(&stop)) {
 		free(keep[i % 64]);
-		keep[i % 64] = malloc((i * 37u) % 5000u + 1u);
+		/* Up to 120 KB: a large object's allocation and free take the heap's lock. */
+		keep[i % 64] = malloc((i * 3037u) % 120000u + 1u);
 		i++;
 	}
 	for (i = 0; i < 64; i++)
@@ -118,7 +119,9 @@ static void test_fork_while_threads_allocate(void **state)
 	atomic_store(&stop, false);
 	for (int k = 0; k < 2; k++)
 		assert_int_equal(pthread_create(&t[k], NULL, churn, NULL), 0);
-	for (int round = 0; round < 20; round++) {
+	/* 200 forks while two threads take the heap's lock often: a fork's child waited forever
+	 * for a lock held at the fork before the runtime's fork handlers took every heap's. */
+	for (int round = 0; round < 200; round++) {
 		pid_t pid = fork();
 		int st;
 
