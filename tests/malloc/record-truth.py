@@ -8,8 +8,8 @@ SEEDS recordings of one process, then FAMILY_SEEDS of the program with a forked 
 exec'd copy (three processes, each its own in the report: rasp record follows them). Each
 process gives 4 sites x 2 intervals. At 95% coverage n intervals miss 0.05 n on average with a
 standard deviation of sqrt(n 0.05 0.95): more misses than 3 standard deviations past that fails
-(10 of 80 for the first part, 14 of 152 in all). The exec'd copy repeats its parent's samples
-(the same seed and the same allocations), so the family's intervals are not all independent.
+(10 of 80 for the first part, 14 of 152 in all). The exec'd copy runs with another seed (its
+parent's would repeat its parent's samples).
 Every site must be named by its own function (the first frame outside the allocator)."""
 import csv
 import math

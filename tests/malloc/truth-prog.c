@@ -5,7 +5,8 @@
  * nothing), then writes its pid and "site objects bytes" lines to the file named by its
  * argument. The sites keep their results (no tail calls), so each is a frame of its own.
  * With "family" after the file, it then forks a child that does the same into FILE.child,
- * and another that execs the program into FILE.exec: three processes to follow. */
+ * and another that execs the program into FILE.exec (with RASP_SEED + 7919, so that its samples
+ * are its own): three processes to follow. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -144,6 +145,14 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s.exec", argv[1]);
 	pid = fork();
 	if (pid == 0) {
+		/* Another seed for the copy, so that its samples are not its parent's again. */
+		const char *seed = getenv("RASP_SEED");
+		char next[32];
+
+		if (seed) {
+			snprintf(next, sizeof(next), "%llu", strtoull(seed, NULL, 0) + 7919);
+			setenv("RASP_SEED", next, 1);
+		}
 		execl(argv[0], argv[0], path, (char *)NULL);
 		_exit(127);
 	}
