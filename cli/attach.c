@@ -172,7 +172,10 @@ static void refresh(const struct rasp_attach *a, const char *path, double elapse
 	printf("rasp report --live: process %d, %.0f s so far (Ctrl-C ends)\n", (int)a->pid,
 	       elapsed);
 	fflush(stdout);
-	a->report(path);
+	if (a->redraw)
+		a->redraw(a->ctx, path, true);
+	else
+		a->report(path);
 	fflush(stdout);
 }
 
@@ -226,7 +229,7 @@ int rasp_cli_attach(const struct rasp_attach *a)
 	bool ended = false, abandoned = false, temporary;
 	int fd, out, rc;
 
-	if (!a->report)
+	if (!a->report && !a->redraw)
 		return 2;
 	if (rasp_diag_find_socket(a->cmd, a->pid, socket_path, sizeof(socket_path)) != 0)
 		return 1;
@@ -343,7 +346,7 @@ int rasp_cli_attach(const struct rasp_attach *a)
 				a->cmd, path);
 		rc = 1;
 	} else {
-		rc = a->report(path);
+		rc = a->redraw ? a->redraw(a->ctx, path, false) : a->report(path);
 		rc = rc ? rc : ended ? 0 : 1;
 	}
 	if (temporary) {

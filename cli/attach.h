@@ -17,6 +17,10 @@ struct rasp_attach {
 	double interval;
 	/* Prints the report of the .nettrace file at path (rasp report's); its exit status. */
 	int (*report)(const char *path);
+	/* With live, what prints the reports instead (when not NULL): each redraw's of the file
+	 * still being written (growing), and the last one's; its exit status. */
+	int (*redraw)(void *ctx, const char *path, bool growing);
+	void *ctx;
 };
 
 /* Records, then prints the report of what was recorded (not after a second SIGINT or

@@ -73,6 +73,7 @@ struct rasp_input {
 	enum rasp_input_kind kind;
 	char *path;	   /* the trace directory (real path) or the URL */
 	const char *given; /* the operand it came from */
+	bool growing;	   /* a .nettrace file still being written: its end is no loss */
 };
 
 struct rasp_inputs {
@@ -119,5 +120,8 @@ int rasp_graph_convert_ctf(const char *cmd, const struct rasp_inputs *in, const 
 /* Resolves operands and reads them into t, as rasp report does (warnings included). */
 int rasp_cli_tally_operands(const char *cmd, char *const *operands, size_t n, bool strict,
 			    struct rasp_tally *t);
+/* The same for a .nettrace file still being written (rasp report --live): its end is where
+ * the stream has got to, which is no loss. */
+int rasp_cli_tally_growing(const char *cmd, const char *path, bool strict, struct rasp_tally *t);
 
 #endif /* RASP_CLI_H */

@@ -14,6 +14,7 @@
 #include "read/nettrace-read.h"
 #include "report/diff.h"
 #include "write/read-json.h"
+#include "write/text-fit.h"
 #include "write/write-diff.h"
 
 struct side {
@@ -26,11 +27,15 @@ struct side {
 	uint64_t samples;
 	struct rasp_notes notes;
 	struct rasp_json_report json; /* a JSON side: the items' names point into its doc */
+	/* How its rows are named: .NET names as C# writes them, the site rule (patterns
+	 * borrowed from the options or the JSON document). */
+	bool csharp_names;
+	struct rasp_site_rule rule;
 };
 
 /* The report's own entries, with format narrowed to what diff writes and the grouping to one
  * key: types or sites. */
-static struct rasp_param diff_params[6];
+static struct rasp_param diff_params[11];
 
 static bool writes_diff(const struct rasp_writer *w)
 {
@@ -50,7 +55,12 @@ static void make_params(void)
 	diff_params[4].accepted = "type|site";
 	diff_params[4].help = "compare per type (default) or per allocating function (traces "
 			      "recorded with stacks)";
-	diff_params[5] = (struct rasp_param){.name = NULL};
+	diff_params[5] = *rasp_param_find(rasp_report_params, "site");
+	diff_params[6] = *rasp_param_find(rasp_report_params, "site-exclude");
+	diff_params[7] = *rasp_param_find(rasp_report_params, "raw-names");
+	diff_params[8] = *rasp_param_find(rasp_report_params, "width");
+	diff_params[9] = *rasp_param_find(rasp_report_params, "wide");
+	diff_params[10] = (struct rasp_param){.name = NULL};
 }
 
 static void usage(void)
@@ -86,7 +96,10 @@ static int load_trace(const char *cmd, struct side *s, const struct rasp_report_
 	rc = rasp_cli_tally_operands(cmd, ops, 1, opt->strict, s->tally);
 	if (rc)
 		return rc;
-	rc = rasp_rows_build(s->tally, opt->confidence, &s->rows);
+	rc = rasp_rows_build_with(s->tally,
+				  &(struct rasp_rows_options){
+				      opt->confidence, rasp_report_site_rule(opt), opt->raw_names},
+				  &s->rows);
 	if (!rc)
 		rc = rasp_notes_build(s->tally, &s->rows, "--sampling-mean", &s->notes);
 	if (rc)
@@ -100,6 +113,8 @@ static int load_trace(const char *cmd, struct side *s, const struct rasp_report_
 						     : rasp_row_type(s->tally, &s->rows.v[i]),
 		    s->rows.v[i].est};
 	s->samples = s->tally->samples;
+	s->csharp_names = s->rows.clr_names;
+	s->rule = s->rows.site_rule;
 	/* The largest mean its samples were weighed with; --sampling-mean only for a side with
 	 * none (starting from --sampling-mean's 102400, a side recorded at 16384 would put what
 	 * could hide unsampled 6x too high, and a type present on one side only would not be
@@ -131,6 +146,48 @@ static int load_json(const char *cmd, struct side *s, double confidence, bool by
 	s->json.notes = (struct rasp_notes){0};
 	s->mean = s->json.mean;
 	s->samples = s->json.samples;
+	s->csharp_names = s->json.csharp_names;
+	s->rule = (struct rasp_site_rule){.leaf = s->json.site_leaf,
+					  .exclude = (char *const *)s->json.site_exclude,
+					  .nexclude = s->json.nsite_exclude};
+	return 0;
+}
+
+/* Whether two site rules name the same frames. */
+static bool same_rule(const struct rasp_site_rule *a, const struct rasp_site_rule *b)
+{
+	if (a->leaf != b->leaf || a->nexclude != b->nexclude)
+		return false;
+	for (size_t i = 0; i < a->nexclude; i++)
+		if (strcmp(a->exclude[i], b->exclude[i]) != 0)
+			return false;
+	return true;
+}
+
+/* Sides named differently would show every row as new and gone: refused, saying how. */
+static int named_alike(const char *cmd, const struct side *s, bool by_site)
+{
+	if (s[0].csharp_names != s[1].csharp_names) {
+		int r = s[0].csharp_names ? 1 : 0;
+
+		rasp_cli_error(
+		    cmd,
+		    "'%s' names .NET types as the trace does and '%s' as C# writes "
+		    "them: every row would differ. Compare with --raw-names (a JSON "
+		    "report made with --raw-names, or by an older rasp, names them as the "
+		    "trace does)",
+		    s[r].path, s[1 - r].path);
+		return -EINVAL;
+	}
+	if (by_site && !same_rule(&s[0].rule, &s[1].rule)) {
+		rasp_cli_error(cmd,
+			       "'%s' and '%s' name sites by different rules (--site %s and %s, "
+			       "--site-exclude): every row would differ. Compare with the rule of "
+			       "the JSON report (one made by an older rasp is --site leaf)",
+			       s[0].path, s[1].path, s[0].rule.leaf ? "leaf" : "user",
+			       s[1].rule.leaf ? "leaf" : "user");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -197,6 +254,8 @@ int rasp_cli_diff(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (named_alike(cmd, side, opt.group_by == RASP_GROUP_SITE))
+		goto out;
 	rc = rasp_diff_compute(
 	    &(struct rasp_diff_side){side[0].path, side[0].items, side[0].n, side[0].mean},
 	    &(struct rasp_diff_side){side[1].path, side[1].items, side[1].n, side[1].mean},
@@ -206,10 +265,21 @@ int rasp_cli_diff(int argc, char **argv)
 		goto out;
 	}
 	{
-		struct rasp_diff_view v = {side[0].path,   side[1].path,
-					   changes,	   n,
-					   opt.confidence, &side[0].notes,
-					   &side[1].notes, opt.group_by == RASP_GROUP_SITE};
+		struct rasp_diff_view v = {.base_name = side[0].path,
+					   .new_name = side[1].path,
+					   .changes = changes,
+					   .n = n,
+					   .confidence = opt.confidence,
+					   .base_notes = &side[0].notes,
+					   .new_notes = &side[1].notes,
+					   .by_site = opt.group_by == RASP_GROUP_SITE};
+		size_t cols = 0, rows = 0;
+
+		/* The width: --wide's none, --width's, or the terminal's, as rasp report's. */
+		if (!opt.wide && opt.width == RASP_PARAM_AUTO)
+			v.width = rasp_text_terminal(stdout, &cols, &rows) ? cols : 0;
+		else if (!opt.wide)
+			v.width = (size_t)opt.width;
 
 		/* The format was checked against the writers that have write_diff. */
 		rc = rasp_writer_find(opt.format)->write_diff(stdout, &v);

@@ -145,7 +145,8 @@ static int add_source(const char *who, bt_graph *graph, const struct plugins *pl
 		      const struct rasp_input *in, size_t i, const bt_component_filter *mux,
 		      struct rasp_tally *warnings)
 {
-	struct rasp_nettrace_source_init nt = {warnings ? nettrace_ended : NULL, warnings};
+	struct rasp_nettrace_source_init nt = {warnings && !in->growing ? nettrace_ended : NULL,
+					       warnings, in->growing};
 	const bt_component_class_source *cls =
 	    in->kind == RASP_INPUT_NETTRACE
 		? pl->nettrace
@@ -333,6 +334,21 @@ int rasp_cli_tally_operands(const char *cmd, char *const *operands, size_t n, bo
 
 	if (rc)
 		return rc;
+	rc = rasp_graph_tally(cmd, &in, strict, t);
+	rasp_inputs_free(&in);
+	return rc;
+}
+
+int rasp_cli_tally_growing(const char *cmd, const char *path, bool strict, struct rasp_tally *t)
+{
+	char *ops[] = {(char *)path};
+	struct rasp_inputs in;
+	int rc = rasp_inputs_collect(cmd, ops, 1, &in, t);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < in.n; i++)
+		in.v[i].growing = in.v[i].kind == RASP_INPUT_NETTRACE;
 	rc = rasp_graph_tally(cmd, &in, strict, t);
 	rasp_inputs_free(&in);
 	return rc;

@@ -61,7 +61,7 @@ static int add(struct rasp_inputs *in, enum rasp_input_kind kind, char *path, co
 		free(path);
 		return -ENOMEM;
 	}
-	in->v[in->n++] = (struct rasp_input){kind, path, given};
+	in->v[in->n++] = (struct rasp_input){.kind = kind, .path = path, .given = given};
 	return 0;
 }
 

@@ -34,6 +34,8 @@ static const char *const recorded_events[] = {
     /* With stacks: each sample's stack, and where the process's code was (LTTng-UST's state
      * dump of the objects loaded, and its dlopen wrapper's events). */
     RASP_EVENT_DOTNETRUNTIME_CLRSTACKWALK_LTTNG,
+    /* Where an embedding runtime's frames stand (rasp_heap_set_frames) */
+    RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V1_LTTNG,
     "lttng_ust_statedump:*",
     "lttng_ust_dl:*",
 };

@@ -173,9 +173,15 @@ static uint64_t finish_mask(uint64_t mask, bool rasp_listed, bool stackwalk)
 				mask |= UINT64_C(1) << i;
 	/* Stacks: .NET walks the stack of every event of a session unless the stackwalk switch
 	 * is off, whatever the keywords; rasp's samples (the only events with stacks) likewise. */
-	mask &= ~(UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK);
+	/* The names of an embedding runtime's frames (MethodLoadVerbose_V1, emitted only before a
+	 * stack that holds a frame new since the last announcement) go with the stacks they
+	 * name, whatever the keywords and level: a session at Informational, or without the JIT
+	 * keyword, would have the frames and not their names. */
+	mask &= ~(UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK |
+		  UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_METHODLOADVERBOSE_V1);
 	if (stackwalk && (mask >> RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED & 1))
-		mask |= UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK;
+		mask |= UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK |
+			UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_METHODLOADVERBOSE_V1;
 	return mask;
 }
 

@@ -72,6 +72,10 @@ int rasp_config_validate(const rasp_config_t *cfg)
 		    cfg->alloc_quantum, RASP_MIN_ALLOC_QUANTUM, RASP_MAX_ALLOC_QUANTUM);
 		return -EINVAL;
 	}
+	if (cfg->native_frames != 0 && cfg->native_frames != 1) {
+		fprintf(stderr, "rasp: native_frames %d is not 0 or 1\n", cfg->native_frames);
+		return -EINVAL;
+	}
 	if (cfg->stack_depth > RASP_MAX_STACK_DEPTH) {
 		fprintf(stderr, "rasp: stack depth %u is out of range: 0..%u frames\n",
 			cfg->stack_depth, RASP_MAX_STACK_DEPTH);
@@ -144,6 +148,14 @@ int rasp_config_from_env(rasp_config_t *cfg)
 			return -EINVAL;
 		}
 		cfg->stack_depth = (unsigned)n;
+	}
+	v = getenv("RASP_NATIVE_FRAMES");
+	if (v) {
+		if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+			fprintf(stderr, "rasp: RASP_NATIVE_FRAMES='%s' is not 0 or 1\n", v);
+			return -EINVAL;
+		}
+		cfg->native_frames = *v == '1';
 	}
 	v = getenv("RASP_STACKS");
 	if (v) {

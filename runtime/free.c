@@ -9,14 +9,73 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
-static void bad_free(struct rasp_heap *h, const void *obj, const char *op, const char *why)
+/* Log lines of the default action are the 1st, 10th, 100th... of a kind: a few lines for a
+ * state that switched allocators (one a pointer was 1,280 lines for one Lua state). */
+static bool is_power_of_10(uint64_t n)
 {
+	while (n >= 10 && n % 10 == 0)
+		n /= 10;
+	return n == 1;
+}
+
+static const char *const kind_names[RASP_INVALID_KINDS] = {
+    "foreign pointer", "pointer of another heap", "interior pointer", "double free"};
+
+/* A refused pointer: counted, told to the embedder's callback, then logged or aborted on as
+ * the heap's action says (rasp_heap_set_error_handler). Never on a fast path. */
+RASP__NOINLINE static void bad_free(struct rasp_heap *h, const void *obj, const char *op, int kind,
+				    const char *why)
+{
+	rasp_invalid_t what = {op, obj, kind, why, 0};
+	int action = h->invalid_action;
+
 	atomic_fetch_add(&h->invalid_frees, 1);
-	fprintf(stderr, "rasp: %s(%p): %s; ignored\n", op, obj, why);
+	what.count = atomic_fetch_add(&h->invalid_by_kind[kind], 1) + 1;
+	if (h->invalid_fn)
+		h->invalid_fn(h->invalid_arg, &what);
+	if (action == RASP_ON_INVALID_LOG_EACH || action == RASP_ON_INVALID_ABORT)
+		fprintf(stderr, "rasp: %s(%p): %s; ignored\n", op, obj, why);
+	else if (action == RASP_ON_INVALID_LOG && is_power_of_10(what.count))
+		fprintf(stderr,
+			"rasp: %s(%p): %s; ignored (%s #%llu on this heap; the 10th, 100th... "
+			"are logged, all counted: rasp_heap_set_error_handler)\n",
+			op, obj, why, kind_names[kind], (unsigned long long)what.count);
+	if (action == RASP_ON_INVALID_ABORT)
+		abort();
 	errno = EINVAL;
+}
+
+int rasp_heap_set_error_handler(rasp_heap_t *h, int action, rasp_invalid_fn fn, void *arg)
+{
+	if (!h || action < RASP_ON_INVALID_LOG || action > RASP_ON_INVALID_ABORT)
+		return -EINVAL;
+	h->invalid_action = action;
+	h->invalid_fn = fn;
+	h->invalid_arg = arg;
+	return 0;
+}
+
+uint64_t rasp_heap_invalid_count(rasp_heap_t *h, int kind)
+{
+	if (!h || kind < 0 || kind >= RASP_INVALID_KINDS)
+		return 0;
+	return atomic_load(&h->invalid_by_kind[kind]);
+}
+
+void rasp__invalid_summary(struct rasp_heap *h)
+{
+	for (int k = 0; k < RASP_INVALID_KINDS; k++) {
+		uint64_t n = atomic_load(&h->invalid_by_kind[k]);
+
+		if (h->invalid_action == RASP_ON_INVALID_LOG && n && !is_power_of_10(n))
+			fprintf(stderr, "rasp: heap %llu refused %llu pointers as %s in all\n",
+				(unsigned long long)h->id, (unsigned long long)n, kind_names[k]);
+	}
 }
 
 /* Debug builds: is hdr the block header of a live-or-free block of h? Walks the heap's
@@ -93,31 +152,37 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 	 * Debug builds also look the mapping up in this heap's lists. */
 	if (!rasp__segment_mapped(s) ||
 	    (s != rasp__segment_of(hdr) && s->kind != RASP__SEG_ARENA)) {
-		bad_free(h, obj, op,
+		bad_free(h, obj, op, RASP_INVALID_FOREIGN,
 			 "not in memory rasp has mapped (a foreign pointer, or a double free "
 			 "after the object's memory went back to the OS)");
 		return NULL;
 	}
 	if (RASP__DEBUG && !debug_mapped(h, s)) {
 		bad_free(h, obj, op,
+			 s->magic == RASP__SEGMENT_MAGIC && s->heap != h ? RASP_INVALID_OTHER_HEAP
+									 : RASP_INVALID_FOREIGN,
 			 "not a live object of this heap (foreign pointer or double "
 			 "free)");
 		return NULL;
 	}
 	if (s->magic != RASP__SEGMENT_MAGIC || s->heap != h) {
-		bad_free(h, obj, op, "not an object of this heap");
+		bad_free(h, obj, op,
+			 s->magic != RASP__SEGMENT_MAGIC ? RASP_INVALID_FOREIGN
+							 : RASP_INVALID_OTHER_HEAP,
+			 "not an object of this heap");
 		return NULL;
 	}
 	/* Before reading the would-be header: a misaligned one cannot be read as one. */
 	if ((uintptr_t)hdr & 7) {
-		bad_free(h, obj, op, "not the start of an object (misaligned)");
+		bad_free(h, obj, op, RASP_INVALID_INTERIOR,
+			 "not the start of an object (misaligned)");
 		return NULL;
 	}
 	/* The block holding hdr: the mapping's one object, or the page's block by position. */
 	if (s->kind == RASP__SEG_LARGE) {
 		b = rasp__large_header(s);
 		if (hdr < b) {
-			bad_free(h, obj, op, "not the start of an object");
+			bad_free(h, obj, op, RASP_INVALID_INTERIOR, "not the start of an object");
 			return NULL;
 		}
 	} else if (s->kind == RASP__SEG_ARENA) {
@@ -126,34 +191,38 @@ struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *
 
 		b = rasp__arena_block(s, hdr, &z, &why);
 		if (!b) {
-			bad_free(h, obj, op, why);
+			bad_free(h, obj, op,
+				 strncmp(why, "double", 6) ? RASP_INVALID_INTERIOR
+							   : RASP_INVALID_DOUBLE_FREE,
+				 why);
 			return NULL;
 		}
 	} else {
 		pg = rasp__page_of(s, hdr);
 		if (!pg || (uintptr_t)hdr < pg->start ||
 		    (n = (uintptr_t)hdr - pg->start) >= pg->bytes) {
-			bad_free(h, obj, op, "not the start of an object");
+			bad_free(h, obj, op, RASP_INVALID_INTERIOR, "not the start of an object");
 			return NULL;
 		}
 		b = rasp__page_block_at(pg, hdr);
 	}
 	if (b->word & RASP__HDR_FREE) {
-		bad_free(h, obj, op,
+		bad_free(h, obj, op, RASP_INVALID_DOUBLE_FREE,
 			 hdr == b ? "double free"
 				  : "double free (or a pointer inside a free block)");
 		return NULL;
 	}
 	/* A block's start, or an aligned object's own header inside its block. */
 	if (hdr != b && !aligned_inside(b, hdr)) {
-		bad_free(h, obj, op,
+		bad_free(h, obj, op, RASP_INVALID_INTERIOR,
 			 s->kind != RASP__SEG_SMALL
 			     ? "inside a large object, not its start"
 			     : "not the start of an object (inside a block)");
 		return NULL;
 	}
 	if (RASP__DEBUG && !debug_owns(h, b)) {
-		bad_free(h, obj, op, "not a live object of this heap (foreign pointer)");
+		bad_free(h, obj, op, RASP_INVALID_FOREIGN,
+			 "not a live object of this heap (foreign pointer)");
 		return NULL;
 	}
 	*segp = s;
@@ -299,7 +368,7 @@ RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 	}
 	if (s->kind == RASP__SEG_ARENA) {
 		if (rasp__arena_free(h, s, hdr) != 0)
-			bad_free(h, obj, "rasp_free",
+			bad_free(h, obj, "rasp_free", RASP_INVALID_DOUBLE_FREE,
 				 "double free (another thread freed it meanwhile)");
 		return;
 	}

@@ -78,6 +78,7 @@ void rasp_heap_destroy(rasp_heap_t *h)
 	/* Every sampled object still live dies with the heap: one event says so, before the
 	 * heap's ClrInstanceID can go to a heap created after (unregistering frees it), so a
 	 * consumer ends them all. One per live sample would need them found: every header read. */
+	rasp__invalid_summary(h);
 	if (atomic_load_explicit(&h->marked, memory_order_relaxed))
 		rasp_event_heap_destroyed(h->cfg.clr_instance_id);
 	rasp__heap_unregister(h);
@@ -141,6 +142,32 @@ out:
 	if (locked)
 		pthread_mutex_unlock(&h->lock);
 	return t;
+}
+
+const rasp_type_t *rasp_heap_default_type(rasp_heap_t *h)
+{
+	const struct rasp_type *t;
+
+	if (!h) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = atomic_load_explicit(&h->default_type, memory_order_acquire);
+	if (t)
+		return t;
+	/* Registering a name twice gives the same type: two threads racing here agree. */
+	t = rasp_type_register(h, "untyped");
+	if (t)
+		atomic_store_explicit(&h->default_type, t, memory_order_release);
+	return t;
+}
+
+int rasp_heap_set_default_type(rasp_heap_t *h, const rasp_type_t *type)
+{
+	if (!h || !type || type->heap != h)
+		return -EINVAL;
+	atomic_store_explicit(&h->default_type, type, memory_order_release);
+	return 0;
 }
 
 const char *rasp_type_name(const rasp_type_t *type)

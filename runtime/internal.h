@@ -322,6 +322,20 @@ void rasp__batch_flush(struct rasp_context *c);
  * build makes; NULL header (errno EINVAL, reported) when obj is not one of h's objects. */
 struct rasp__header *rasp__block_of(struct rasp_heap *h, void *obj, const char *op,
 				    struct rasp__segment **seg);
+/* At rasp_heap_destroy, under the default action: each kind's count of refused pointers not
+ * yet logged. */
+void rasp__invalid_summary(struct rasp_heap *h);
+
+/* ---- frames.c -------------------------------------------------------------------------------- */
+
+/* Bumped at each announcement of the sampling mean: frames are told again (MethodLoadVerbose)
+ * under a new value, so a listener that came since has their names. */
+extern _Atomic uint32_t rasp__frames_gen;
+/* The heap's runtime frames (rasp_heap_set_frames), innermost first, as code addresses in
+ * frames.c's range, each told first where new since the last announcement; at most max. */
+size_t rasp__frames_capture(struct rasp_heap *h, uintptr_t *ips, size_t max);
+/* The name of the runtime frame at ip ("function (file:line)"), NULL if ip is none. */
+const char *rasp__frames_name(uintptr_t ip);
 
 /* ---- stack.c --------------------------------------------------------------------------------- */
 

@@ -60,6 +60,7 @@ static void announce(struct rasp_context *c, uint64_t mean, int mode)
 	struct rasp_heap *h = c->heap;
 
 	atomic_store_explicit(&h->announced, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rasp__frames_gen, 1, memory_order_relaxed);
 	if (h->announce_hook)
 		h->announce_hook(h->sample_hook_arg, mean);
 	rasp_event_sampling_configured(h->cfg.clr_instance_id, mean, h->cfg.alloc_quantum,
@@ -173,11 +174,14 @@ bool rasp__sampling_update_full(struct rasp_context *c)
 	return sampling_change(c, mode, mean, on);
 }
 
-/* Out of line: its frame array (RASP_MAX_STACK_DEPTH words) stays off every sample's stack. */
+/* Out of line: its frame array (RASP_MAX_STACK_DEPTH words) stays off every sample's stack.
+ * A heap with a runtime's frames callback carries those frames instead of native ones, or
+ * before them (native_frames). */
 RASP__NOINLINE static void emit_stack(struct rasp_heap *h)
 {
 	uintptr_t frames[RASP_MAX_STACK_DEPTH];
-	size_t n = rasp__stack_capture(frames, h->cfg.stack_depth);
+	size_t n = h->frames_fn ? rasp__frames_capture(h, frames, h->cfg.stack_depth)
+				: rasp__stack_capture(frames, h->cfg.stack_depth);
 
 	rasp_event_clr_stack_walk(h->cfg.clr_instance_id, 0, 0, (uint32_t)n, frames);
 }

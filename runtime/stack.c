@@ -77,10 +77,10 @@ RASP_API void rasp__stack_load(void)
 }
 #endif
 
-/* Frames above the caller's: at most this many of librasp's own (today at most 7: the
- * capture, the stack's emission, the sample's, the sampled block's miss or the generic slow
- * path, the miss, a variant such as rasp_realloc over rasp_alloc_aligned; the fast path
- * reaches the miss by a tail call). */
+/* Frames above the caller's: at most this many of librasp's own (today at most 8: the
+ * capture, the runtime frames' capture (native_frames), the stack's emission, the sample's,
+ * the sampled block's miss or the generic slow path, the miss, a variant such as rasp_realloc
+ * over rasp_alloc_aligned; the fast path reaches the miss by a tail call). */
 #define OWN_FRAMES 10
 
 /* librasp's executable segments, found once. */

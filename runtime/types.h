@@ -481,6 +481,17 @@ struct rasp_heap {
 	_Atomic uint64_t regions_n, reserved_bytes, committed_bytes, large_live_bytes, pages_n,
 	    purged_bytes;
 	_Atomic uint64_t contexts_n, starts, invalid_frees;
+	/* Invalid pointers (free.c): counted per kind; the embedder's policy, set before the heap
+	 * is shared (rasp_heap_set_error_handler). */
+	_Atomic uint64_t invalid_by_kind[RASP_INVALID_KINDS];
+	int invalid_action;
+	rasp_invalid_fn invalid_fn;
+	void *invalid_arg;
+	/* The embedding runtime's frames (rasp_heap_set_frames), read on a sample's stack only. */
+	rasp_frames_fn frames_fn;
+	void *frames_arg;
+	/* rasp_realloc(heap, NULL, n)'s type: set, or "untyped" registered at its first use. */
+	_Atomic(const struct rasp_type *) default_type;
 	/* Counters of contexts gone (their threads exited), folded in at their exit. */
 	_Atomic uint64_t samples_gone, refills_gone;
 	struct rasp_heap *reg_next;	  /* registry of live heaps (thread.c) */

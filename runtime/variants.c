@@ -79,8 +79,20 @@ void *rasp_realloc(rasp_heap_t *h, void *obj, size_t size)
 	unsigned flags;
 	void *n;
 
-	if (!h || !obj || size == 0) {
+	if (!h) {
 		errno = EINVAL;
+		return NULL;
+	}
+	/* C's realloc: NULL allocates (the heap's default type), 0 frees (the NULL returned is
+	 * no error: errno untouched). */
+	if (!obj) {
+		if (size == 0)
+			return NULL;
+		type = rasp_heap_default_type(h);
+		return type ? rasp_alloc(h, type, size, 0) : NULL;
+	}
+	if (size == 0) {
+		rasp_free(h, obj);
 		return NULL;
 	}
 	blk = rasp__block_of(h, obj, "rasp_realloc", &s);

@@ -17,6 +17,7 @@ packages=(
   libprotobuf-c-dev protobuf-c-compiler           # pprof output (profile.proto)
   golang-go chromium                              # tests: go tool pprof, the HTML report
   python3-scipy                                   # reference values for the estimator tests
+  liblua5.4-dev                                   # examples/lua: rasp as stock Lua 5.4's allocator
 )
 
 for arg in "$@"; do

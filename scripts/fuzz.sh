@@ -13,7 +13,7 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DRASP_FUZZ=ON -DRASP_SA
   -DRASP_BUILD_TESTS=OFF >/dev/null
 targets=(fuzz-cli-args fuzz-report-events fuzz-ctf-index fuzz-nettrace fuzz-diag-protocol
   fuzz-heap-ops)
-targets+=(fuzz-diag-client fuzz-read-json fuzz-nettrace-report fuzz-nettrace-ctf)
+targets+=(fuzz-diag-client fuzz-read-json fuzz-nettrace-report fuzz-nettrace-ctf fuzz-clr-names)
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >/dev/null
 # The real .NET traces of ../shared seed the NetTrace fuzzers too (the reader's and the graph
 # ones), where they are (a clone of the repository alone has the committed seeds only); inputs

@@ -166,7 +166,7 @@ rasp__report_sink_initialize(bt_self_component_sink *self_sink,
 		    self, "%s", s->err[0] ? s->err : "bad parameters");
 		goto error;
 	}
-	if (s->opt.top && !rasp_writer_find(s->opt.format)->top) {
+	if (rasp_report_top_given(&s->opt) && !rasp_writer_find(s->opt.format)->top) {
 		char names[64];
 
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(

@@ -456,8 +456,9 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 
 		if (packet_close(it, out, &n, end))
 			goto error;
-		/* A file cut short: an unknown number of events never reached it. */
-		if (!rasp_nt_complete(it->r) &&
+		/* A file cut short: an unknown number of events never reached it (one still being
+		 * written has lost nothing). */
+		if (!rasp_nt_complete(it->r) && !(it->src && it->src->init.growing) &&
 		    lost_messages(it, out, &n, 0, false, start_time(it)))
 			goto error;
 		if (it->src && it->src->init.ended)

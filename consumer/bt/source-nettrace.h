@@ -36,10 +36,13 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 
 /* Initialize-method data for in-process use: `ended` is told, as each file's iterator reaches
  * its end, whether the file had its end-of-stream marker (else it was cut short at
- * end_offset: an unknown number of events are missing), so a program can say so. */
+ * end_offset: an unknown number of events are missing), so a program can say so. `growing`:
+ * the files are still being written (rasp report --live reads its stream as it arrives), so
+ * their end is where the writer has got to, not a cut: no loss is reported for it. */
 struct rasp_nettrace_source_init {
 	void (*ended)(void *ctx, const char *path, bool complete, uint64_t end_offset);
 	void *ctx;
+	bool growing;
 };
 
 /* The class, for graphs built in process (what the plugin registers). NULL on error. */

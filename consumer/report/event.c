@@ -41,19 +41,17 @@ enum rasp_role rasp_role_of(const char *name)
 	return RASP_ROLE_OTHER;
 }
 
-/* A .NET method's code range, named as .NET tools name it: Namespace.Name, the signature
- * left out (it makes names long and sites per overload). Only when grouping by where. */
+/* A .NET method's code range, with its declaring type, name and signature (symbols.c names
+ * it from them). Only when grouping by where. */
 static int method(struct rasp_tally *t, const struct rasp_event *e)
 {
-	char name[1024];
-	const char *ns = e->method_namespace ? e->method_namespace : "";
 	int ret;
 
 	if (!(t->group_by & RASP_GROUP_WHERE) || !e->memsz)
 		return 0;
-	snprintf(name, sizeof(name), "%s%s%s", ns, *ns ? "." : "",
-		 e->method_name ? e->method_name : "?");
-	ret = rasp_modules_add_method(&t->modules, e->pid, e->base, e->memsz, name);
+	ret =
+	    rasp_modules_add_clr_method(&t->modules, e->pid, e->base, e->memsz, e->method_namespace,
+					e->method_name ? e->method_name : "?", e->method_signature);
 	return ret == -EINVAL ? 0 : ret;
 }
 

@@ -129,12 +129,56 @@ const struct rasp_param rasp_report_params[] = {
     {.name = "top",
      .type = RASP_PARAM_UINT,
      .metavar = "N",
-     .accepted = "integer >= 0 (0 = all rows)",
-     .def = "0",
-     .help = "text: show the N largest rows only (0: all; the total counts all)",
+     .accepted = "integer >= 0 (0 = all rows) or auto",
+     .def = "auto",
+     .help = "text: show the N largest rows only (0: all; auto: those that fit the terminal, "
+	     "all when the output is not one; the total counts all)",
      .min = 0.0,
      .max = 1e18,
+     .word = "auto",
      FIELD(top)},
+    {.name = "width",
+     .type = RASP_PARAM_UINT,
+     .metavar = "N",
+     .accepted = "integer >= 0 (0 = no limit) or auto",
+     .def = "auto",
+     .help = "text: fit every line in N columns, long names shortened in the middle (0: no "
+	     "limit; auto: the terminal's width, no limit when the output is not one)",
+     .min = 0.0,
+     .max = 1e6,
+     .word = "auto",
+     FIELD(width)},
+    {.name = "wide",
+     .type = RASP_PARAM_BOOL,
+     .accepted = "boolean true|false",
+     .def = "false",
+     .help = "text: names in full and every column whatever the terminal's width (as "
+	     "--width 0)",
+     FIELD(wide)},
+    {.name = "site",
+     .type = RASP_PARAM_CHOICE,
+     .metavar = "RULE",
+     .accepted = "user|leaf",
+     .def = "user",
+     .help = "the frame a row by site names: user, the innermost of the program's own code "
+	     "(not .NET's System.*, Microsoft.* and runtime, libc, libstdc++ or rasp); leaf, "
+	     "the innermost",
+     FIELD(site)},
+    {.name = "site-exclude",
+     .type = RASP_PARAM_LIST,
+     .metavar = "PATTERN",
+     .accepted = "non-empty fnmatch pattern string, or an array of them",
+     .def = "none",
+     .help = "also not the program's own code: frames whose function or object file name "
+	     "matches PATTERN ('MyCompany.Logging.*', 'libfoo.so*'); repeatable",
+     FIELD(site_exclude)},
+    {.name = "raw-names",
+     .type = RASP_PARAM_BOOL,
+     .accepted = "boolean true|false",
+     .def = "false",
+     .help = ".NET types and methods named in the runtime's form (List`1[System.String]), "
+	     "not C#'s (List<string>)",
+     FIELD(raw_names)},
     {.name = "output",
      .short_flag = 'o',
      .type = RASP_PARAM_PATH,
@@ -158,7 +202,7 @@ void rasp_report_options_init(struct rasp_report_options *opt)
 	memset(opt, 0, sizeof(*opt));
 	/* A default the table cannot parse is a bug the params test catches (every entry). */
 	for (const struct rasp_param *p = rasp_report_params; p->name; p++)
-		if (p->type != RASP_PARAM_PATH)
+		if (p->type != RASP_PARAM_PATH && p->type != RASP_PARAM_LIST)
 			rasp_param_set_text(rasp_report_params, opt, p->name, p->def, NULL, 0);
 }
 
@@ -166,6 +210,16 @@ void rasp_report_options_fini(struct rasp_report_options *opt)
 {
 	free(opt->output);
 	opt->output = NULL;
+	rasp_param_list_free(&opt->site_exclude);
+}
+
+void rasp_param_list_free(struct rasp_param_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
 }
 
 /* ---- The machinery ------------------------------------------------------------------------ */
@@ -281,6 +335,26 @@ static int store(const struct rasp_param *p, void *opts, const struct rasp_param
 	case RASP_PARAM_BOOL:
 		*(bool *)field = v->b;
 		return 0;
+	case RASP_PARAM_LIST: {
+		struct rasp_param_list *l = (struct rasp_param_list *)field;
+		size_t n = v->kind == RASP_VALUE_STRINGS ? v->nstrings : 1;
+		char **grown = realloc(l->v, (l->n + n) * sizeof(*l->v));
+
+		if (!grown) {
+			set_err(err, errlen, "out of memory: name=%s", p->name);
+			return -ENOMEM;
+		}
+		l->v = grown;
+		for (size_t i = 0; i < n; i++) {
+			l->v[l->n] = strdup(v->kind == RASP_VALUE_STRINGS ? v->strings[i] : v->s);
+			if (!l->v[l->n]) {
+				set_err(err, errlen, "out of memory: name=%s", p->name);
+				return -ENOMEM;
+			}
+			l->n++;
+		}
+		return 0;
+	}
 	}
 	return -EINVAL;
 bad_keys:
@@ -335,8 +409,26 @@ int rasp_param_set(const struct rasp_param *table, void *opts, const char *name,
 		if (v->kind != RASP_VALUE_BOOL)
 			return wrong_kind(p, v, err, errlen);
 		break;
-	case RASP_PARAM_REAL:
+	case RASP_PARAM_LIST:
+		if (v->kind != RASP_VALUE_STRING && v->kind != RASP_VALUE_STRINGS)
+			return wrong_kind(p, v, err, errlen);
+		for (size_t i = 0; i < (v->kind == RASP_VALUE_STRINGS ? v->nstrings : 1); i++)
+			if (!(v->kind == RASP_VALUE_STRINGS ? v->strings[i] : v->s)[0]) {
+				set_err(
+				    err, errlen,
+				    "bad parameter: name=%s value-kind=empty-string accepted=%s",
+				    p->name, p->accepted);
+				return -EINVAL;
+			}
+		break;
 	case RASP_PARAM_UINT:
+		/* Its word: the parameter's own meaning (RASP_PARAM_AUTO). */
+		if (p->word && v->kind == RASP_VALUE_STRING && strcmp(v->s, p->word) == 0) {
+			n.u = RASP_PARAM_AUTO;
+			break;
+		}
+		/* fall through */
+	case RASP_PARAM_REAL:
 		if (!as_number(v, &d, &integer) || (p->type == RASP_PARAM_UINT && !integer))
 			return wrong_kind(p, v, err, errlen);
 		in_range = isfinite(d) && (p->min_open ? d > p->min : d >= p->min) && d <= p->max;
@@ -421,6 +513,8 @@ int rasp_param_set_text(const struct rasp_param *table, void *opts, const char *
 		v.kind = RASP_VALUE_REAL;
 		break;
 	case RASP_PARAM_UINT:
+		if (p->word && strcmp(text, p->word) == 0)
+			break; /* the word, as a string */
 		if (parse_uint_text(text, p->suffixes, &u))
 			goto bad;
 		v = (struct rasp_param_value){.kind = RASP_VALUE_UNSIGNED, .u = u};

@@ -32,6 +32,19 @@ enum rasp_param_type {
 	RASP_PARAM_UINT,   /* an integer in the range */
 	RASP_PARAM_PATH,   /* a non-empty string */
 	RASP_PARAM_BOOL,
+	/* Non-empty strings, each one given added to a list (a flag given again, or an array of
+	 * strings) */
+	RASP_PARAM_LIST,
+};
+
+/* The value a UINT parameter holds when given its word ("auto"): what it means is the
+ * parameter's own (the terminal's size, for the text writer's). */
+#define RASP_PARAM_AUTO UINT64_MAX
+
+/* A LIST parameter's strings (owned). */
+struct rasp_param_list {
+	char **v;
+	size_t n;
 };
 
 /* A value as it arrives: from babeltrace2 (typed) or from the command line (text). */
@@ -55,8 +68,8 @@ struct rasp_param_value {
 };
 
 /* Where a parameter's value goes in the options struct: at `offset`, a char[size] (CHOICE), an
- * unsigned group-by mask (KEYS), a double (REAL), a uint64_t (UINT), an owned char * (PATH) or
- * a bool (BOOL). */
+ * unsigned group-by mask (KEYS), a double (REAL), a uint64_t (UINT), an owned char * (PATH),
+ * a bool (BOOL) or a struct rasp_param_list (LIST). */
 struct rasp_param {
 	const char *name; /* babeltrace2 parameter; the CLI flag is --name */
 	char short_flag;  /* CLI short flag, or 0 */
@@ -68,6 +81,7 @@ struct rasp_param {
 	double min, max; /* REAL and UINT, inclusive; REAL excludes min when min_open */
 	bool min_open;
 	bool suffixes;	     /* CLI text may end in K, M or G (powers of 1024) */
+	const char *word;    /* UINT: a word it takes too, stored as RASP_PARAM_AUTO */
 	size_t offset, size; /* of the field in the options struct */
 };
 
@@ -77,10 +91,29 @@ struct rasp_report_options {
 	unsigned group_by;    /* enum rasp_group_key mask */
 	double confidence;    /* in (0, RASP_EST_MAX_CONFIDENCE] */
 	double sampling_mean; /* for processes with no SamplingConfigured, 1..2^48 */
-	uint64_t top;	      /* text: rows shown, 0 = all */
-	char *output;	      /* file (owned), NULL = standard output */
-	bool strict;	      /* malformed events are errors (true) or counted and skipped */
+	/* text: rows shown, 0 = all, RASP_PARAM_AUTO = those that fit a terminal (all when not
+	 * writing to one) */
+	uint64_t top;
+	/* text: columns of a line, 0 = no limit, RASP_PARAM_AUTO = the terminal's (no limit when
+	 * not writing to one) */
+	uint64_t width;
+	bool wide;    /* text: names in full, every column (as width 0) */
+	char site[8]; /* "user": the innermost frame of the program's own code; "leaf" */
+	struct rasp_param_list
+	    site_exclude; /* fnmatch patterns of code that is not the program's */
+	bool raw_names;	  /* .NET names in the runtime's form, not C#'s */
+	char *output;	  /* file (owned), NULL = standard output */
+	bool strict;	  /* malformed events are errors (true) or counted and skipped */
+	/* Not parameters: lines a caller writes above the report on the same screen (rasp
+	 * report --live's title), which the text writer leaves room for. */
+	unsigned lines_above;
 };
+
+/* Whether `top` was set to a number of rows (not all, not the terminal's). */
+static inline bool rasp_report_top_given(const struct rasp_report_options *opt)
+{
+	return opt->top != 0 && opt->top != RASP_PARAM_AUTO;
+}
 
 extern const struct rasp_param rasp_report_params[];
 
@@ -88,6 +121,7 @@ extern const struct rasp_param rasp_report_params[];
  * that what help shows is what the options hold. */
 void rasp_report_options_init(struct rasp_report_options *opt);
 void rasp_report_options_fini(struct rasp_report_options *opt);
+void rasp_param_list_free(struct rasp_param_list *l);
 
 /* The table entry called `name`, or NULL. */
 const struct rasp_param *rasp_param_find(const struct rasp_param *table, const char *name);

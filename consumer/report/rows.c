@@ -1,8 +1,7 @@
 /* Rows (rows.h): cells sorted by group, each run of cells summed into a row by rasp_est_sum
- * (unbiased per cell first, then added), all cells summed into the total. */
+ * (unbiased per cell first, then added), all cells summed into the total; the names the rows
+ * show (types as C# writes them, sites and stacks by where.h). */
 #include "rows.h"
-
-#include "stacks/allocator.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,22 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stacks/clr-names.h"
+#include "where.h"
+
 static int cmp_id(int64_t a, int64_t b)
 {
 	return a < b ? -1 : a > b;
 }
 
-/* The where-key of a cell: its stack (grouped by stack), its stack's site (by site), else 0.
- * qsort has no context argument in C11: the site table is a file-scope pointer. */
-static const uint32_t *sort_site_of;
-static unsigned sort_by;
+/* The where-key of a cell: its stack's group (grouped by stack), its stack's site (by site),
+ * else 0. qsort has no context argument in C11: the keys are a file-scope pointer. */
+static const struct rasp_where *sort_where;
 
-static uint32_t where(const struct rasp_tally_cell *c)
+static uint32_t where(const struct rasp_where *wh, const struct rasp_tally_cell *c)
 {
-	if (sort_by & RASP_GROUP_STACK)
-		return c->stack;
-	if (sort_by & RASP_GROUP_SITE)
-		return sort_site_of[c->stack];
+	if (wh->group_of)
+		return wh->group_of[c->stack];
+	if (wh->site_of)
+		return wh->site_of[c->stack];
 	return 0;
 }
 
@@ -41,75 +42,136 @@ static int cmp_cell(const void *pa, const void *pb)
 		return cmp_id(a->process, b->process);
 	if (a->thread != b->thread)
 		return cmp_id(a->thread, b->thread);
-	if (where(a) != where(b))
-		return where(a) < where(b) ? -1 : 1;
+	if (where(sort_where, a) != where(sort_where, b))
+		return where(sort_where, a) < where(sort_where, b) ? -1 : 1;
 	return a->est.p < b->est.p ? -1 : a->est.p > b->est.p;
 }
 
-static int same_group(const struct rasp_tally_cell *a, const struct rasp_tally_cell *b)
+static int same_group(const struct rasp_where *wh, const struct rasp_tally_cell *a,
+		      const struct rasp_tally_cell *b)
 {
 	return a->type == b->type && a->kind == b->kind && a->process == b->process &&
-	       a->thread == b->thread && where(a) == where(b);
+	       a->thread == b->thread && where(wh, a) == where(wh, b);
 }
 
-struct site_table {
-	const char **names;
-	size_t n, cap;
-	struct rasp_index index;
-};
-
-static uint64_t site_hash_of(const void *ctx, size_t i)
+/* Whether the report names types as C# writes them: not asked for the runtime's names, and
+ * the trace is .NET's: a process of an EventPipe file from .NET (the format fixes its mean and
+ * it never announced one, as rasp's runtime does in its own files), or .NET's allocation ticks.
+ * An LTTng trace does not say whether its AllocationSampled events came from CoreCLR or from
+ * rasp, so its names stay as they are. */
+static bool clr_names(const struct rasp_tally *t, bool raw)
 {
-	return rasp_hash_string(((const struct site_table *)ctx)->names[i]);
+	if (raw)
+		return false;
+	if (t->ticks_total)
+		return true;
+	for (size_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i].samples && t->procs[i].declared && !t->procs[i].configured)
+			return true;
+	return false;
 }
 
-static int site_eq(const void *ctx, size_t i, const void *key)
+/* Sorting type indexes by their shown name, to find those that read the same. */
+static const char **sort_names;
+
+static int cmp_name(const void *pa, const void *pb)
 {
-	return strcmp(((const struct site_table *)ctx)->names[i], key) == 0;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = strcmp(sort_names[a], sort_names[b]);
+
+	return c ? c : (a > b) - (a < b);
 }
 
-/* Each stack's site (its first frame outside the allocator, stacks/allocator.c), as an index + 1
- * into the table of distinct site names; stack 0 (no stack) gets its own site. */
-static int sites_of(struct rasp_tally *t, struct rasp_rows *out, uint32_t **site_of)
+/* name converted with ns, in fresh memory; NULL without memory. */
+static char *converted(const char *name, enum rasp_clr_ns ns)
 {
-	struct site_table st = {0};
-	uint32_t *map = calloc(t->stacks.n + 1, sizeof(*map));
-	int ret = 0;
+	size_t n = rasp_clr_type_name(name, ns, NULL, 0);
+	char *s = malloc(n + 1);
 
-	if (!map)
+	if (s)
+		rasp_clr_type_name(name, ns, s, n + 1);
+	return s;
+}
+
+/* Each type's shown name: C#'s without namespaces; where two types would read the same, with
+ * every namespace; where even those read the same (names that differ only in what C# leaves
+ * out, an assembly), the runtime's. The strings of converted names are the rows'. */
+static int type_names(const struct rasp_tally *t, struct rasp_rows *out)
+{
+	size_t n = t->ntypes, *order;
+	const char **v = calloc(n + 1, sizeof(*v));
+
+	if (!v)
 		return -ENOMEM;
-	for (size_t id = 0; id <= t->stacks.n && !ret; id++) {
-		const struct rasp_stack *s = rasp_stacks_get(&t->stacks, (uint32_t)id);
-		const char *name = "(no stack)";
-		struct rasp_frame f;
-		size_t slot, i;
+	out->type_names = v;
+	for (size_t i = 0; i < n; i++)
+		v[i] = rasp_tally_type_name(t, i);
+	if (!out->clr_names || !n)
+		return 0;
+	order = malloc(n * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (enum rasp_clr_ns ns = RASP_CLR_NS_NONE;; ns = RASP_CLR_NS_ALL) {
+		for (size_t i = 0; i < n; i++) {
+			const char *raw = rasp_tally_type_name(t, i);
+			char *c;
 
-		if (s) {
-			ret = rasp_stack_site(out->sym, &t->stacks, s, &f);
-			name = f.name;
+			/* The first round converts every name, the next ones those that clashed
+			 * (marked NULL). */
+			if (ns == RASP_CLR_NS_NONE || !v[i]) {
+				c = converted(raw, ns);
+				if (!c) {
+					free(order);
+					return -ENOMEM;
+				}
+				if (ns == RASP_CLR_NS_NONE && strcmp(c, raw) == 0) {
+					free(c);
+					v[i] = raw;
+					continue;
+				}
+				if (rasp_array_grow((void **)&out->owned, &out->capowned,
+						    out->nowned, sizeof(*out->owned))) {
+					free(c);
+					free(order);
+					return -ENOMEM;
+				}
+				out->owned[out->nowned++] = c;
+				v[i] = c;
+			}
 		}
-		if (ret || (ret = rasp_index_reserve(&st.index, st.n, site_hash_of, &st)))
-			break;
-		i = rasp_index_find(&st.index, rasp_hash_string(name), site_eq, &st, name, &slot);
-		if (i == SIZE_MAX) {
-			if ((ret = rasp_array_grow((void **)&st.names, &st.cap, st.n,
-						   sizeof(*st.names))) != 0)
+		for (size_t i = 0; i < n; i++)
+			order[i] = i;
+		sort_names = v;
+		qsort(order, n, sizeof(*order), cmp_name);
+		sort_names = NULL;
+		{
+			bool clash = false;
+
+			for (size_t i = 0; i + 1 < n; i++)
+				if (strcmp(v[order[i]], v[order[i + 1]]) == 0) {
+					clash = true;
+					break;
+				}
+			if (!clash)
 				break;
-			st.names[st.n] = name;
-			rasp_index_put(&st.index, slot, st.n);
-			i = st.n++;
+			/* Every name of a run of equal ones is redone (NULL); the last round falls
+			 * back to the runtime's names. */
+			for (size_t i = 0; i < n;) {
+				size_t j = i + 1;
+
+				while (j < n && strcmp(v[order[i]], v[order[j]]) == 0)
+					j++;
+				for (size_t k = i; j - i > 1 && k < j; k++)
+					v[order[k]] = ns == RASP_CLR_NS_ALL
+							  ? rasp_tally_type_name(t, order[k])
+							  : NULL;
+				i = j;
+			}
+			if (ns == RASP_CLR_NS_ALL)
+				break;
 		}
-		map[id] = (uint32_t)i + 1;
 	}
-	rasp_index_free(&st.index);
-	if (ret) {
-		free(map);
-		free(st.names);
-		return ret;
-	}
-	out->sites = st.names;
-	out->nsites = st.n;
-	*site_of = map;
+	free(order);
 	return 0;
 }
 
@@ -119,7 +181,7 @@ static int count_unplaced(struct rasp_tally *t, struct rasp_rows *out)
 {
 	for (size_t i = 0; i < t->ncells; i++) {
 		const struct rasp_stack *s = rasp_stacks_get(&t->stacks, t->cells[i].stack);
-		struct rasp_frame f;
+		struct rasp_sym_frame f;
 		int ret;
 
 		if (!s || !s->n)
@@ -135,8 +197,9 @@ static int count_unplaced(struct rasp_tally *t, struct rasp_rows *out)
 	return 0;
 }
 
-/* Sorting rows needs the type names: qsort has no context argument in C11. */
+/* Sorting rows needs the type and site names: qsort has no context argument in C11. */
 static const struct rasp_tally *sort_tally;
+static const struct rasp_rows *sort_rows;
 
 /* Largest first; equal bytes in key order, so reports are reproducible. */
 static int cmp_row(const void *pa, const void *pb)
@@ -154,7 +217,11 @@ static int cmp_row(const void *pa, const void *pb)
 		return a->kind < b->kind ? -1 : 1;
 	if (a->thread != b->thread)
 		return cmp_id(a->thread, b->thread);
-	return cmp_id(a->process, b->process);
+	if (a->process != b->process)
+		return cmp_id(a->process, b->process);
+	if (a->site != b->site)
+		return strcmp(sort_rows->sites[a->site - 1], sort_rows->sites[b->site - 1]);
+	return (a->stack > b->stack) - (a->stack < b->stack);
 }
 
 static int cmp_tick(const void *pa, const void *pb)
@@ -189,22 +256,42 @@ static int tick_rows(const struct rasp_tally *t, struct rasp_rows *out)
 
 int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *out)
 {
+	struct rasp_rows_options o = {.confidence = confidence};
+
+	return rasp_rows_build_with(t, &o, out);
+}
+
+int rasp_rows_build_with(struct rasp_tally *t, const struct rasp_rows_options *o,
+			 struct rasp_rows *out)
+{
+	double confidence = o->confidence;
 	struct rasp_est_cell *tmp = NULL;
 	struct rasp_row *rows = NULL;
 	struct rasp_est_memo *memo = NULL;
-	uint32_t *site_of = NULL;
+	struct rasp_where wh = {0};
 	size_t nrows = 0;
 	int ret = 0;
 
-	*out = (struct rasp_rows){.group_by = t->group_by, .confidence = confidence};
+	*out = (struct rasp_rows){.group_by = t->group_by,
+				  .confidence = confidence,
+				  .site_rule = o->site,
+				  .raw_names = o->raw_names,
+				  .clr_names = clr_names(t, o->raw_names)};
 	if (!rasp_est_confidence_valid(confidence))
 		return -EINVAL;
+	if ((ret = type_names(t, out)) != 0)
+		goto out;
 	if (t->group_by & RASP_GROUP_WHERE) {
 		out->sym = rasp_symbols_create(&t->modules);
-		if (!out->sym)
-			return -ENOMEM;
-		if ((t->group_by & RASP_GROUP_SITE) && (ret = sites_of(t, out, &site_of)) != 0)
+		if (!out->sym) {
+			ret = -ENOMEM;
 			goto out;
+		}
+		rasp_symbols_raw_names(out->sym, o->raw_names);
+		if ((ret = rasp__where_build(t, out->sym, &o->site, t->group_by, &wh)) != 0)
+			goto out;
+		out->sites = wh.sites;
+		out->nsites = wh.nsites;
 	}
 	if (t->ncells) {
 		tmp = malloc(t->ncells * sizeof(*tmp));
@@ -214,9 +301,9 @@ int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *o
 			ret = -ENOMEM;
 			goto out;
 		}
-		sort_site_of = site_of;
-		sort_by = t->group_by;
+		sort_where = &wh;
 		qsort(t->cells, t->ncells, sizeof(*t->cells), cmp_cell);
+		sort_where = NULL;
 		t->cells_sorted = true;
 	}
 	if (out->sym && (ret = count_unplaced(t, out)) != 0)
@@ -230,11 +317,12 @@ int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *o
 		row->process = t->cells[i].process;
 		row->thread = t->cells[i].thread;
 		row->stack = t->cells[i].stack;
-		row->site = site_of ? site_of[t->cells[i].stack] : 0;
+		row->site = wh.site_of ? wh.site_of[t->cells[i].stack] : 0;
+		row->type_name = row->type ? out->type_names[row->type - 1] : NULL;
 		row->first = i;
 		do {
 			tmp[n++] = t->cells[i++].est;
-		} while (i < t->ncells && same_group(&t->cells[i - 1], &t->cells[i]));
+		} while (i < t->ncells && same_group(&wh, &t->cells[i - 1], &t->cells[i]));
 		row->ncells = n;
 		ret = rasp_est_sum_memo(tmp, n, confidence, memo, &row->est);
 		if (ret)
@@ -254,14 +342,15 @@ int rasp_rows_build(struct rasp_tally *t, double confidence, struct rasp_rows *o
 	}
 	if (nrows) {
 		sort_tally = t;
+		sort_rows = out;
 		qsort(rows, nrows, sizeof(*rows), cmp_row);
 		sort_tally = NULL;
+		sort_rows = NULL;
 	}
 	ret = tick_rows(t, out);
 out:
 	free(tmp);
-	free(site_of);
-	sort_site_of = NULL;
+	rasp__where_free(&wh);
 	rasp_est_memo_destroy(memo);
 	if (ret) {
 		free(rows);
@@ -285,6 +374,13 @@ void rasp_rows_free(struct rasp_rows *r)
 	r->nsites = 0;
 	rasp_symbols_destroy(r->sym);
 	r->sym = NULL;
+	for (size_t i = 0; i < r->nowned; i++)
+		free(r->owned[i]);
+	free(r->owned);
+	r->owned = NULL;
+	r->nowned = r->capowned = 0;
+	free(r->type_names);
+	r->type_names = NULL;
 }
 
 int rasp_rows_sum(const struct rasp_rows *r, const struct rasp_tally *t, const size_t *rows,
@@ -316,7 +412,7 @@ size_t rasp_row_depth(const struct rasp_tally *t, const struct rasp_row *row)
 }
 
 int rasp_row_frame(const struct rasp_rows *r, const struct rasp_tally *t,
-		   const struct rasp_row *row, size_t k, struct rasp_frame *out)
+		   const struct rasp_row *row, size_t k, struct rasp_sym_frame *out)
 {
 	const struct rasp_stack *s = rasp_stacks_get(&t->stacks, row->stack);
 
@@ -332,7 +428,15 @@ const char *rasp_row_site(const struct rasp_rows *r, const struct rasp_row *row)
 
 const char *rasp_row_type(const struct rasp_tally *t, const struct rasp_row *row)
 {
-	return row->type ? rasp_tally_type_name(t, row->type - 1) : "";
+	if (!row->type)
+		return "";
+	return row->type_name ? row->type_name : rasp_tally_type_name(t, row->type - 1);
+}
+
+const char *rasp_rows_type_name(const struct rasp_rows *r, const struct rasp_tally *t, size_t i)
+{
+	return r->type_names && i < t->ntypes && r->type_names[i] ? r->type_names[i]
+								  : rasp_tally_type_name(t, i);
 }
 
 const char *rasp_kind_name(uint64_t kind, char *buf, size_t len)

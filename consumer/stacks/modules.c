@@ -2,6 +2,7 @@
 #include "modules.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,38 @@ int rasp_modules_add_method(struct rasp_modules *m, int64_t pid, uint64_t start,
 {
 	return add_named(
 	    m, (struct rasp_module){.pid = pid, .base = start, .size = size, .method = true}, name);
+}
+
+int rasp_modules_add_clr_method(struct rasp_modules *m, int64_t pid, uint64_t start, uint64_t size,
+				const char *ns, const char *name, const char *signature)
+{
+	struct rasp_module e = {.pid = pid, .base = start, .size = size, .method = true};
+	char *sig = NULL;
+	int ret;
+
+	if (!name || !*name || !size)
+		return -EINVAL;
+	if (!ns)
+		ns = "";
+	e.path = malloc(strlen(ns) + strlen(name) + 2);
+	if (e.path)
+		sprintf(e.path, "%s%s%s", ns, *ns ? "." : "", name);
+	if (signature && *signature && !(sig = strdup(signature))) {
+		free(e.path);
+		return -ENOMEM;
+	}
+	if (!e.path) {
+		free(sig);
+		return -ENOMEM;
+	}
+	e.name_at = *ns ? strlen(ns) + 1 : 0;
+	e.signature = sig;
+	ret = add(m, &e);
+	if (ret) {
+		free(e.path);
+		free(sig);
+	}
+	return ret;
 }
 
 /* The latest entry loaded at exactly (pid, base), NULL if none. */
@@ -138,6 +171,7 @@ void rasp_modules_free(struct rasp_modules *m)
 	for (size_t i = 0; i < m->n; i++) {
 		free(m->v[i].path);
 		free(m->v[i].debug_link);
+		free(m->v[i].signature);
 	}
 	free(m->v);
 	memset(m, 0, sizeof(*m));

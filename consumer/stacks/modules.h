@@ -20,7 +20,11 @@ struct rasp_module {
 	uint8_t build_id[RASP_BUILD_ID_MAX];
 	size_t build_id_len;
 	char *debug_link; /* .gnu_debuglink file name, NULL if none */
-	uint64_t order;	  /* when it was added: the latest covering an address wins */
+	/* A .NET method from its events: path is "Namespace.Name", the name starting at
+	 * path + name_at (0: no namespace known), and its ILAsm signature (NULL if none). */
+	size_t name_at;
+	char *signature;
+	uint64_t order; /* when it was added: the latest covering an address wins */
 };
 
 struct rasp_modules {
@@ -39,9 +43,14 @@ int rasp_modules_set_build_id(struct rasp_modules *m, int64_t pid, uint64_t base
 			      size_t len);
 int rasp_modules_set_debug_link(struct rasp_modules *m, int64_t pid, uint64_t base,
 				const char *name);
-/* A .NET method compiled at [start, start + size). */
+/* A .NET method compiled at [start, start + size), named by its full name. */
 int rasp_modules_add_method(struct rasp_modules *m, int64_t pid, uint64_t start, uint64_t size,
 			    const char *name);
+/* The same from the fields of its event (MethodLoadVerbose, MethodDCEndVerbose): namespace
+ * (the declaring type, in the runtime's form; NULL or "" for none), name and signature (NULL
+ * for none), which symbols.c writes as the report's names say. */
+int rasp_modules_add_clr_method(struct rasp_modules *m, int64_t pid, uint64_t start, uint64_t size,
+				const char *ns, const char *name, const char *signature);
 /* What holds address ip in process pid: the latest added of those covering it, NULL if none.
  * Sorts the table on first use after an add (n log n), then a binary search. */
 const struct rasp_module *rasp_modules_find(struct rasp_modules *m, int64_t pid, uint64_t ip);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clr-names.h"
 #include "index.h"
 
 struct proc {
@@ -25,7 +26,7 @@ struct proc {
 struct entry {
 	int64_t pid;
 	uint64_t ip;
-	struct rasp_frame f;
+	struct rasp_sym_frame f;
 };
 
 struct rasp_symbols {
@@ -37,6 +38,7 @@ struct rasp_symbols {
 	struct rasp_index index;
 	char **strings; /* every string handed out, freed at the end */
 	size_t nstrings, capstrings;
+	bool raw_names; /* .NET methods in the runtime's form, not C#'s */
 };
 
 static const Dwfl_Callbacks callbacks = {
@@ -52,6 +54,11 @@ struct rasp_symbols *rasp_symbols_create(struct rasp_modules *m)
 	if (s)
 		s->m = m;
 	return s;
+}
+
+void rasp_symbols_raw_names(struct rasp_symbols *s, bool raw)
+{
+	s->raw_names = raw;
 }
 
 void rasp_symbols_destroy(struct rasp_symbols *s)
@@ -86,6 +93,51 @@ static const char *keep(struct rasp_symbols *s, const char *fmt, ...)
 	if (str)
 		s->strings[s->nstrings++] = str;
 	return str;
+}
+
+/* A .NET method's name: its declaring type and name, and its parameters so that overloads
+ * differ. C#'s form: System.Collections.Generic.List<__Canon>.set_Capacity(int), the
+ * declaring type with its namespace, the parameters' types without; the runtime's:
+ * System.Collections.Generic.List`1[System.__Canon].set_Capacity(int32). */
+static const char *method_name(struct rasp_symbols *s, const struct rasp_module *mod)
+{
+	const char *name = mod->path + mod->name_at;
+	size_t nslen = mod->name_at ? mod->name_at - 1 : 0, tlen = 0, plen;
+	char *ns = NULL, *type = NULL, *params;
+	const char *ret;
+
+	if (!mod->name_at && !mod->signature)
+		return keep(s, "%s", mod->path);
+	if (s->raw_names) {
+		plen = rasp_clr_signature_params_raw(mod->signature, NULL, 0);
+		params = malloc(plen + 1);
+		if (!params)
+			return NULL;
+		rasp_clr_signature_params_raw(mod->signature, params, plen + 1);
+		ret = keep(s, "%s%s", mod->path, mod->signature ? params : "");
+		free(params);
+		return ret;
+	}
+	plen = rasp_clr_signature_params(mod->signature, RASP_CLR_NS_NONE, NULL, 0);
+	params = malloc(plen + 1);
+	if (nslen && params && (ns = strndup(mod->path, nslen)) != NULL) {
+		tlen = rasp_clr_type_name(ns, RASP_CLR_NS_OUTER, NULL, 0);
+		if ((type = malloc(tlen + 1)) != NULL)
+			rasp_clr_type_name(ns, RASP_CLR_NS_OUTER, type, tlen + 1);
+	}
+	if (!params || (nslen && !type)) {
+		free(params);
+		free(ns);
+		free(type);
+		return NULL;
+	}
+	rasp_clr_signature_params(mod->signature, RASP_CLR_NS_NONE, params, plen + 1);
+	ret = keep(s, "%s%s%s%s", type ? type : "", type ? "." : "", name,
+		   mod->signature ? params : "");
+	free(params);
+	free(ns);
+	free(type);
+	return ret;
 }
 
 static const char *base_name(const char *path)
@@ -151,14 +203,14 @@ static Dwfl_Module *trusted(Dwfl *d, const struct rasp_module *mod, uint64_t ip)
 	return dm;
 }
 
-static int resolve(struct rasp_symbols *s, int64_t pid, uint64_t ip, struct rasp_frame *f)
+static int resolve(struct rasp_symbols *s, int64_t pid, uint64_t ip, struct rasp_sym_frame *f)
 {
 	/* A return address: the call is the instruction before it. */
 	uint64_t at = ip ? ip - 1 : 0;
 	const struct rasp_module *mod = rasp_modules_find(s->m, pid, at);
 	Dwfl_Module *dm;
 
-	*f = (struct rasp_frame){.module = mod};
+	*f = (struct rasp_sym_frame){.module = mod};
 	if (!mod) {
 		/* Never a bare address: say why it has no name (the trace recorded no object
 		 * there: its state dump or dlopen events are missing). */
@@ -167,8 +219,8 @@ static int resolve(struct rasp_symbols *s, int64_t pid, uint64_t ip, struct rasp
 	}
 	f->offset = at - mod->base;
 	if (mod->method) {
-		f->function = f->name = mod->path;
-		return 0;
+		f->function = f->name = method_name(s, mod);
+		return f->name ? 0 : -ENOMEM;
 	}
 	dm = trusted(dwfl_of(s, pid), mod, at);
 	if (dm) {
@@ -214,7 +266,8 @@ static int eq(const void *ctx, size_t i, const void *key)
 	return e->pid == k->pid && e->ip == k->ip;
 }
 
-int rasp_symbols_resolve(struct rasp_symbols *s, int64_t pid, uint64_t ip, struct rasp_frame *out)
+int rasp_symbols_resolve(struct rasp_symbols *s, int64_t pid, uint64_t ip,
+			 struct rasp_sym_frame *out)
 {
 	struct entry key = {.pid = pid, .ip = ip};
 	size_t slot, i;

@@ -134,7 +134,7 @@ __attribute__((format(printf, 1, 2))) static char *dupf(const char *fmt, ...)
 }
 
 /* Where a frame merged into node x was: its file, call line and object. */
-static void note_frame(struct rasp_flame_node *x, const struct rasp_frame *f)
+static void note_frame(struct rasp_flame_node *x, const struct rasp_sym_frame *f)
 {
 	if (f->module && !x->object)
 		x->object =
@@ -190,7 +190,7 @@ static int add_row(const struct rasp_report_view *v, struct rasp_flame *g, size_
 		if (!depth)
 			ret = child(g, cur, RASP_FLAME_NO_STACK, "(no stack)", &cur);
 		for (size_t k = depth; k-- > 0 && !ret;) {
-			struct rasp_frame f;
+			struct rasp_sym_frame f;
 
 			ret = rasp_row_frame(v->rows, v->tally, row, k, &f);
 			/* A function's frames merge: one node per function, whatever the

@@ -1,5 +1,5 @@
-/* Shared formatting: human units for text, the JSON string and number helpers, and the legend
- * of wide intervals. */
+/* Shared formatting: human units for text and their intervals, the JSON string and number
+ * helpers, and the legend of wide intervals. */
 #include "writer.h"
 
 #include "rasp/rasp.h" /* RASP_DEFAULT_SAMPLING_MEAN */
@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* v scaled by `base` until below it, with three or four significant digits and a unit. */
 static void human(double v, double base, const char *const *units, size_t nunits, int exact_max,
@@ -150,4 +151,31 @@ const char *rasp_format_few_legend(double confidence, char *buf, size_t len)
 		 "-%.0f%%/+%.0f%% at 1)",
 		 RASP_FEW_SAMPLES, lo_few, hi_few, RASP_FEW_SAMPLES, lo1, hi1);
 	return buf;
+}
+
+/* "97.5 - 109.8 MiB" when both ends share a unit, else "980 KiB - 1.20 MiB"; in front, "!"
+ * when the samples contradict the model (rasp_est_total.contradicts), else "~" when the row
+ * has too few samples for a narrow interval. */
+void rasp_format_interval(char *buf, size_t len, double lo, double hi, bool bytes, const char *mark)
+{
+	char a[48], b[48];
+	const char *ua, *ub;
+
+	if (bytes) {
+		rasp_format_bytes(lo, a, sizeof(a));
+		rasp_format_bytes(hi, b, sizeof(b));
+	} else {
+		rasp_format_count(lo, a, sizeof(a));
+		rasp_format_count(hi, b, sizeof(b));
+	}
+	/* "1.03 - 4.27 PiB": a shared unit is written once. Bytes only: a byte count always has
+	 * a unit ("9 B"), so a bare low bound reads as sharing the high one's; a count below
+	 * 1,000 has none, and "9 - 32.5 T" would read as 9 T. */
+	ua = strrchr(a, ' ');
+	ub = strrchr(b, ' ');
+	if (bytes && ua && ub && strcmp(ua, ub) == 0) {
+		snprintf(buf, len, "%s%.*s - %s", mark, (int)(ua - a), a, b);
+		return;
+	}
+	snprintf(buf, len, "%s%s - %s", mark, a, b);
 }

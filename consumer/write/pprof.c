@@ -114,7 +114,7 @@ static uint64_t fn_id(struct rasp_pprof *p, const char *name, const char *file)
 /* The mapping of f's object, its flags narrowed by f. 0: none (no object, or .NET JIT code,
  * which is no file: a mapping per method would only repeat the function), or no memory
  * (*rc set). */
-static uint64_t map_id(struct rasp_pprof *p, const struct rasp_frame *f, int *rc)
+static uint64_t map_id(struct rasp_pprof *p, const struct rasp_sym_frame *f, int *rc)
 {
 	const struct rasp_module *mod = f->module;
 	struct rasp_pprof_map *m;
@@ -149,7 +149,7 @@ static uint64_t loc_id(struct rasp_pprof *p, const struct rasp_row *row, size_t 
 	const struct rasp_tally *t = p->v->tally;
 	const struct rasp_stack *st = rasp_stacks_get(&t->stacks, row->stack);
 	struct rasp_pprof_loc key = {.pid = st->pid, .ip = rasp_stacks_frames(&t->stacks, st)[k]};
-	struct rasp_frame f;
+	struct rasp_sym_frame f;
 	size_t slot, i;
 
 	*rc = -ENOMEM;

@@ -127,6 +127,54 @@ static int read_mean(json_object *doc, const char *path, double *out, char *err,
 	return 0;
 }
 
+/* How the rows were named ("names", "site", "site_exclude"); a report without them is an
+ * older rasp's: the trace's names, sites by the innermost frame. 0, -EINVAL (a value of the
+ * wrong kind), -ENOMEM. */
+static int read_naming(struct rasp_json_report *r, char *err, size_t errlen, const char *path)
+{
+	json_object *v;
+
+	r->site_leaf = true;
+	if (json_object_object_get_ex(r->doc, "names", &v)) {
+		const char *s = json_object_get_string(v);
+
+		if (!json_object_is_type(v, json_type_string) ||
+		    (strcmp(s, "csharp") != 0 && strcmp(s, "runtime") != 0))
+			return refuse(err, errlen,
+				      "'%s': \"names\" is not \"csharp\" or \"runtime\"", path);
+		r->csharp_names = strcmp(s, "csharp") == 0;
+	}
+	if (json_object_object_get_ex(r->doc, "site", &v)) {
+		const char *s = json_object_get_string(v);
+
+		if (!json_object_is_type(v, json_type_string) ||
+		    (strcmp(s, "user") != 0 && strcmp(s, "leaf") != 0))
+			return refuse(err, errlen, "'%s': \"site\" is not \"user\" or \"leaf\"",
+				      path);
+		r->site_leaf = strcmp(s, "leaf") == 0;
+	}
+	if (json_object_object_get_ex(r->doc, "site_exclude", &v)) {
+		size_t n;
+
+		if (!json_object_is_type(v, json_type_array))
+			return refuse(err, errlen, "'%s': \"site_exclude\" is not an array", path);
+		n = json_object_array_length(v);
+		r->site_exclude = calloc(n + 1, sizeof(*r->site_exclude));
+		if (!r->site_exclude)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			json_object *e = json_object_array_get_idx(v, i);
+
+			if (!json_object_is_type(e, json_type_string))
+				return refuse(err, errlen,
+					      "'%s': \"site_exclude\" %zu is not a string", path,
+					      i);
+			r->site_exclude[r->nsite_exclude++] = json_object_get_string(e);
+		}
+	}
+	return 0;
+}
+
 int rasp_json_report_read(const char *path, double confidence, bool by_site,
 			  struct rasp_json_report *r, char *err, size_t errlen)
 {
@@ -157,6 +205,12 @@ int rasp_json_report_read(const char *path, double confidence, bool by_site,
 		    path, json_object_get_double(conf), confidence, json_object_get_double(conf));
 	if (read_mean(r->doc, path, &r->mean, err, errlen))
 		return -EINVAL;
+	{
+		int rc = read_naming(r, err, errlen, path);
+
+		if (rc)
+			return rc;
+	}
 	r->items = calloc(json_object_array_length(rows) + 1, sizeof(*r->items));
 	if (!r->items || read_notes(r->doc, &r->notes))
 		return -ENOMEM;
@@ -212,6 +266,7 @@ int rasp_json_report_read(const char *path, double confidence, bool by_site,
 void rasp_json_report_free(struct rasp_json_report *r)
 {
 	free(r->items);
+	free(r->site_exclude);
 	rasp_notes_free(&r->notes);
 	json_object_put(r->doc);
 	*r = (struct rasp_json_report){0};

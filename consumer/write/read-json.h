@@ -21,6 +21,12 @@ struct rasp_json_report {
 	double mean;	  /* the largest mean its samples were weighed with */
 	uint64_t samples; /* the rows' samples */
 	struct rasp_notes notes;
+	/* How its rows were named (absent from reports of older rasp versions, which named
+	 * them as the trace does, by the innermost frame): .NET names as C# writes them, the
+	 * site rule; the patterns point into doc. */
+	bool csharp_names, site_leaf;
+	const char **site_exclude;
+	size_t nsite_exclude;
 	struct json_object *doc;
 };
 

@@ -23,6 +23,13 @@ unsigned rasp_report_keys(const struct rasp_report_options *opt)
 	return opt->group_by;
 }
 
+struct rasp_site_rule rasp_report_site_rule(const struct rasp_report_options *opt)
+{
+	return (struct rasp_site_rule){.leaf = strcmp(opt->site, "leaf") == 0,
+				       .exclude = opt->site_exclude.v,
+				       .nexclude = opt->site_exclude.n};
+}
+
 const struct rasp_writer *rasp_writer_find(const char *name)
 {
 	for (const struct rasp_writer *const *w = rasp_writers; *w; w++)
@@ -60,7 +67,10 @@ int rasp_report_render(struct rasp_tally *t, const struct rasp_report_options *o
 
 	if (!w)
 		return -EINVAL;
-	ret = rasp_rows_build(t, opt->confidence, &rows);
+	ret = rasp_rows_build_with(t,
+				   &(struct rasp_rows_options){
+				       opt->confidence, rasp_report_site_rule(opt), opt->raw_names},
+				   &rows);
 	if (ret)
 		return ret;
 	ret = rasp_notes_build(t, &rows, mean_flag, &notes);

@@ -84,7 +84,7 @@ static int stack_field(FILE *out, const struct rasp_report_view *v, const struct
 		return -ENOMEM;
 	s[0] = '\0';
 	for (size_t k = 0; k < depth; k++) {
-		struct rasp_frame f;
+		struct rasp_sym_frame f;
 		size_t need;
 
 		if (rasp_row_frame(v->rows, v->tally, row, k, &f))
@@ -197,7 +197,7 @@ static int write_csv(const struct rasp_report_view *v, FILE *out)
 		size_t k = v->rows->ticks[i];
 
 		fputs("allocation-tick-biased,", out);
-		rc = field(out, rasp_tally_type_name(t, k));
+		rc = field(out, rasp_rows_type_name(v->rows, t, k));
 		/* The type fills the first key column; the other keys stay empty. */
 		for (unsigned b = by & (by - 1); b; b &= b - 1)
 			fputc(',', out);

@@ -1,19 +1,24 @@
-/* rasp diff's writers: text (human units, one line per type, '*' on significant changes) and
- * json (exact numbers, machine-stable keys: docs/usage.md). Both print each side's notes, so
- * a side that lost events says so here as in rasp report. */
+/* rasp diff's writers: text (human units, one line per type, '*' on significant changes;
+ * within the view's width, names shortened in the middle) and json (exact numbers,
+ * machine-stable keys: docs/usage.md). Both print each side's notes, so a side that lost
+ * events says so here as in rasp report. */
+#define _GNU_SOURCE /* asprintf */
 #include "write-diff.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sanitize.h"
+#include "text-fit.h"
 
 /* Names and notes print as their safe text (sanitize.h): nothing of a trace acts on the
  * terminal. */
 static size_t width_of(const char *s)
 {
-	return rasp_safe_width(s);
+	return rasp_text_width(s);
 }
 
 static void change_text(const struct rasp_diff_change *c, char *buf, size_t len)
@@ -32,42 +37,72 @@ static void change_text(const struct rasp_diff_change *c, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
-static void notes_text(FILE *out, const char *side, const struct rasp_notes *n)
+/* Each note on its own lines, wrapped to width. 0 or -ENOMEM. */
+static int notes_text(FILE *out, const char *side, const struct rasp_notes *n, size_t width)
 {
-	for (size_t i = 0; i < n->n; i++) {
-		fprintf(out,
-			"%s (%s): ", strcmp(n->v[i].code, "no-samples") == 0 ? "NOTE" : "WARNING",
-			side);
-		rasp_safe_put(out, n->v[i].text);
-		fputc('\n', out);
+	size_t lines = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < n->n && !ret; i++) {
+		char *text = NULL;
+
+		if (asprintf(&text, "%s (%s): %s",
+			     strcmp(n->v[i].code, "no-samples") == 0 ? "NOTE" : "WARNING", side,
+			     n->v[i].text) < 0)
+			return -ENOMEM;
+		ret = rasp_text_put_wrapped(out, text, width, 2, &lines);
+		free(text);
 	}
+	return ret;
 }
+
+/* The numbers' columns with the objects' ("  %11s  %11s  %8s  %12s  %12s  %8s  %s", SIG 3
+ * wide), and what the objects take of them. */
+#define DIFF_NUMBERS 79
+#define DIFF_OBJECTS 28
 
 int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v)
 {
 	const char *key = v->by_site ? "SITE" : "TYPE";
-	size_t w = strlen(key);
-	char a[48], b[48], ch[64], oa[48], ob[48];
+	size_t w = strlen(key), lines = 0, used;
+	char a[48], b[48], ch[64], oa[48], ob[48], *title = NULL;
+	bool objects = true;
+	int ret;
 
 	for (size_t i = 0; i < v->n; i++)
 		if (width_of(v->changes[i].type) > w)
 			w = width_of(v->changes[i].type);
-	fputs("rasp diff: ", out);
-	rasp_safe_put(out, v->base_name);
-	fputs(" -> ", out);
-	rasp_safe_put(out, v->new_name);
-	fprintf(out,
-		", estimated bytes per %s; '*' marks a significant change (false discovery rate "
-		"%g%%)\n",
-		v->by_site ? "site" : "type", (1 - v->confidence) * 100);
-	notes_text(out, "base", v->base_notes);
-	notes_text(out, "new", v->new_notes);
+	/* A limit: names get what the numbers leave, the objects going first if names would
+	 * get fewer than 24 columns; 8 at least. */
+	if (v->width && w + DIFF_NUMBERS > v->width) {
+		size_t room = v->width > DIFF_NUMBERS ? v->width - DIFF_NUMBERS : 0;
+
+		if (room < (w < 24 ? w : 24)) {
+			objects = false;
+			room += DIFF_OBJECTS;
+		}
+		w = room < w ? (room < 8 ? 8 : room) : w;
+	}
+	if (asprintf(&title,
+		     "rasp diff: %s -> %s, estimated bytes per %s; '*' marks a significant change "
+		     "(false discovery rate %g%%)",
+		     v->base_name, v->new_name, v->by_site ? "site" : "type",
+		     (1 - v->confidence) * 100) < 0)
+		return -ENOMEM;
+	ret = rasp_text_put_wrapped(out, title, v->width, 2, &lines);
+	free(title);
+	ret = ret ? ret : notes_text(out, "base", v->base_notes, v->width);
+	ret = ret ? ret : notes_text(out, "new", v->new_notes, v->width);
+	if (ret)
+		return ret;
 	fputc('\n', out);
 	fputs(key, out);
 	for (size_t i = strlen(key); i < w; i++)
 		fputc(' ', out);
-	fprintf(out, "  %11s  %11s  %8s  %12s  %12s  %8s  %s\n", "BASE BYTES", "NEW BYTES",
-		"CHANGE", "BASE OBJECTS", "NEW OBJECTS", "P-VALUE", "SIG");
+	fprintf(out, "  %11s  %11s  %8s", "BASE BYTES", "NEW BYTES", "CHANGE");
+	if (objects)
+		fprintf(out, "  %12s  %12s", "BASE OBJECTS", "NEW OBJECTS");
+	fprintf(out, "  %8s  %s\n", "P-VALUE", "SIG");
 	for (size_t i = 0; i < v->n; i++) {
 		const struct rasp_diff_change *c = &v->changes[i];
 
@@ -76,13 +111,21 @@ int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v)
 		rasp_format_count(c->base.objects, oa, sizeof(oa));
 		rasp_format_count(c->new_.objects, ob, sizeof(ob));
 		change_text(c, ch, sizeof(ch));
-		rasp_safe_put(out, c->type);
-		for (size_t k = width_of(c->type); k < w; k++)
+		ret = rasp_text_put_fit(out, c->type, w, &used);
+		if (ret)
+			return ret;
+		for (size_t k = used; k < w; k++)
 			fputc(' ', out);
-		fprintf(out, "  %11s  %11s  %8s  %12s  %12s  %8.2g  %s\n", a, b, ch, oa, ob,
-			c->p_value, c->significant ? "*" : "");
+		fprintf(out, "  %11s  %11s  %8s", a, b, ch);
+		if (objects)
+			fprintf(out, "  %12s  %12s", oa, ob);
+		fprintf(out, "  %8.2g  %s\n", c->p_value, c->significant ? "*" : "");
 	}
-	return 0;
+	if (!objects)
+		ret = rasp_text_put_wrapped(
+		    out, "(the objects columns are left out to fit the width: --wide shows them)",
+		    v->width, 2, &lines);
+	return ret;
 }
 
 static void notes_json(FILE *out, const struct rasp_notes *n)

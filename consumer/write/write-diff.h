@@ -15,6 +15,9 @@ struct rasp_diff_view {
 	double confidence;
 	const struct rasp_notes *base_notes, *new_notes;
 	bool by_site; /* the items are sites ("function (file:line)"), not types */
+	/* text: the columns a line may take (0: no limit): names are shortened in the middle
+	 * and the objects columns left out to fit, as rasp report's text does. */
+	size_t width;
 };
 
 int rasp_diff_write_text(FILE *out, const struct rasp_diff_view *v);

@@ -81,7 +81,7 @@ static int line_of(const struct rasp_report_view *v, const struct rasp_row *row,
 	if (!depth)
 		rc = append(b, "(no stack)", 0, 1);
 	for (size_t k = depth; k-- > 0 && !rc;) {
-		struct rasp_frame f;
+		struct rasp_sym_frame f;
 
 		rc = rasp_row_frame(v->rows, v->tally, row, k, &f);
 		if (!rc)

@@ -257,7 +257,7 @@ static int type_rows(const struct rasp_report_view *v, struct type_row **out, si
 	for (size_t k = 0; k < nt && !ret; k++) {
 		if (start[k + 1] == start[k])
 			continue;
-		rows[n].name = k ? rasp_tally_type_name(v->tally, k - 1) : "(any type)";
+		rows[n].name = k ? rasp_rows_type_name(r, v->tally, k - 1) : "(any type)";
 		ret = rasp_rows_sum(r, v->tally, idx + start[k], start[k + 1] - start[k],
 				    &rows[n].est);
 		n++;
@@ -345,7 +345,7 @@ static void ticks(const struct rasp_report_view *v, FILE *js)
 		size_t k = r->ticks[i];
 
 		fputs(i ? ", [" : "[", js);
-		rasp_json_string(js, rasp_tally_type_name(v->tally, k));
+		rasp_json_string(js, rasp_rows_type_name(r, v->tally, k));
 		fprintf(js, ", %" PRIu64 ", %" PRIu64 "]", v->tally->ticks[k].ticks,
 			v->tally->ticks[k].amount);
 	}

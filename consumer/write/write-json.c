@@ -57,7 +57,7 @@ static void stack(FILE *out, const struct rasp_report_view *v, const struct rasp
 
 	fputs("\"stack\": [", out);
 	for (size_t k = 0; k < depth; k++) {
-		struct rasp_frame f;
+		struct rasp_sym_frame f;
 
 		if (rasp_row_frame(v->rows, v->tally, row, k, &f))
 			break;
@@ -140,6 +140,14 @@ static int write_json(const struct rasp_report_view *v, FILE *out)
 			sep = ", ";
 		}
 	}
+	/* How rows are named, so that rasp diff compares reports named alike: .NET names as
+	 * C# writes them or as the trace gives them, and the site rule. */
+	fprintf(out, "],\n  \"names\": \"%s\",\n  \"site\": \"%s\",\n  \"site_exclude\": [",
+		rows->clr_names ? "csharp" : "runtime", rows->site_rule.leaf ? "leaf" : "user");
+	for (size_t i = 0; i < rows->site_rule.nexclude; i++) {
+		fputs(i ? ", " : "", out);
+		rasp_json_string(out, rows->site_rule.exclude[i]);
+	}
 	fputs("],\n  \"inputs\": [", out);
 	for (size_t i = 0; i < t->ninputs; i++) {
 		fputs(i ? ", " : "", out);
@@ -211,7 +219,7 @@ static int write_json(const struct rasp_report_view *v, FILE *out)
 		size_t k = rows->ticks[i];
 
 		fputs(i ? ",\n      {\"type\": " : "\n      {\"type\": ", out);
-		rasp_json_string(out, rasp_tally_type_name(t, k));
+		rasp_json_string(out, rasp_rows_type_name(rows, t, k));
 		fprintf(out, ", \"ticks\": %" PRIu64 ", \"allocation_amount\": %" PRIu64 "}",
 			t->ticks[k].ticks, t->ticks[k].amount);
 	}

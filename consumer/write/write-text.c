@@ -3,7 +3,14 @@
  * objects in k/M/G) with a share of the total and an interval on bytes and on objects, the
  * TOTAL line and one-line legends for wide and doubtful intervals. Exact numbers are csv's
  * and json's.
- * Widths are measured first, so no cell is ever cut. */
+ * On a terminal the report fits it: every line within its width (names shortened in the
+ * middle, the objects columns left out when the names would get too little room, the header
+ * and notes wrapped) and, unless --top says otherwise, as many of the largest rows as leave
+ * the report's start on the screen. Elsewhere (a file, a pipe) lines are as long as their
+ * cells, so scripts see every name whole. Column widths are measured first; numbers are never
+ * cut. */
+#define _GNU_SOURCE /* open_memstream */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +18,7 @@
 
 #include "rasp/event-meta.h"
 #include "sanitize.h"
+#include "text-fit.h"
 #include "write-diff.h"
 #include "writer.h"
 
@@ -40,53 +48,28 @@ struct line {
 /* Frames shown of a stack in the table (JSON and CSV have them all). */
 #define TEXT_FRAMES 4
 
-/* Display width in columns: code points of the cell's safe text. */
+/* Display width in columns of a cell's safe text. */
 static size_t width_of(const char *s)
 {
-	return rasp_safe_width(s);
+	return rasp_text_width(s);
 }
 
 /* Every cell as its safe text (sanitize.h): controls, escape sequences and bidirectional
  * overrides from a trace show as \xNN, so one row stays one line and nothing in a name acts
- * on the terminal. */
-static void put_cell(FILE *out, const char *s, size_t width, bool right)
+ * on the terminal. A name wider than its column is shortened in the middle (text-fit.h). */
+static int put_cell(FILE *out, const char *s, size_t width, bool right, bool last)
 {
 	size_t w = width_of(s);
+	int ret;
 
 	if (right)
 		for (size_t i = w; i < width; i++)
 			fputc(' ', out);
-	rasp_safe_put(out, s);
-	if (!right)
+	ret = rasp_text_put_fit(out, s, width > w ? w : width, &w);
+	if (!right && !last)
 		for (size_t i = w; i < width; i++)
 			fputc(' ', out);
-}
-
-/* "97.5 - 109.8 MiB" when both ends share a unit, else "980 KiB - 1.20 MiB"; in front, "!"
- * when the samples contradict the model (rasp_est_total.contradicts), else "~" when the row
- * has too few samples for a narrow interval. */
-static void interval(char *buf, size_t len, double lo, double hi, bool bytes, const char *mark)
-{
-	char a[48], b[48];
-	const char *ua, *ub;
-
-	if (bytes) {
-		rasp_format_bytes(lo, a, sizeof(a));
-		rasp_format_bytes(hi, b, sizeof(b));
-	} else {
-		rasp_format_count(lo, a, sizeof(a));
-		rasp_format_count(hi, b, sizeof(b));
-	}
-	/* "1.03 - 4.27 PiB": a shared unit is written once. Bytes only: a byte count always has
-	 * a unit ("9 B"), so a bare low bound reads as sharing the high one's; a count below
-	 * 1,000 has none, and "9 - 32.5 T" would read as 9 T. */
-	ua = strrchr(a, ' ');
-	ub = strrchr(b, ' ');
-	if (bytes && ua && ub && strcmp(ua, ub) == 0) {
-		snprintf(buf, len, "%s%.*s - %s", mark, (int)(ua - a), a, b);
-		return;
-	}
-	snprintf(buf, len, "%s%s - %s", mark, a, b);
+	return ret;
 }
 
 static void process_text(const struct rasp_tally *t, int64_t pid, char *buf, size_t len)
@@ -111,7 +94,7 @@ static void where_text(const struct rasp_report_view *v, const struct rasp_row *
 	if (v->rows->group_by & RASP_GROUP_STACK) {
 		buf[0] = '\0';
 		for (size_t k = 0; k < depth && k < TEXT_FRAMES && used < len; k++) {
-			struct rasp_frame f;
+			struct rasp_sym_frame f;
 
 			if (rasp_row_frame(v->rows, v->tally, row, k, &f))
 				break;
@@ -153,10 +136,10 @@ static void fill(struct line *l, const struct rasp_report_view *v, const struct 
 	rasp_format_bytes(e->bytes, l->buf[C_BYTES], sizeof(l->buf[0]));
 	rasp_format_count(e->objects, l->buf[C_OBJ], sizeof(l->buf[0]));
 	if (e->samples) {
-		interval(l->buf[C_BYTES_CI], sizeof(l->buf[0]), e->bytes_low, e->bytes_high, true,
-			 mark);
-		interval(l->buf[C_OBJ_CI], sizeof(l->buf[0]), e->objects_low, e->objects_high,
-			 false, obj_mark);
+		rasp_format_interval(l->buf[C_BYTES_CI], sizeof(l->buf[0]), e->bytes_low,
+				     e->bytes_high, true, mark);
+		rasp_format_interval(l->buf[C_OBJ_CI], sizeof(l->buf[0]), e->objects_low,
+				     e->objects_high, false, obj_mark);
 	} else {
 		snprintf(l->buf[C_BYTES_CI], sizeof(l->buf[0]), "-");
 		snprintf(l->buf[C_OBJ_CI], sizeof(l->buf[0]), "-");
@@ -167,21 +150,33 @@ static void fill(struct line *l, const struct rasp_report_view *v, const struct 
 		l->cell[c] = l->buf[c];
 }
 
-static void print_line(FILE *out, const struct line *l, const size_t *width, const bool *shown)
+static int print_line(FILE *out, const struct line *l, const size_t *width, const bool *shown)
 {
 	const char *sep = "";
+	int ret = 0, last = 0;
 
-	for (int c = 0; c < NCOLS; c++) {
+	for (int c = 0; c < NCOLS; c++)
+		if (shown[c])
+			last = c;
+	for (int c = 0; c < NCOLS && !ret; c++) {
 		if (!shown[c])
 			continue;
 		fputs(sep, out);
 		sep = "  ";
 		/* Keys left-aligned, numbers right-aligned; the last column has no padding. */
-		put_cell(out, l->cell[c] ? l->cell[c] : "", width[c],
-			 c >= C_BYTES && c != C_BYTES_CI && c != C_OBJ_CI);
+		ret = put_cell(out, l->cell[c] ? l->cell[c] : "", width[c],
+			       c >= C_BYTES && c != C_BYTES_CI && c != C_OBJ_CI, c == last);
 	}
 	fputc('\n', out);
+	return ret;
 }
+
+/* How the report is laid out: the width of a line (0: no limit), the rows of the terminal
+ * (0: not writing to one), the rows of the table shown. */
+struct layout {
+	size_t width, term_rows, shown_rows;
+	bool dropped; /* the objects columns left out for the width */
+};
 
 /* A process's sampling mean(s), exact, and whether they were assumed. Processes with samples
  * only. */
@@ -197,7 +192,8 @@ static void print_means(FILE *out, const struct rasp_tally_process *p)
 		fputs(" (.NET's, fixed: an EventPipe file)", out);
 }
 
-static void header(const struct rasp_report_view *v, FILE *out)
+/* The header's lines, one a line, into out. */
+static void header_lines(const struct rasp_report_view *v, FILE *out)
 {
 	const struct rasp_tally *t = v->tally;
 	double low = 0, high = 0;
@@ -265,34 +261,228 @@ static void header(const struct rasp_report_view *v, FILE *out)
 		rasp_safe_put(out, v->notes->v[i].text);
 		fputc('\n', out);
 	}
-	fputc('\n', out);
 }
 
-static void ticks(const struct rasp_report_view *v, FILE *out)
+/* Writes each line of text (lines ending in '\n') wrapped to width: a header line's
+ * continuation under its value ("  input:     " is 13 columns), a note's under its text.
+ * Adds the lines written to *lines. 0 or -ENOMEM. */
+static int put_lines(FILE *out, char *text, size_t width, size_t *lines)
+{
+	for (char *p = text; *p;) {
+		char *nl = strchr(p, '\n');
+		int ret;
+
+		if (nl)
+			*nl = '\0';
+		ret =
+		    rasp_text_put_wrapped(out, p, width, strncmp(p, "  ", 2) == 0 ? 13 : 2, lines);
+		if (ret || !nl)
+			return ret;
+		p = nl + 1;
+	}
+	return 0;
+}
+
+/* The header, wrapped; its lines in *lines (the blank line after it included). */
+static int header(const struct rasp_report_view *v, FILE *out, size_t width, size_t *lines)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	int ret;
+
+	if (!m)
+		return -ENOMEM;
+	header_lines(v, m);
+	if (fclose(m) != 0) {
+		free(text);
+		return -ENOMEM;
+	}
+	ret = put_lines(out, text, width, lines);
+	free(text);
+	fputc('\n', out);
+	*lines += 1;
+	return ret;
+}
+
+/* The legends of the marks the shown rows carry, wrapped. */
+static int legends(const struct rasp_report_view *v, FILE *out, size_t width, bool few,
+		   bool doubtful, size_t *lines)
+{
+	char legend[256];
+	int ret = 0;
+
+	if (few)
+		ret = rasp_text_put_wrapped(
+		    out, rasp_format_few_legend(v->opt->confidence, legend, sizeof(legend)), width,
+		    2, lines);
+	if (!ret && doubtful)
+		ret = rasp_text_put_wrapped(out, RASP_LEGEND_DOUBTFUL " (docs/sampling.md)", width,
+					    2, lines);
+	if (!ret && v->rows->contradictions)
+		ret = rasp_text_put_wrapped(out, RASP_LEGEND_CONTRADICTS, width, 2, lines);
+	return ret;
+}
+
+/* Which legends rows [0, n) and the total call for. */
+static void marks(const struct rasp_rows *rows, size_t n, bool *few, bool *doubtful)
+{
+	*few = rows->total.samples && rows->total.samples < RASP_FEW_SAMPLES;
+	*doubtful = rows->total.low_confidence;
+	for (size_t i = 0; i < n; i++) {
+		*few |= rows->v[i].est.samples < RASP_FEW_SAMPLES;
+		*doubtful |= rows->v[i].est.low_confidence;
+	}
+}
+
+/* The lines the legends of rows [0, n) take at width, counted by writing them aside. */
+static size_t legend_lines(const struct rasp_report_view *v, size_t n, size_t width)
+{
+	char *text = NULL;
+	size_t len = 0, lines = 0;
+	FILE *m = open_memstream(&text, &len);
+	bool few, doubtful;
+
+	if (!m)
+		return 3;
+	marks(v->rows, n, &few, &doubtful);
+	legends(v, m, width, few, doubtful, &lines);
+	fclose(m);
+	free(text);
+	return lines;
+}
+
+static int ticks(const struct rasp_report_view *v, FILE *out, size_t width)
 {
 	const struct rasp_tally *t = v->tally;
 	const struct rasp_rows *r = v->rows;
-	size_t tw = strlen("TYPE");
+	/* The numbers' columns: "  %8s  %18s". */
+	size_t tw = strlen("TYPE"), numbers = 2 + 8 + 2 + 18, lines = 0;
+	int ret;
 
 	if (!r->nticks)
-		return;
+		return 0;
 	for (size_t i = 0; i < r->nticks; i++)
-		if (width_of(rasp_tally_type_name(t, r->ticks[i])) > tw)
-			tw = width_of(rasp_tally_type_name(t, r->ticks[i]));
-	fprintf(out,
-		"%sGCAllocationTick events (older .NET: one tick per ~100 KB allocated, fixed "
-		"stride).\nBIASED: each tick charges the whole stride to the type that happened "
-		"to cross it; these are not estimates and are not part of the table above.\n",
-		r->n ? "\n" : "");
-	put_cell(out, "TYPE", tw, false);
+		if (width_of(rasp_rows_type_name(r, t, r->ticks[i])) > tw)
+			tw = width_of(rasp_rows_type_name(r, t, r->ticks[i]));
+	if (width && tw + numbers > width)
+		tw = width > numbers + 12 ? width - numbers : 12;
+	if (r->n)
+		fputc('\n', out);
+	ret = rasp_text_put_wrapped(out,
+				    "GCAllocationTick events (older .NET: one tick per ~100 KB "
+				    "allocated, fixed stride).",
+				    width, 0, &lines);
+	ret = ret ? ret
+		  : rasp_text_put_wrapped(out,
+					  "BIASED: each tick charges the whole stride to the type "
+					  "that happened to cross it; these are not estimates and "
+					  "are not part of the table above.",
+					  width, 0, &lines);
+	ret = ret ? ret : put_cell(out, "TYPE", tw, false, false);
 	fprintf(out, "  %8s  %18s\n", "TICKS", "ALLOCATION_AMOUNT");
-	for (size_t i = 0; i < r->nticks; i++) {
-		put_cell(out, rasp_tally_type_name(t, r->ticks[i]), tw, false);
+	for (size_t i = 0; i < r->nticks && !ret; i++) {
+		ret = put_cell(out, rasp_rows_type_name(r, t, r->ticks[i]), tw, false, false);
 		fprintf(out, "  %8" PRIu64 "  %18" PRIu64 "\n", t->ticks[r->ticks[i]].ticks,
 			t->ticks[r->ticks[i]].amount);
 	}
-	put_cell(out, "TOTAL", tw, false);
+	ret = ret ? ret : put_cell(out, "TOTAL", tw, false, false);
 	fprintf(out, "  %8" PRIu64 "  %18" PRIu64 "\n", r->tick_count, r->tick_amount);
+	return ret;
+}
+
+/* The columns of keys a table may narrow: names, which shorten in the middle. */
+static bool narrows(int c)
+{
+	return c == C_TYPE || c == C_PROCESS || c == C_WHERE;
+}
+
+/* Fits the table's columns in width: the names' columns get at least 2/5 of the line (16
+ * columns each at least), the objects' interval and then the objects leaving room for them if
+ * they must; on a line too narrow even then for 5 columns a name, the share and the samples go
+ * too (the bytes and their interval always stay). What is left is shared out among the names,
+ * a narrow one keeping its width. Sets l->dropped when columns were left out. */
+static void fit_columns(struct layout *l, size_t *width, bool *shown)
+{
+	static const int drop[] = {C_OBJ_CI, C_OBJ, C_SHARE, C_SAMPLES};
+	size_t names = 0, natural = 0, fixed, room, want;
+
+	if (!l->width)
+		return;
+	for (int c = 0; c < NCOLS; c++)
+		if (shown[c] && narrows(c)) {
+			names++;
+			natural += width[c];
+		}
+	for (size_t d = 0;; d++) {
+		size_t cols = 0;
+
+		fixed = 0;
+		for (int c = 0; c < NCOLS; c++)
+			if (shown[c]) {
+				cols++;
+				if (!narrows(c))
+					fixed += width[c];
+			}
+		fixed += 2 * (cols - 1);
+		room = l->width > fixed ? l->width - fixed : 0;
+		/* The objects make way for names of 2/5 of the line, the share and the samples
+		 * only for names of 5 columns. */
+		want = d < 2 ? (names * 16 > l->width * 2 / 5 ? names * 16 : l->width * 2 / 5)
+			     : names * 5;
+		if (want > natural)
+			want = natural;
+		if (room >= want || d == sizeof(drop) / sizeof(drop[0]))
+			break;
+		shown[drop[d]] = false;
+		l->dropped = true;
+	}
+	if (natural <= room)
+		return;
+	/* Shared out: each name column in turn, narrowest first, gets its natural width or an
+	 * even share of what is left, whichever is less; at least 5 columns ("ab…yz"). */
+	for (size_t left = names; left > 0; left--) {
+		int narrowest = -1;
+
+		for (int c = 0; c < NCOLS; c++)
+			if (shown[c] && narrows(c) && width[c] != SIZE_MAX &&
+			    (narrowest < 0 || width[c] < width[narrowest]))
+				narrowest = c;
+		if (narrowest < 0)
+			break;
+		{
+			size_t share = room / left, w = width[narrowest];
+
+			if (w > share)
+				w = share;
+			if (w < 5)
+				w = 5;
+			room = room > w ? room - w : 0;
+			/* Marked done with SIZE_MAX until all are placed. */
+			width[narrowest] = SIZE_MAX - w;
+		}
+	}
+	for (int c = 0; c < NCOLS; c++)
+		if (shown[c] && narrows(c) && width[c] > SIZE_MAX / 2)
+			width[c] = SIZE_MAX - width[c];
+}
+
+/* Rows of the table that leave the report's start on the screen: the terminal's rows less
+ * the header, the column heads, the TOTAL line, the legends, the line saying what is left
+ * out, and the one the shell's prompt (or --live's cursor) takes; 5 at least. */
+static size_t rows_that_fit(const struct rasp_report_view *v, const struct layout *l,
+			    size_t header_lines)
+{
+	size_t n = v->rows->n, used, room;
+
+	used = v->opt->lines_above + header_lines + 1 /* heads */ + 1 /* TOTAL */ + 1 /* prompt */;
+	used += legend_lines(v, n < l->term_rows ? n : l->term_rows, l->width);
+	used += 2; /* what the width left out (at most two lines at any width this handles) */
+	room = l->term_rows > used ? l->term_rows - used : 0;
+	if (n <= room)
+		return n;
+	room = room > 1 ? room - 1 : 0; /* the "more rows" line */
+	return room < 5 ? (n < 5 ? n : 5) : room;
 }
 
 static int write_text(const struct rasp_report_view *v, FILE *out)
@@ -301,8 +491,8 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 						 "SITE",    "BYTES", "",	"SHARE",
 						 "OBJECTS", "",	     "SAMPLES"};
 	const struct rasp_rows *rows = v->rows;
+	const struct rasp_report_options *opt = v->opt;
 	unsigned by = rows->group_by;
-	size_t shown_rows = v->opt->top && v->opt->top < rows->n ? v->opt->top : rows->n;
 	bool shown[NCOLS] = {by & RASP_GROUP_TYPE,
 			     by & RASP_GROUP_KIND,
 			     by & RASP_GROUP_PROCESS,
@@ -314,22 +504,34 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 			     true,
 			     true,
 			     true};
-	size_t width[NCOLS];
+	size_t width[NCOLS], tcols = 0, trows = 0, header_n = 0, legend_n = 0;
+	struct layout l = {0};
+	bool tty = rasp_text_terminal(out, &tcols, &trows), few, doubtful;
 	struct line head, line, tot;
-	char ci[48], pct[32];
-	int first = 0, few = 0, doubtful = rows->total.low_confidence;
+	char ci[48], pct[32], more[96];
+	int first = 0, ret;
 
-	header(v, out);
-	if (!rows->n) {
-		ticks(v, out); /* a trace of older .NET: its ticks are all there is */
-		return 0;
-	}
+	/* The width: --wide's none, --width's, or the terminal's. */
+	l.width = opt->wide			  ? 0
+		  : opt->width == RASP_PARAM_AUTO ? (tty ? tcols : 0)
+						  : (size_t)opt->width;
+	l.term_rows = tty ? trows : 0;
+	ret = header(v, out, l.width, &header_n);
+	if (ret)
+		return ret;
+	if (!rows->n)
+		return ticks(v, out,
+			     l.width); /* a trace of older .NET: its ticks are all there is */
+	if (opt->top == RASP_PARAM_AUTO)
+		l.shown_rows = l.term_rows ? rows_that_fit(v, &l, header_n) : rows->n;
+	else
+		l.shown_rows = opt->top && opt->top < rows->n ? (size_t)opt->top : rows->n;
 	memset(&head, 0, sizeof(head));
 	memcpy(head.cell, heads, sizeof(heads));
 	if (by & RASP_GROUP_STACK)
 		head.cell[C_WHERE] = "STACK";
 	snprintf(ci, sizeof(ci), "%s INTERVAL",
-		 rasp_format_percent(v->opt->confidence, pct, sizeof(pct)));
+		 rasp_format_percent(opt->confidence, pct, sizeof(pct)));
 	head.cell[C_BYTES_CI] = head.cell[C_OBJ_CI] = ci;
 	while (!shown[first])
 		first++;
@@ -337,41 +539,42 @@ static int write_text(const struct rasp_report_view *v, FILE *out)
 	tot.cell[first] = "TOTAL";
 	for (int c = 0; c < NCOLS; c++)
 		width[c] = width_of(head.cell[c]);
-	for (size_t i = 0; i <= shown_rows; i++) {
-		const struct line *l = &tot;
+	for (size_t i = 0; i <= l.shown_rows; i++) {
+		const struct line *ln = &tot;
 
-		if (i < shown_rows) {
+		if (i < l.shown_rows) {
 			fill(&line, v, &rows->v[i], &rows->v[i].est, rows->v[i].share);
-			few |= rows->v[i].est.samples < RASP_FEW_SAMPLES;
-			doubtful |= rows->v[i].est.low_confidence;
-			l = &line;
+			ln = &line;
 		}
 		for (int c = 0; c < NCOLS; c++)
-			if (l->cell[c] && width_of(l->cell[c]) > width[c])
-				width[c] = width_of(l->cell[c]);
+			if (ln->cell[c] && width_of(ln->cell[c]) > width[c])
+				width[c] = width_of(ln->cell[c]);
 	}
-	print_line(out, &head, width, shown);
-	for (size_t i = 0; i < shown_rows; i++) {
+	fit_columns(&l, width, shown);
+	ret = print_line(out, &head, width, shown);
+	for (size_t i = 0; i < l.shown_rows && !ret; i++) {
 		fill(&line, v, &rows->v[i], &rows->v[i].est, rows->v[i].share);
-		print_line(out, &line, width, shown);
+		ret = print_line(out, &line, width, shown);
 	}
-	if (shown_rows < rows->n)
-		fprintf(out, "... %zu more row%s (top=%" PRIu64 ")\n", rows->n - shown_rows,
-			rows->n - shown_rows == 1 ? "" : "s", v->opt->top);
-	print_line(out, &tot, width, shown);
-	few |= rows->total.samples && rows->total.samples < RASP_FEW_SAMPLES;
-	if (few) {
-		char legend[256];
+	if (!ret && l.shown_rows < rows->n) {
+		snprintf(more, sizeof(more), "\u2026 %zu more row%s (--top 0 for all)",
+			 rows->n - l.shown_rows, rows->n - l.shown_rows == 1 ? "" : "s");
+		ret = rasp_text_put_wrapped(out, more, l.width, 2, &legend_n);
+	}
+	ret = ret ? ret : print_line(out, &tot, width, shown);
+	marks(rows, l.shown_rows, &few, &doubtful);
+	doubtful &= shown[C_OBJ_CI]; /* "?" marks only the objects interval */
+	ret = ret ? ret : legends(v, out, l.width, few, doubtful, &legend_n);
+	if (!ret && l.dropped) {
+		char note[160];
 
-		fprintf(out, "%s\n",
-			rasp_format_few_legend(v->opt->confidence, legend, sizeof(legend)));
+		snprintf(
+		    note, sizeof(note), "(left out to fit the width: %s%s%s; --wide shows all)",
+		    shown[C_OBJ] ? "the objects interval" : "the objects columns",
+		    shown[C_SHARE] ? "" : ", the share", shown[C_SAMPLES] ? "" : ", the samples");
+		ret = rasp_text_put_wrapped(out, note, l.width, 2, &legend_n);
 	}
-	if (doubtful)
-		fputs(RASP_LEGEND_DOUBTFUL " (docs/sampling.md)\n", out);
-	if (rows->contradictions)
-		fputs(RASP_LEGEND_CONTRADICTS "\n", out);
-	ticks(v, out);
-	return 0;
+	return ret ? ret : ticks(v, out, l.width);
 }
 
 const struct rasp_writer rasp_writer_text = {.name = "text",

@@ -59,6 +59,9 @@ const char *rasp_writer_names(bool (*has)(const struct rasp_writer *w), char *bu
  * formats of stacks. */
 unsigned rasp_report_keys(const struct rasp_report_options *opt);
 
+/* The site rule the options say (--site, --site-exclude); its patterns are the options'. */
+struct rasp_site_rule rasp_report_site_rule(const struct rasp_report_options *opt);
+
 /* Builds the rows and notes of t and writes them with the writer opt->format names.
  * mean_flag: how the user overrides the assumed mean, for the notes. 0 or a negative errno
  * value. */
@@ -89,6 +92,9 @@ const char *rasp_format_few_legend(double confidence, char *buf, size_t len);
  * and counts with k, M, G..., three or four significant digits. */
 void rasp_format_bytes(double v, char *buf, size_t len);
 void rasp_format_count(double v, char *buf, size_t len);
+/* An interval in those units after mark ("~97.5 - 109.8 MiB"), a shared unit written once. */
+void rasp_format_interval(char *buf, size_t len, double lo, double hi, bool bytes,
+			  const char *mark);
 /* A confidence as a percentage with as many digits as it has (0.95 -> "95%"), never rounded
  * up to 100%; a duration in us, ms, s or min. Both return buf. */
 const char *rasp_format_percent(double c, char *buf, size_t len);

@@ -79,13 +79,18 @@ typedef struct rasp_config {
 	/* Frames of the call stack captured for each sample, 0..RASP_MAX_STACK_DEPTH, when a
 	 * session wants stacks (DotNETRuntime:ClrStackWalk enabled); 0: never. */
 	unsigned stack_depth;
+	/* With a runtime's frames callback (rasp_heap_set_frames): 1 appends the native stack
+	 * after the runtime's frames (outer to them in the stack event), stack_depth frames in
+	 * all; 0, the default: the runtime's frames alone. */
+	int native_frames;
 } rasp_config_t;
 
 /* Sets the defaults: auto sampling, mean 102400, quantum 8 KiB, seeds from the OS, stacks of
  * up to 64 frames. */
 RASP_API void rasp_config_init(rasp_config_t *cfg);
 /* Applies RASP_SAMPLING (auto|on|off), RASP_SAMPLING_MEAN (bytes), RASP_SEED (decimal or
- * 0x hex), RASP_ALLOC_QUANTUM (bytes), RASP_STACKS (0|1) and RASP_STACK_DEPTH (frames). An
+ * 0x hex), RASP_ALLOC_QUANTUM (bytes), RASP_STACKS (0|1), RASP_STACK_DEPTH (frames) and
+ * RASP_NATIVE_FRAMES (0|1). An
  * invalid value is reported on stderr with the accepted range and -EINVAL returned; nothing is
  * clamped. */
 RASP_API int rasp_config_from_env(rasp_config_t *cfg);
@@ -124,20 +129,26 @@ RASP_API void *rasp_alloc_zeroed(rasp_heap_t *heap, const rasp_type_t *type, siz
  * the alignment asked. */
 RASP_API void *rasp_alloc_aligned(rasp_heap_t *heap, const rasp_type_t *type, size_t size,
 				  size_t alignment, unsigned flags);
-/* Resizes an object of this heap to `size` payload bytes (>= 1), keeping its type, kind and
- * alignment and the first min(old, new) bytes. In place when the new size keeps its size
- * class (a large object: shrinks to no less than half; an aligned one: fits and uses half),
- * else a new object is allocated and obj freed. NULL + errno on error (EINVAL: NULL heap or
- * obj, size 0, obj not an object of this heap, reported as rasp_free does; ENOMEM), and obj
- * is then untouched. Sampling: a resize in place allocates nothing, so it is not a trial, and
- * a sampled object stays the sample it was; a move allocates a new object, whose bytes are
- * trials like any other's, and frees obj as rasp_free does (docs/runtime.md). */
+/* C's realloc on this heap. obj NULL: rasp_alloc(heap, default type, size, 0), the default
+ * type being rasp_heap_default_type's; size 0: rasp_free(heap, obj) and NULL returned
+ * (errno untouched; obj NULL and size 0 together do nothing). Otherwise resizes an object of
+ * this heap to `size` payload bytes, keeping its type, kind and alignment and the first
+ * min(old, new) bytes. In place when the new size keeps its size class (a large object:
+ * shrinks to no less than half; an aligned one: fits and uses half), else a new object is
+ * allocated and obj freed. NULL + errno on error, obj then untouched: EINVAL when obj is
+ * refused (not an object of this heap, a double free: handled as rasp_free does,
+ * rasp_heap_set_error_handler) or heap is NULL, ENOMEM only when memory ran out or size is
+ * too large, so that a runtime can tell its own bug from out of memory. Sampling: a resize in
+ * place allocates nothing, so it is not a trial, and a sampled object stays the sample it
+ * was; a move allocates a new object, whose bytes are trials like any other's, and frees obj
+ * as rasp_free does (docs/runtime.md). */
 RASP_API void *rasp_realloc(rasp_heap_t *heap, void *obj, size_t size);
 /* Frees an object of this heap (any thread). NULL is ignored. An object whose
  * AllocationSampled was emitted emits Rasp_Runtime:SampledObjectFreed before its memory can be
  * reused (docs/events.md). obj must be a pointer rasp_alloc returned on this heap and not yet
- * freed. Every build refuses, with a message on
- * stderr, errno = EINVAL and invalid_frees counted, and without touching the heap: a double
+ * freed. Every build refuses, with errno = EINVAL, invalid_frees counted and the heap's
+ * error handler told (by default a message on stderr, rate-limited:
+ * rasp_heap_set_error_handler), and without touching the heap: a double
  * free, a pointer inside a large object instead of its start, and a pointer inside a small
  * object's block (by its position in its page: exact) that is not an aligned object's
  * start; and a pointer whose 4 MiB-aligned block starts no mapping of rasp's (memory rasp
@@ -150,6 +161,55 @@ RASP_API void *rasp_realloc(rasp_heap_t *heap, void *obj, size_t size);
  * allocator's memory inside such a 4 MiB block, is undefined behaviour there, as for
  * free(). */
 RASP_API void rasp_free(rasp_heap_t *heap, void *obj);
+
+/* The type rasp_realloc(heap, NULL, n) allocates: the one set by rasp_heap_set_default_type,
+ * else the heap's type named "untyped" (registered at the first call). NULL + errno (EINVAL,
+ * ENOMEM) on error. */
+RASP_API const rasp_type_t *rasp_heap_default_type(rasp_heap_t *heap);
+/* Sets it: a type of this heap (-EINVAL otherwise). */
+RASP_API int rasp_heap_set_default_type(rasp_heap_t *heap, const rasp_type_t *type);
+
+/* Invalid pointers given to rasp_free or rasp_realloc, each refused without touching the heap
+ * (see rasp_free), by kind. */
+enum rasp_invalid_kind {
+	/* Not in memory rasp mapped: another allocator's, or an object whose memory went back
+	 * to the OS (debug builds: any pointer that is not a live object of this heap). */
+	RASP_INVALID_FOREIGN = 0,
+	RASP_INVALID_OTHER_HEAP = 1,  /* in memory of another rasp heap */
+	RASP_INVALID_INTERIOR = 2,    /* inside an object or block, not its start (misaligned
+				       * included) */
+	RASP_INVALID_DOUBLE_FREE = 3, /* its block is free already */
+	RASP_INVALID_KINDS = 4,
+};
+/* What the heap does with each refused pointer, besides counting it (per kind, and in
+ * rasp_heap_stats' invalid_frees) and setting errno = EINVAL. */
+enum rasp_invalid_action {
+	/* The default: the first refusal of each kind logged on stderr, then the 10th, 100th,
+	 * 1000th... with the count so far, and at rasp_heap_destroy the counts not yet logged:
+	 * a state that switched allocators logs a few lines, not one per pointer. */
+	RASP_ON_INVALID_LOG = 0,
+	RASP_ON_INVALID_LOG_EACH = 1, /* every refusal logged */
+	RASP_ON_INVALID_COUNT = 2,    /* nothing logged: counted (and the callback, if any) */
+	RASP_ON_INVALID_ABORT = 3,    /* logged, then abort(): for tests and debugging */
+};
+/* One refused pointer, as the error handler's callback sees it. */
+typedef struct rasp_invalid {
+	const char *op;	    /* "rasp_free" or "rasp_realloc" */
+	const void *ptr;    /* the pointer given */
+	int kind;	    /* enum rasp_invalid_kind */
+	const char *reason; /* text for a message */
+	uint64_t count;	    /* refusals of this kind on this heap, this one included */
+} rasp_invalid_t;
+/* Called on the refusing thread, before the action's log or abort; it must not free into or
+ * allocate from this heap (it may read it: rasp_heap_stats, rasp_heap_invalid_count). */
+typedef void (*rasp_invalid_fn)(void *arg, const rasp_invalid_t *what);
+/* Sets the heap's handling of invalid pointers: action (enum rasp_invalid_action) and an
+ * optional callback fn(arg, what), NULL for none. Call it before other threads use the heap
+ * (its fields are read without a lock). -EINVAL for an unknown action or a NULL heap. */
+RASP_API int rasp_heap_set_error_handler(rasp_heap_t *heap, int action, rasp_invalid_fn fn,
+					 void *arg);
+/* Refusals of one kind (enum rasp_invalid_kind) on this heap so far; 0 for a bad kind. */
+RASP_API uint64_t rasp_heap_invalid_count(rasp_heap_t *heap, int kind);
 
 /* The ObjectSize its AllocationSampled event carries: its block, header included (its size
  * class, or for a large object its size rounded up to 8). */
@@ -175,6 +235,28 @@ RASP_API int rasp_heap_set_sampling(rasp_heap_t *heap, int mode, uint64_t mean);
 /* 1 if the heap samples now (auto mode: an LTTng or EventPipe session wants the event),
  * else 0. */
 RASP_API int rasp_heap_sampling_active(rasp_heap_t *heap);
+
+/* A frame of an embedding runtime's own stack (an interpreter's function, a VM's method). */
+typedef struct rasp_frame {
+	const char *function; /* the runtime's name for the code, e.g. "bottomUpTree" */
+	const char *file;     /* its source file, or NULL */
+	uint32_t line;	      /* its line, 0 when unknown */
+} rasp_frame_t;
+/* Called on the allocating thread when an allocation of this heap is sampled; writes up to
+ * max frames of the runtime's own stack, innermost first, and returns how many. It must not
+ * allocate from this heap. */
+typedef unsigned (*rasp_frames_fn)(void *arg, rasp_frame_t *frames, unsigned max);
+/* Sets the heap's frames callback (fn NULL: none, the default). It is called only for a
+ * sample whose stack a session wants (ClrStackWalk enabled, stack_depth > 0), with max =
+ * stack_depth; the frames it writes replace the sample's native stack (cfg.native_frames:
+ * the native frames follow them, within stack_depth). The strings need to
+ * live only until it returns: each distinct (function, file, line) is copied once (at most
+ * 240 bytes of each name) into a process-wide table and stands in the stack event for a code
+ * address of its own, named by a DotNETRuntime:MethodLoadVerbose_V1 event as .NET names its
+ * JIT-compiled methods (docs/embedding.md). No cost without a callback; with one, a lookup
+ * per frame under a lock, per sample. Set it before other threads allocate from the heap.
+ * 0, -EINVAL (NULL heap), -ENOMEM (the table's address range could not be reserved). */
+RASP_API int rasp_heap_set_frames(rasp_heap_t *heap, rasp_frames_fn fn, void *arg);
 
 /* Concurrency contract of the whole-heap operations below (CoreCLR's "GC suspension"):
  * rasp_heap_collect and rasp_heap_walk visit every thread's allocation context and change

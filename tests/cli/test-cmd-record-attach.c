@@ -462,6 +462,51 @@ static void test_live_temporary_file_is_private_and_removed(void **state)
 		fail_msg("%s is still there after a hangup killed rasp report --live", found);
 }
 
+/* rasp report --live honours --top in every redraw and in the last report, and a stream still
+ * being written is not a loss: no "unknown number of events" note while it grows. (--live
+ * showed every row and warned of lost events on each redraw.) */
+static void test_live_honours_top_and_reports_no_loss(void **state)
+{
+	const char *prog[] = {rasp_test_build_path("bin/rasp-diag-prog"), "1", "60", NULL};
+	const char *log = in_work("live-top.out");
+	char pid[32];
+	const char *argv[] = {rasp_test_build_path("bin/rasp"),
+			      "report",
+			      "--live",
+			      "-p",
+			      pid,
+			      "--interval",
+			      "1",
+			      "--top",
+			      "1",
+			      NULL};
+	pid_t target = helper(prog, "live-top-prog.out"), r;
+	const char *out, *p;
+	int redraws = 0;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%ld", (long)target);
+	wait_socket(target);
+	r = spawn_to(argv, log);
+	wait_text(log, "recording process");
+	/* A redraw with all three types sampled: one shown, two more. */
+	wait_text(log, "\u2026 2 more rows (--top 0 for all)");
+	assert_int_equal(kill(r, SIGINT), 0);
+	assert_int_equal(wait_exit(r, log), 0);
+	out = slurp(log);
+	for (p = out; (p = strstr(p, "rasp report --live: process")) != NULL; p++)
+		redraws++;
+	if (redraws < 1)
+		fail_msg("no redraw in:\n%s", out);
+	if (strstr(out, "unknown number"))
+		fail_msg("a growing stream reported as a loss:\n%s", out);
+	/* The last report, after the screen's clear: one row and the line saying so. */
+	p = strrchr(out, '\033');
+	assert_non_null(p);
+	if (!strstr(p, "\u2026 2 more rows (--top 0 for all)") || !strstr(p, "\nTOTAL"))
+		fail_msg("the last report does not honour --top 1:\n%s", p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +524,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_a_flood_ends_at_the_second_signal, each_teardown),
 	    cmocka_unit_test_teardown(test_live_temporary_file_is_private_and_removed,
 				      each_teardown),
+	    cmocka_unit_test_teardown(test_live_honours_top_and_reports_no_loss, each_teardown),
 	};
 
 	return cmocka_run_group_tests_name("cmd-record-attach", tests, setup, teardown);

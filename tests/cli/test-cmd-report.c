@@ -13,7 +13,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <math.h>
+#include <pty.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -24,6 +26,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "cmd-support.h"
 #include "lttng-session.h"
@@ -728,8 +731,122 @@ static void test_top_zero_shows_every_row(void **state)
 	cmd_expect_in(out, "\nTOTAL ", "--top 0");
 	/* The control: --top 2 does hide rows, so the check above can fail. */
 	assert_int_equal(cmd_rasp(out, CMD_OUT, two, NULL), 0);
-	cmd_expect_in(out, "... 2 more rows", "--top 2");
+	cmd_expect_in(out, "\u2026 2 more rows (--top 0 for all)", "--top 2");
 	free(out);
+}
+
+/* rasp report with its output on a pseudo-terminal of cols x rows: what it wrote (line ends
+ * as "\n") into out; its exit status. A watchdog kills it after 30 s. */
+static int on_terminal(char *out, size_t cap, unsigned short cols, unsigned short rows,
+		       const char *const *args)
+{
+	struct winsize ws = {.ws_row = rows, .ws_col = cols};
+	const char *argv[32] = {rasp_test_build_path("bin/rasp")};
+	size_t n = 0, k = 1;
+	int master, status;
+	pid_t pid;
+	time_t start = time(NULL);
+
+	for (size_t i = 0; args[i] && k + 1 < 32; i++)
+		argv[k++] = args[i];
+	argv[k] = NULL;
+	pid = forkpty(&master, NULL, NULL, &ws);
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		unsetenv("COLUMNS");
+		unsetenv("LINES");
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	for (;;) {
+		char buf[4096];
+		ssize_t r = read(master, buf, sizeof(buf));
+
+		if (r <= 0)
+			break; /* EIO once the child's side is closed */
+		for (ssize_t i = 0; i < r && n + 1 < cap; i++)
+			if (buf[i] != '\r')
+				out[n++] = buf[i];
+		if (time(NULL) - start > 30) {
+			kill(pid, SIGKILL);
+			fail_msg("rasp report on a terminal did not end within 30 s");
+		}
+	}
+	out[n] = '\0';
+	close(master);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The columns of the widest line of s (wcwidth's, in C.UTF-8), and its lines in *lines. */
+static size_t widest_line(const char *s, size_t *lines)
+{
+	mbstate_t st = {0};
+	size_t most = 0, w = 0;
+	locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0), old;
+
+	assert_non_null(utf8);
+	old = uselocale(utf8);
+	*lines = 0;
+	for (size_t i = 0, len = strlen(s); i < len;) {
+		wchar_t c;
+		size_t b = mbrtowc(&c, s + i, len - i, &st);
+
+		assert_true(b != (size_t)-1 && b != (size_t)-2 && b != 0);
+		if (c == L'\n') {
+			(*lines)++;
+			w = 0;
+		} else {
+			w += wcwidth(c) < 0 ? 1 : (size_t)wcwidth(c);
+			most = w > most ? w : most;
+		}
+		i += b;
+	}
+	uselocale(old);
+	freelocale(utf8);
+	return most;
+}
+
+/* On a terminal the report fits it: at 80x24, 120x40 and 60x14 every line within the width,
+ * the header's long warning wrapped; on the small one, with four keys, names shortened in
+ * the middle and the largest rows only (5 at least) with "… N more rows (--top 0 for all)";
+ * on the large one all of it on the screen; --top 0 --wide gives everything back. (Lines
+ * were as long as their cells, and every row was printed.) */
+static void test_report_fits_the_terminal(void **state)
+{
+	static char out[CMD_OUT];
+	const char *t = cmd_golden("emit-two-procs");
+	const char *by_type[] = {"report", t, NULL};
+	const char *by_four[] = {"report", "--group-by", "type,kind,process,thread", t, NULL};
+	const char *all[] = {
+	    "report", "--group-by", "type,kind,process,thread", "--top", "0", "--wide", t, NULL};
+	static const unsigned short sizes[][2] = {{80, 24}, {120, 40}, {60, 14}};
+	size_t lines;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		assert_int_equal(on_terminal(out, sizeof(out), sizes[i][0], sizes[i][1],
+					     sizes[i][0] == 60 ? by_four : by_type),
+				 0);
+		if (widest_line(out, &lines) > sizes[i][0])
+			fail_msg("a line wider than %u columns (%zu):\n%s", sizes[i][0],
+				 widest_line(out, &lines), out);
+		if (sizes[i][1] == 40 && lines >= 40)
+			fail_msg("%zu lines on a terminal of 40:\n%s", lines, out);
+		cmd_expect_in(out, "\nTOTAL ", "rasp report on a terminal");
+		if (sizes[i][0] != 60)
+			cmd_expect_in(out, "\nDemo.Node ", "rasp report on a terminal");
+	}
+	cmd_expect_in(out, "\u2026", "rasp report on 60x14");
+	cmd_expect_in(out, "\u2026 3 more rows (--top 0 for all)", "rasp report on 60x14");
+	/* The objects interval left out, and with it the legend of its "?" mark. */
+	cmd_expect_in(out, "left out to fit the width", "rasp report on 60x14");
+	cmd_expect_not_in(out, "? too few samples", "rasp report on 60x14");
+	assert_int_equal(on_terminal(out, sizeof(out), 60, 14, all), 0);
+	cmd_expect_not_in(out, "more row", "--top 0 --wide");
+	cmd_expect_in(out, "\nDemo.Node ", "--top 0 --wide");
+	if (widest_line(out, &lines) <= 60)
+		fail_msg("--wide kept to the terminal's 60 columns:\n%s", out);
 }
 
 /* A TCP port on loopback that nothing accepts on: bound, not listening. */
@@ -1118,6 +1235,7 @@ int main(void)
 	    cmocka_unit_test(test_assumed_mean_is_said),
 	    cmocka_unit_test(test_usage_errors_exit_2),
 	    cmocka_unit_test(test_top_zero_shows_every_row),
+	    cmocka_unit_test(test_report_fits_the_terminal),
 	    cmocka_unit_test(test_live_session_that_does_not_exist),
 	    cmocka_unit_test(test_no_samples_is_explained),
 	    cmocka_unit_test(test_directory_without_trace_is_explained),

@@ -179,11 +179,16 @@ LAMBDA = re.compile(r"^Oracle\.Program\+<>c(__DisplayClass\d+_\d+)?\.<Work>b__\w
 SPLIT = {"System.Int64[]": re.compile(r"^System\.GC\.AllocateArray$")}
 
 
+def bare(method):
+    """A method's name without its parameters ("N.C.M(int32)" is "N.C.M")."""
+    return method.split("(", 1)[0]
+
+
 def check_sites(a, types, check):
-    """rasp's sites against TraceEvent's (same samples per type and innermost frame, names
-    without the signature), then against the Oracle's code: each truth type's site is the
-    lambda that allocates it, with the truth inside its interval, called from Measure and
-    Work."""
+    """rasp's sites against TraceEvent's (same samples per type and innermost frame, methods
+    compared without their parameters), then against the Oracle's code: each truth type's
+    site is the lambda that allocates it, with the truth inside its interval, called from
+    Measure and Work."""
     with open(a.site_report) as f:
         sites = json.load(f)
     with open(a.stack_report) as f:
@@ -196,12 +201,12 @@ def check_sites(a, types, check):
             if line.startswith("events="):
                 continue
             typ, site, n, _ = line.rstrip("\n").split("\t")
-            # TraceEvent names a method with its signature; rasp without (one site per name).
-            site = "(no stack)" if site == "?" else site.split("(", 1)[0]
+            # Both name a method with its parameters, each in its own form: compared without.
+            site = "(no stack)" if site == "?" else bare(site)
             theirs[(typ, site)] += int(n)
     ours = Counter()
     for r in sites["rows"]:
-        ours[(r["type"], r["site"])] += r["samples"]
+        ours[(r["type"], bare(r["site"]))] += r["samples"]
     differ = sorted(k for k in set(theirs) | set(ours) if theirs[k] != ours[k])
     check(not differ, f"samples per (type, site): rasp and TraceEvent agree on {len(ours)} pairs"
           + (f"; differ on {[(k, ours[k], theirs[k]) for k in differ[:5]]}" if differ else ""))
@@ -222,16 +227,16 @@ def check_sites(a, types, check):
             continue
         if name in SPLIT:
             at = sum(r["samples"] for r in rows
-                     if LAMBDA.match(r["site"]) or SPLIT[name].match(r["site"]))
+                     if LAMBDA.match(bare(r["site"])) or SPLIT[name].match(bare(r["site"])))
             n = sum(r["samples"] for r in rows)
             check(at >= 0.99 * n, f"{name}: {at} of {n} samples at its lambda or at"
                   f" {SPLIT[name].pattern} (want 99%)")
-            lambdas.update(r["site"] for r in rows if LAMBDA.match(r["site"]))
+            lambdas.update(bare(r["site"]) for r in rows if LAMBDA.match(bare(r["site"])))
             continue
         r = rows[0]
-        check(LAMBDA.match(r["site"]) is not None,
+        check(LAMBDA.match(bare(r["site"])) is not None,
               f"{name}: allocated at {r['site']} (want {LAMBDA.pattern})")
-        lambdas.add(r["site"])
+        lambdas.add(bare(r["site"]))
         check(r["bytes_low"] <= t["bytes"] <= r["bytes_high"],
               f"{name} at {r['site']}: true bytes {t['bytes']} in [{r['bytes_low']},"
               f" {r['bytes_high']}] (estimate {r['bytes']})")
@@ -240,8 +245,8 @@ def check_sites(a, types, check):
               f" {r['objects_high']}] (estimate {r['objects']})")
         top = max((s for s in stacks["rows"] if s["type"] == name), key=lambda s: s["bytes"],
                   default=None)
-        frames = [fr["function"] for fr in top["stack"]] if top else []
-        check(frames[:1] == [r["site"]] and "Oracle.Program.Measure" in frames
+        frames = [bare(fr["function"]) for fr in top["stack"]] if top else []
+        check(frames[:1] == [bare(r["site"])] and "Oracle.Program.Measure" in frames
               and "Oracle.Program.Work" in frames,
               f"{name}: its heaviest stack starts at its site and passes Measure and Work: {frames}")
     check(len(lambdas) in (len(types) - 1, len(types)),

@@ -118,7 +118,7 @@ wait "$opid" || fail "the Oracle exited with status $? after the session"
 echo "ok:   the Oracle exited 0"
 run "$dotnet" "$out/NetTraceDump/NetTraceDump.dll" "$work/oracle.nettrace" > "$work/events.tsv" \
   || fail "TraceEvent cannot read rasp record -p's file"
-run "$rasp" report --format json --group-by type,kind --confidence 0.9999 "$work/oracle.nettrace" \
+run "$rasp" report --format json --raw-names --group-by type,kind --confidence 0.9999 "$work/oracle.nettrace" \
   > "$work/report.json" || fail "rasp report cannot read $work/oracle.nettrace"
 run "$python" "$here/check-oracle.py" --trace "$work/oracle.nettrace" --truth "$work/truth.json" \
   --events "$work/events.tsv" --pid "$opid" --threads 4 --report "$work/report.json"

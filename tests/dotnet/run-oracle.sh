@@ -57,16 +57,18 @@ echo "+ $dotnet $out/NetTraceDump/NetTraceDump.dll --summary $trace"
 report=()
 if [ -n "$rasp" ]; then
   # 99.99%: about 3.9 standard errors, the tolerance of the model checks.
-  echo "+ $rasp report --format json --group-by type,kind --confidence 0.9999 $trace > $work/report.json"
-  "$rasp" report --format json --group-by type,kind --confidence 0.9999 "$trace" > "$work/report.json" \
+  # --raw-names: the runtime's names, as TraceEvent and the Oracle's truth give them.
+  echo "+ $rasp report --format json --raw-names --group-by type,kind --confidence 0.9999 $trace > $work/report.json"
+  "$rasp" report --format json --raw-names --group-by type,kind --confidence 0.9999 "$trace" > "$work/report.json" \
     || { echo "FAIL: rasp report could not read $trace"; exit 1; }
   "$rasp" report "$trace"
   report=(--report "$work/report.json")
   # Where: .NET's stacks in the file, its managed frames named from the rundown at the
-  # session's end. TraceEvent's TraceLog names them too (the innermost frame per sample).
+  # session's end. TraceEvent's TraceLog names them too (the innermost frame per sample: rasp's
+  # --site leaf, in the runtime's names).
   for by in site stack; do
-    echo "+ $rasp report --format json --group-by type,$by --confidence 0.9999 $trace > $work/report-$by.json"
-    "$rasp" report --format json --group-by "type,$by" --confidence 0.9999 "$trace" > "$work/report-$by.json" \
+    echo "+ $rasp report --format json --raw-names --site leaf --group-by type,$by --confidence 0.9999 $trace > $work/report-$by.json"
+    "$rasp" report --format json --raw-names --site leaf --group-by "type,$by" --confidence 0.9999 "$trace" > "$work/report-$by.json" \
       || { echo "FAIL: rasp report --group-by type,$by could not read $trace"; exit 1; }
   done
   "$rasp" report --by site --top 8 "$trace"

@@ -35,9 +35,12 @@ static struct rasp__ep_config read_with(const char *const *env)
 	return c;
 }
 
-#define BIT(d)	   (UINT64_C(1) << (d))
-#define SAMPLED	   BIT(RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED)
-#define STACKS	   BIT(RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK)
+#define BIT(d)	(UINT64_C(1) << (d))
+#define SAMPLED BIT(RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED)
+/* The stacks and the names of a runtime's frames in them (MethodLoadVerbose_V1) */
+#define STACKS                                                                                     \
+	(BIT(RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK) |                                               \
+	 BIT(RASP_DESC_DOTNETRUNTIME_METHODLOADVERBOSE_V1))
 #define CONFIGURED BIT(RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED)
 #define STOPPED	   BIT(RASP_DESC_RASP_RUNTIME_SAMPLINGSTOPPED)
 #define FREED	   BIT(RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED)
@@ -113,7 +116,9 @@ static void keywords_and_levels(void **state)
 	/* An empty keywords field means every keyword; an omitted one none. */
 	assert_int_equal(mask_of("Microsoft-Windows-DotNETRuntime::4", true) & SAMPLED, SAMPLED);
 	assert_int_equal(mask_of("Microsoft-Windows-DotNETRuntime", true), 0);
-	/* .NET's default session (an empty variable) has no sampling keyword. */
+	/* .NET's default session (an empty variable) has no sampling keyword: nothing, not even
+	 * MethodLoadVerbose_V1, whose JIT keyword and level it has (the frames' names go with
+	 * the stacks). */
 	assert_int_equal(mask_of(NULL, true), 0);
 	assert_int_equal(mask_of("", true), 0);
 	/* Other providers are parsed and ignored, filter arguments too. */

@@ -3,19 +3,25 @@
  * never raises the bound, alternating allocations and frees keep full windows), frees while
  * another thread collects, other threads' frees reused and pushed in batches, and the frees of
  * sampled objects told once each, by their owner or another thread, never for an unsampled
- * object at a sampled one's address. The threaded tests run under TSan in CI. */
+ * object at a sampled one's address; invalid pointers counted by kind, logged rate-limited,
+ * called back or aborted on (rasp_heap_set_error_handler). The threaded tests run under TSan
+ * in CI. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../support/test-heap.h"
 #include "internal.h"
@@ -621,6 +627,158 @@ static void test_sampled_frees_by_another_thread(void **state)
 	ledger_fini(&l);
 }
 
+/* stderr into a temporary file while fn runs; returns the lines written. */
+static unsigned stderr_lines(void (*fn)(void *), void *arg, char *text, size_t cap)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	unsigned lines = 0;
+	size_t n;
+
+	assert_non_null(tmp);
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(text, 1, cap - 1, tmp);
+	text[n] = 0;
+	fclose(tmp);
+	for (size_t i = 0; i < n; i++)
+		lines += text[i] == '\n';
+	return lines;
+}
+
+struct seen {
+	unsigned calls;
+	int kind[8];
+	uint64_t count[8];
+	const void *ptr[8];
+	const char *op[8];
+};
+
+static void record_invalid(void *arg, const rasp_invalid_t *w)
+{
+	struct seen *s = arg;
+
+	if (s->calls < 8) {
+		s->kind[s->calls] = w->kind;
+		s->count[s->calls] = w->count;
+		s->ptr[s->calls] = w->ptr;
+		s->op[s->calls] = w->op;
+	}
+	s->calls++;
+}
+
+/* 1280 double frees (a state that switched allocators) and one pointer of each other kind. */
+static void many_invalid(void *arg)
+{
+	rasp_heap_t *h = arg, *other = make_heap(RASP_SAMPLING_OFF, 1);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	char *p = rasp_alloc(h, t, 40, 0),
+	     *q = rasp_alloc(other, rasp_type_register(other, "o"), 40, 0);
+	static uint64_t foreign[4];
+
+	rasp_free(h, p);
+	for (int i = 0; i < 1280; i++)
+		rasp_free(h, p);
+	rasp_free(h, &foreign[2]);
+	rasp_free(h, q);
+	assert_null(rasp_realloc(h, rasp_alloc(h, t, 40, 0) + 8, 10));
+	rasp_free(other, q);
+	rasp_heap_destroy(other);
+	rasp_heap_destroy(h);
+}
+
+/* The default action logs the 1st, 10th, 100th and 1000th refusal of a kind, and at destroy
+ * the count not yet logged: 1280 double frees make 5 lines, not 1280; each other kind one. */
+static void test_invalid_pointers_logged_rate_limited(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+	char text[8192];
+	unsigned lines;
+
+	(void)state;
+	lines = stderr_lines(many_invalid, h, text, sizeof(text));
+	if (lines != 8)
+		fail_msg("%u lines:\n%s", lines, text);
+	assert_non_null(strstr(text, "double free #1000 "));
+	assert_non_null(strstr(text, "refused 1280 pointers as double free in all"));
+	assert_non_null(strstr(text, "rasp_realloc("));
+	assert_non_null(strstr(text, "foreign pointer #1 "));
+	assert_non_null(strstr(text, "pointer of another heap #1 "));
+	assert_non_null(strstr(text, "interior pointer #1 "));
+}
+
+/* Counted per kind and in invalid_frees; the callback sees each one with its kind and count;
+ * COUNT logs nothing; a refused realloc sets EINVAL, not ENOMEM. */
+static void counted_quietly(void *arg)
+{
+	rasp_heap_t *h = arg;
+	struct seen seen = {0};
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	char *p = rasp_alloc(h, t, 24, 0);
+	static uint64_t foreign[4];
+	rasp_heap_stats_t st;
+
+	assert_int_equal(
+	    rasp_heap_set_error_handler(h, RASP_ON_INVALID_COUNT, record_invalid, &seen), 0);
+	rasp_free(h, p);
+	rasp_free(h, p);
+	errno = 0;
+	assert_null(rasp_realloc(h, p, 100));
+	assert_int_equal(errno, EINVAL);
+	rasp_free(h, &foreign[1]);
+	assert_int_equal(seen.calls, 3);
+	assert_int_equal(seen.kind[0], RASP_INVALID_DOUBLE_FREE);
+	assert_int_equal(seen.count[1], 2);
+	assert_string_equal(seen.op[1], "rasp_realloc");
+	assert_ptr_equal(seen.ptr[2], &foreign[1]);
+	assert_int_equal(seen.kind[2], RASP_INVALID_FOREIGN);
+	assert_int_equal(rasp_heap_invalid_count(h, RASP_INVALID_DOUBLE_FREE), 2);
+	assert_int_equal(rasp_heap_invalid_count(h, RASP_INVALID_FOREIGN), 1);
+	assert_int_equal(rasp_heap_invalid_count(h, RASP_INVALID_KINDS), 0);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.invalid_frees, 3);
+	rasp_heap_destroy(h);
+}
+
+static void test_invalid_pointers_counted_and_called_back(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+	char text[4096];
+
+	(void)state;
+	assert_int_equal(rasp_heap_set_error_handler(h, 7, NULL, NULL), -EINVAL);
+	assert_int_equal(rasp_heap_set_error_handler(NULL, 0, NULL, NULL), -EINVAL);
+	assert_int_equal(stderr_lines(counted_quietly, h, text, sizeof(text)), 0);
+}
+
+/* ABORT: logged, then abort() (in a child). */
+static void test_invalid_pointer_aborts_when_asked(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+		static uint64_t foreign[2];
+
+		rasp_heap_set_error_handler(h, RASP_ON_INVALID_ABORT, NULL, NULL);
+		close(2);
+		rasp_free(h, &foreign[1]);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGABRT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -635,6 +793,9 @@ int main(void)
 	    cmocka_unit_test(test_sampled_frees_told_once),
 	    cmocka_unit_test(test_unseen_samples_unmarked),
 	    cmocka_unit_test(test_sampled_frees_by_another_thread),
+	    cmocka_unit_test(test_invalid_pointers_logged_rate_limited),
+	    cmocka_unit_test(test_invalid_pointers_counted_and_called_back),
+	    cmocka_unit_test(test_invalid_pointer_aborts_when_asked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,8 @@
 /* Allocation variants (runtime/variants.c), white-box: zeroed, aligned (every power of 2 up
  * to 1 MiB, small and large, freed and queried through their own header), realloc (contents,
- * in place within a class, moves across classes, large shrink, errors), and realloc's
- * sampling: in place draws no trial, a move is sampled as a new object (model within 4 SE);
- * a move of a sampled object tells its free, a resize in place tells nothing. */
+ * in place within a class, moves across classes, large shrink, errors, C's NULL and 0), and
+ * realloc's sampling: in place draws no trial, a move is sampled as a new object (model within
+ * 4 SE); a move of a sampled object tells its free, a resize in place tells nothing. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -161,17 +161,54 @@ static void test_resize(void **state)
 	/* Within its class: in place (100 and 104 both make a 120-byte object). */
 	p = rasp_realloc(h, q, 104);
 	assert_ptr_equal(p, q);
-	/* Errors leave the object alone. */
+	/* Errors leave the object alone: a refused pointer is EINVAL, not ENOMEM. */
 	errno = 0;
-	assert_null(rasp_realloc(h, p, 0));
-	assert_int_equal(errno, EINVAL);
-	assert_null(rasp_realloc(h, NULL, 10));
 	assert_null(rasp_realloc(h, p + 8, 10));
+	assert_int_equal(errno, EINVAL);
 	errno = 0;
 	assert_null(rasp_realloc(h, p, SIZE_MAX));
 	assert_int_equal(errno, ENOMEM);
 	assert_int_equal(p[3], 3);
 	rasp_free(h, p);
+	rasp_heap_destroy(h);
+}
+
+/* C's realloc: NULL allocates an object of the heap's default type ("untyped", or the one
+ * set), 0 frees and returns NULL with errno untouched, NULL and 0 do nothing. */
+static void test_realloc_is_c_realloc(void **state)
+{
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+	const rasp_type_t *t = rasp_type_register(h, "mine");
+	rasp_heap_t *other = make_heap(RASP_SAMPLING_OFF, 1);
+	rasp_heap_stats_t st;
+	char *p, *q;
+
+	(void)state;
+	p = rasp_realloc(h, NULL, 10);
+	assert_non_null(p);
+	assert_string_equal(rasp_type_name(rasp_object_type(p)), "untyped");
+	assert_ptr_equal(rasp_object_type(p), rasp_heap_default_type(h));
+	assert_ptr_equal(rasp_heap_default_type(h), rasp_type_register(h, "untyped"));
+	errno = 0;
+	assert_null(rasp_realloc(h, p, 0));
+	assert_int_equal(errno, 0);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.live_bytes, 0); /* p was freed */
+	assert_int_equal(st.invalid_frees, 0);
+	assert_null(rasp_realloc(h, NULL, 0));
+	assert_int_equal(errno, 0);
+	assert_int_equal(rasp_heap_set_default_type(h, rasp_type_register(other, "x")), -EINVAL);
+	assert_int_equal(rasp_heap_set_default_type(h, NULL), -EINVAL);
+	assert_int_equal(rasp_heap_set_default_type(h, t), 0);
+	q = rasp_realloc(h, NULL, 100000);
+	assert_non_null(q);
+	assert_ptr_equal(rasp_object_type(q), t);
+	assert_null(rasp_realloc(h, q, 0));
+	assert_null(rasp_realloc(NULL, NULL, 10));
+	assert_int_equal(errno, EINVAL);
+	rasp_heap_stats(h, &st);
+	assert_int_equal(st.live_bytes, 0);
+	rasp_heap_destroy(other);
 	rasp_heap_destroy(h);
 }
 
@@ -331,6 +368,7 @@ int main(void)
 	    cmocka_unit_test(test_zeroed),
 	    cmocka_unit_test(test_aligned),
 	    cmocka_unit_test(test_resize),
+	    cmocka_unit_test(test_realloc_is_c_realloc),
 	    cmocka_unit_test(test_realloc_sampling),
 	    cmocka_unit_test(test_realloc_keeps_the_alignment_asked),
 	    cmocka_unit_test(test_realloc_tells_the_moves),

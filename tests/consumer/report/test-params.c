@@ -83,6 +83,7 @@ static bool takes(enum rasp_param_type type, int kind)
 	case RASP_PARAM_PATH:
 		return kind == RASP_VALUE_STRING;
 	case RASP_PARAM_KEYS:
+	case RASP_PARAM_LIST:
 		return kind == RASP_VALUE_STRING || kind == RASP_VALUE_STRINGS;
 	case RASP_PARAM_REAL:
 		return kind == RASP_VALUE_SIGNED || kind == RASP_VALUE_UNSIGNED ||
@@ -126,7 +127,10 @@ static bool same_options(const struct rasp_report_options *a, const struct rasp_
 {
 	return strcmp(a->format, b->format) == 0 && a->group_by == b->group_by &&
 	       (a->confidence == b->confidence || (isnan(a->confidence) && isnan(b->confidence))) &&
-	       a->sampling_mean == b->sampling_mean && a->top == b->top && a->strict == b->strict &&
+	       a->sampling_mean == b->sampling_mean && a->top == b->top && a->width == b->width &&
+	       a->wide == b->wide && strcmp(a->site, b->site) == 0 &&
+	       a->site_exclude.n == b->site_exclude.n && a->raw_names == b->raw_names &&
+	       a->strict == b->strict &&
 	       ((!a->output && !b->output) ||
 		(a->output && b->output && strcmp(a->output, b->output) == 0));
 }
@@ -344,7 +348,7 @@ static void test_params_top(void **state)
 	struct rasp_report_options opt;
 
 	rasp_report_options_init(&opt);
-	assert_int_equal(opt.top, 0);
+	assert_true(opt.top == RASP_PARAM_AUTO); /* those that fit a terminal */
 	check_good("top", v_int(5), &opt);
 	assert_int_equal(opt.top, 5);
 	check_good("top", v_uint(0), &opt); /* 0: all rows */
@@ -359,6 +363,9 @@ static void test_params_top(void **state)
 		check_bad("top", bad[i], NULL);
 	check_bad("top", v_int(-1), "value=-1 ");
 	check_bad("top", v_real(5), "value-kind=real");
+	check_bad("top", v_str("all"), "value-kind=string");
+	check_good("top", v_str("auto"), &opt);
+	assert_true(opt.top == RASP_PARAM_AUTO);
 	rasp_report_options_fini(&opt);
 }
 
@@ -400,6 +407,51 @@ static void test_params_strict(void **state)
 	rasp_report_options_fini(&opt);
 }
 
+/* --site, --site-exclude (each given added, an array adds all), --width's word, --wide,
+ * --raw-names. */
+static void test_params_site_width(void **state)
+{
+	(void)state;
+	static const char *const pats[] = {"MyCo.Logging.*", "libfoo.so*"};
+	static const char *const with_empty[] = {"ok", ""};
+	struct rasp_report_options opt;
+
+	rasp_report_options_init(&opt);
+	assert_string_equal(opt.site, "user");
+	assert_int_equal(opt.site_exclude.n, 0);
+	assert_true(opt.width == RASP_PARAM_AUTO);
+	assert_false(opt.wide);
+	assert_false(opt.raw_names);
+	check_good("site", v_str("leaf"), &opt);
+	assert_string_equal(opt.site, "leaf");
+	check_bad("site", v_str("inner"), "value=");
+	check_good("site-exclude", v_str("Foo.*"), &opt);
+	check_good(
+	    "site-exclude",
+	    (struct rasp_param_value){.kind = RASP_VALUE_STRINGS, .strings = pats, .nstrings = 2},
+	    &opt);
+	assert_int_equal(opt.site_exclude.n, 3);
+	assert_string_equal(opt.site_exclude.v[0], "Foo.*");
+	assert_string_equal(opt.site_exclude.v[2], "libfoo.so*");
+	check_bad("site-exclude", v_str(""), "value-kind=empty-string");
+	check_bad("site-exclude",
+		  (struct rasp_param_value){
+		      .kind = RASP_VALUE_STRINGS, .strings = with_empty, .nstrings = 2},
+		  "value-kind=empty-string");
+	check_good("width", v_uint(80), &opt);
+	assert_int_equal(opt.width, 80);
+	check_good("width", v_str("auto"), &opt);
+	assert_true(opt.width == RASP_PARAM_AUTO);
+	assert_int_equal(rasp_param_set_text(TABLE, &opt, "width", "120", NULL, 0), 0);
+	assert_int_equal(opt.width, 120);
+	check_bad("width", v_str("wide"), "value-kind=string");
+	check_good("wide", v_bool(true), &opt);
+	check_good("raw-names", v_bool(true), &opt);
+	assert_true(opt.wide && opt.raw_names);
+	rasp_report_options_fini(&opt);
+	assert_int_equal(opt.site_exclude.n, 0);
+}
+
 /* For every REAL and UINT parameter, the table's own bounds: accepted at each end (min only
  * when closed), refused one step past. */
 static void test_params_table_bounds(void **state)
@@ -433,7 +485,7 @@ static void test_params_table_bounds(void **state)
 		rasp_report_options_fini(&opt);
 		checked++;
 	}
-	assert_int_equal(checked, 3);
+	assert_int_equal(checked, 4);
 }
 
 /* The table itself: every entry complete, kebab-case names, defaults that parse to what
@@ -441,8 +493,9 @@ static void test_params_table_bounds(void **state)
 static void test_params_table(void **state)
 {
 	(void)state;
-	static const char *const names[] = {"format",	     "group-by", "by",	   "confidence",
-					    "sampling-mean", "top",	 "output", "strict"};
+	static const char *const names[] = {
+	    "format", "group-by", "by",		  "confidence", "sampling-mean", "top",	  "width",
+	    "wide",   "site",	  "site-exclude", "raw-names",	"output",	 "strict"};
 	struct rasp_report_options init, parsed;
 	char err[256];
 	size_t n = 0;
@@ -450,7 +503,7 @@ static void test_params_table(void **state)
 	rasp_report_options_init(&init);
 	memset(&parsed, 0, sizeof(parsed));
 	for (const struct rasp_param *p = TABLE; p->name; p++, n++) {
-		assert_true(n < 8);
+		assert_true(n < 13);
 		assert_string_equal(p->name, names[n]);
 		assert_ptr_equal(rasp_param_find(TABLE, p->name), p);
 		assert_non_null(p->accepted);
@@ -461,14 +514,14 @@ static void test_params_table(void **state)
 		assert_true(p->size > 0);
 		for (const char *c = p->name; *c; c++)
 			assert_true(islower((unsigned char)*c) || *c == '-');
-		if (strcmp(p->name, "output") == 0)
-			continue; /* its default is "standard output", not a value */
+		if (strcmp(p->name, "output") == 0 || p->type == RASP_PARAM_LIST)
+			continue; /* "standard output", "none": no value */
 		if (rasp_param_set_text(TABLE, &parsed, p->name, p->def, err, sizeof(err))) {
 			printf("default of %s, \"%s\", refused: %s\n", p->name, p->def, err);
 			fail();
 		}
 	}
-	assert_int_equal(n, 8);
+	assert_int_equal(n, 13);
 	assert_true(same_options(&parsed, &init));
 	assert_null(rasp_param_find(TABLE, "colour"));
 	assert_null(rasp_param_find(TABLE, "Format"));
@@ -486,12 +539,14 @@ static void test_params_unknown(void **state)
 
 	rasp_report_options_init(&opt);
 	assert_int_equal(rasp_param_set(TABLE, &opt, "colour", &v, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "unknown parameter: name=colour accepted=format|group-by|by|"
-				 "confidence|sampling-mean|top|output|strict");
+	assert_string_equal(err, "unknown parameter: name=colour "
+				 "accepted=format|group-by|by|confidence|sampling-mean|top|width|"
+				 "wide|site|site-exclude|raw-names|output|strict");
 	assert_int_equal(rasp_param_set_text(TABLE, &opt, "Top", "5", err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "unknown parameter: name=Top accepted=format|group-by|by|"
-				 "confidence|sampling-mean|top|output|strict");
-	assert_int_equal(opt.top, 0);
+	assert_string_equal(err, "unknown parameter: name=Top "
+				 "accepted=format|group-by|by|confidence|sampling-mean|top|width|"
+				 "wide|site|site-exclude|raw-names|output|strict");
+	assert_true(opt.top == RASP_PARAM_AUTO);
 	rasp_report_options_fini(&opt);
 }
 
@@ -524,11 +579,11 @@ static void test_params_message_buffer(void **state)
 	rasp_param_names(TABLE, names, 0);
 	assert_int_equal(names[0], 'X');
 	{
-		char all[128];
+		char all[160];
 
 		rasp_param_names(TABLE, all, sizeof(all));
-		assert_string_equal(all, "format|group-by|by|confidence|sampling-mean|top|output|"
-					 "strict");
+		assert_string_equal(all, "format|group-by|by|confidence|sampling-mean|top|width|"
+					 "wide|site|site-exclude|raw-names|output|strict");
 	}
 	rasp_report_options_fini(&opt);
 }
@@ -584,7 +639,7 @@ static void test_params_text_numbers(void **state)
 	assert_int_equal(opt.top, 0);
 	assert_int_equal(rasp_param_set_text(TABLE, &opt, "top", "1K", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "bad parameter: name=top value=\"1K\" accepted=integer >= 0 "
-				 "(0 = all rows)");
+				 "(0 = all rows) or auto");
 
 	/* sampling-mean: K, M, G (powers of 1024) allowed; reals too. */
 	check_text("sampling-mean", "4096", 0, &opt);
@@ -706,6 +761,7 @@ int main(void)
 	    cmocka_unit_test(test_params_top),
 	    cmocka_unit_test(test_params_output),
 	    cmocka_unit_test(test_params_strict),
+	    cmocka_unit_test(test_params_site_width),
 	    cmocka_unit_test(test_params_table_bounds),
 	    cmocka_unit_test(test_params_table),
 	    cmocka_unit_test(test_params_unknown),

@@ -40,7 +40,7 @@ static void test_symbols_own_function(void **state)
 	struct rasp_test_object self = rasp_test_object_of((const void *)symbols_probe);
 	struct rasp_modules m = {0};
 	struct rasp_symbols *s;
-	struct rasp_frame f;
+	struct rasp_sym_frame f;
 
 	(void)state;
 	assert_int_equal(rasp_modules_add(&m, PID, self.base, self.size, self.path, true), 0);
@@ -70,7 +70,7 @@ static void test_symbols_build_id_mismatch(void **state)
 	struct rasp_test_object self = rasp_test_object_of((const void *)symbols_probe);
 	struct rasp_modules m = {0};
 	struct rasp_symbols *s;
-	struct rasp_frame f;
+	struct rasp_sym_frame f;
 	uint8_t other[RASP_BUILD_ID_MAX];
 	char want[4200];
 	const char *base = strrchr(self.path, '/');
@@ -100,7 +100,7 @@ static void test_symbols_unreadable_objects(void **state)
 	char dir[] = "/tmp/rasp-symbols-XXXXXX", fifo[64];
 	struct rasp_modules m = {0};
 	struct rasp_symbols *s;
-	struct rasp_frame f;
+	struct rasp_sym_frame f;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -126,7 +126,7 @@ static void test_symbols_dotnet_method(void **state)
 {
 	struct rasp_modules m = {0};
 	struct rasp_symbols *s;
-	struct rasp_frame f;
+	struct rasp_sym_frame f;
 
 	(void)state;
 	assert_int_equal(

@@ -124,6 +124,10 @@ static void check_shape(const struct csv *c)
 		}
 }
 
+/* The names as the trace gives them (raw_names): the awkward fixture's names are about their
+ * bytes, and its ticks would make it a .NET trace. */
+static bool raw_names;
+
 static struct golden_out render(struct rasp_tally *t, unsigned group_by)
 {
 	struct rasp_report_options opt;
@@ -132,6 +136,7 @@ static struct golden_out render(struct rasp_tally *t, unsigned group_by)
 	rasp_report_options_init(&opt);
 	snprintf(opt.format, sizeof(opt.format), "csv");
 	opt.group_by = group_by;
+	opt.raw_names = raw_names;
 	golden_render(t, &opt, &g);
 	rasp_report_options_fini(&opt);
 	return g;
@@ -206,9 +211,13 @@ static void test_write_csv_quoting(void **state)
 	(void)state;
 	unsigned by = RASP_GROUP_TYPE | RASP_GROUP_KIND | RASP_GROUP_PROCESS;
 	struct rasp_tally *t = golden_awkward(by);
-	struct golden_out g = render(t, by);
+	struct golden_out g;
 	struct csv c;
 	size_t kt, ks, kb, kn, ticks = 0;
+
+	raw_names = true;
+	g = render(t, by);
+	raw_names = false;
 
 	golden_check(g.out, g.len, "csv-awkward.expect");
 	assert_int_equal(csv_parse(g.out, g.len, &c), 0);
@@ -356,7 +365,7 @@ static void test_write_csv_tick_rows(void **state)
 		assert_string_equal(c.f[3][column(&c, "samples")], "3");
 		assert_string_equal(c.f[3][column(&c, "bytes")], "307200");
 		if (by & RASP_GROUP_TYPE)
-			assert_string_equal(c.f[3][column(&c, "type")], "System.Int32[]");
+			assert_string_equal(c.f[3][column(&c, "type")], "int[]");
 		if (by == RASP_GROUP_TYPE)
 			golden_check(g.out, g.len, "csv-ticks.expect");
 		csv_free(&c);

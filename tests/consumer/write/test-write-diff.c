@@ -86,8 +86,13 @@ static void diff_init(struct diff *d, double confidence)
 		&(struct rasp_diff_side){"new", d->new_.items, d->new_.rows.n, d->new_.mean},
 		confidence, &d->c, &d->n),
 	    0);
-	d->v = (struct rasp_diff_view){"runs/base \"A\"", "runs/new",	  d->c,		  d->n,
-				       confidence,	  &d->base.notes, &d->new_.notes, false};
+	d->v = (struct rasp_diff_view){.base_name = "runs/base \"A\"",
+				       .new_name = "runs/new",
+				       .changes = d->c,
+				       .n = d->n,
+				       .confidence = confidence,
+				       .base_notes = &d->base.notes,
+				       .new_notes = &d->new_.notes};
 }
 
 static void diff_fini(struct diff *d)
@@ -179,10 +184,54 @@ static void test_write_diff_json(void **state)
 	diff_fini(&d);
 }
 
+/* The longest line's characters (code points: the names here are ASCII but for "…"). */
+static size_t widest_chars(const char *s)
+{
+	size_t most = 0, w = 0;
+
+	for (; *s; s++) {
+		if (*s == '\n')
+			w = 0;
+		else if (((unsigned char)*s & 0xc0) != 0x80)
+			w++;
+		most = w > most ? w : most;
+	}
+	return most;
+}
+
+/* Within a width: every line fits (the notes wrapped, the names shortened in the middle, the
+ * objects columns left out at 80), the same rows and marks; 0 is no limit. (rasp diff --by
+ * site lines were as long as the longest .NET method name.) */
+static void test_write_diff_text_width(void **state)
+{
+	(void)state;
+	static const size_t widths[] = {80, 100, 120};
+	struct diff d;
+	size_t len;
+	char *full, *out;
+
+	diff_init(&d, 0.95);
+	full = render_diff(rasp_diff_write_text, &d.v, &len);
+	assert_true(widest_chars(full) > 120); /* the notes' lines */
+	for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]); i++) {
+		d.v.width = widths[i];
+		out = render_diff(rasp_diff_write_text, &d.v, &len);
+		if (widest_chars(out) > widths[i])
+			fail_msg("a line wider than %zu:\n%s", widths[i], out);
+		assert_non_null(strstr(out, "\nDemo.Node "));
+		assert_true((strstr(out, "BASE OBJECTS") != NULL) == (widths[i] >= 100));
+		golden_check_inert(out, len, false, "diff text in a width");
+		free(out);
+	}
+	free(full);
+	diff_fini(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_write_diff_text),
+	    cmocka_unit_test(test_write_diff_text_width),
 	    cmocka_unit_test(test_write_diff_json),
 	};
 

@@ -1052,7 +1052,7 @@ static void test_write_html_notes(void **state)
 	has_start(out, "banner: WARNING: events were lost (discarded by the tracer, or missing ");
 	has_start(out, "banner: GCAllocationTick events (older .NET: one tick per ~100 KB ");
 	has_line(out, "header: 257 events, 2 packets");
-	has_line(out, "tick: System.Int32[] | 2 | 202400");
+	has_line(out, "tick: int[] | 2 | 202400");
 	has_line(out, "tick: TOTAL | 3 | 207400");
 	assert_int_equal(rasp_rows_build(t, opt.confidence, &rows), 0);
 	assert_int_equal(rasp_notes_build(t, &rows, "--sampling-mean", &notes), 0);

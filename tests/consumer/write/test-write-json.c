@@ -17,6 +17,10 @@
 #include "golden.h"
 #include "write/writer.h"
 
+/* The names as the trace gives them (raw_names): the awkward fixture's names are about their
+ * bytes, and its ticks would make it a .NET trace. */
+static bool raw_names;
+
 static struct golden_out render(struct rasp_tally *t, unsigned group_by, const char *expect)
 {
 	struct rasp_report_options opt;
@@ -25,6 +29,7 @@ static struct golden_out render(struct rasp_tally *t, unsigned group_by, const c
 	rasp_report_options_init(&opt);
 	snprintf(opt.format, sizeof(opt.format), "json");
 	opt.group_by = group_by;
+	opt.raw_names = raw_names;
 	golden_render(t, &opt, &g);
 	rasp_report_options_fini(&opt);
 	assert_string_equal(g.err, "");
@@ -109,7 +114,11 @@ static void test_write_json_awkward(void **state)
 	(void)state;
 	unsigned by = RASP_GROUP_TYPE | RASP_GROUP_KIND | RASP_GROUP_PROCESS;
 	struct rasp_tally *t = golden_awkward(by);
-	struct golden_out g = render(t, by, "json-awkward.expect");
+	struct golden_out g;
+
+	raw_names = true;
+	g = render(t, by, "json-awkward.expect");
+	raw_names = false;
 
 	check_py(&g, shape, "[] 0 True True True True\n");
 	/* Names as written; the invalid bytes of one as U+FFFD each. */
@@ -185,7 +194,7 @@ static void test_write_json_empty_ticks_many(void **state)
 	g = render(t, RASP_GROUP_TYPE, "json-ticks.expect");
 	check_py(&g,
 		 "print([r['type'] for r in d['allocation_ticks']['rows']], d['other_events'])\n",
-		 "['System.Int32[]', 'System.Object[]', 'System.String'] 5\n");
+		 "['int[]', 'object[]', 'string'] 5\n");
 	golden_out_free(&g);
 	rasp_tally_destroy(t);
 
