@@ -5,6 +5,8 @@
  * to a running process through its diagnostic socket instead (attach.c). */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "follow.h"
+#include "preload.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -57,6 +59,7 @@ enum {
 	F_SUBBUF,
 	F_NUMSUBBUF,
 	F_NO_STACKS,
+	F_NO_MALLOC,
 	NFLAGS
 };
 
@@ -84,6 +87,9 @@ static const struct rasp_cli_flag flags[NFLAGS] = {
     [F_NO_STACKS] = {"no-stacks", 0, NULL,
 		     "record no call stacks (by default each sample has its stack, and the "
 		     "loaded objects are recorded to name its functions)"},
+    [F_NO_MALLOC] = {"no-malloc", 0, NULL,
+		     "never preload librasp-malloc.so (by default a PROGRAM that does not link "
+		     "librasp gets it as its malloc)"},
 };
 
 /* A buffer flag: an integer in [min, max] that LTTng takes only as a power of 2. */
@@ -146,6 +152,10 @@ static int on_flag(void *ctx, size_t f, const char *value)
 	case F_NO_STACKS:
 		a->launch_flag = "--no-stacks";
 		a->s.stacks = false;
+		return 0;
+	case F_NO_MALLOC:
+		a->launch_flag = "--no-malloc";
+		a->no_malloc = true;
 		return 0;
 	case F_SEED:
 		a->launch_flag = "--seed";
@@ -494,7 +504,9 @@ int rasp_cli_record(int argc, char **argv)
 {
 	const char *cmd = "record";
 	struct rasp_record_args a;
-	char *extra[8], preload[PATH_MAX + 64], asan_env[4096];
+	char *extra[8], preload[2 * PATH_MAX + 8192], asan_env[4096], malloc_lib[PATH_MAX];
+	char follow_env[256];
+	struct rasp_follow *follow = NULL;
 	size_t n_extra = 0;
 	struct rasp_child child;
 	char **env = NULL;
@@ -545,14 +557,32 @@ int rasp_cli_record(int argc, char **argv)
 		extra[n_extra++] = a.mean_env;
 	if (a.seed_env[0])
 		extra[n_extra++] = a.seed_env;
-	/* Stacks name their functions through the objects loaded: LTTng-UST's state dump gives
-	 * those loaded at start, its dlopen wrapper those loaded later. */
-	if (a.s.stacks) {
-		const char *pre = getenv("LD_PRELOAD"), *asan = getenv("ASAN_OPTIONS");
+	/* A program without librasp gets rasp's heap as its malloc, after the user's own
+	 * preloads (cli/preload.c). Stacks name their functions through the objects loaded:
+	 * LTTng-UST's state dump gives those loaded at start, its dlopen wrapper those loaded
+	 * later. */
+	malloc_lib[0] = 0;
+	if (!a.no_malloc &&
+	    rasp_cli_malloc_preload(cmd, argv[first], malloc_lib, sizeof(malloc_lib)) == 1)
+		fprintf(stderr,
+			"rasp record: %s does not link librasp: preloading %s as its malloc\n",
+			argv[first], malloc_lib);
+	if (a.s.stacks || malloc_lib[0]) {
+		const char *pre = getenv("LD_PRELOAD");
+		int w = snprintf(
+		    preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s", a.s.stacks ? DL_WRAPPER : "",
+		    a.s.stacks && pre && *pre ? ":" : "", pre ? pre : "",
+		    malloc_lib[0] && (a.s.stacks || (pre && *pre)) ? ":" : "", malloc_lib);
 
-		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s", DL_WRAPPER,
-			 pre && *pre ? ":" : "", pre && *pre ? pre : "");
+		if (w < 0 || w >= (int)sizeof(preload)) {
+			rasp_cli_error(cmd, "LD_PRELOAD too long (%d bytes)", w);
+			return 2;
+		}
 		extra[n_extra++] = preload;
+	}
+	if (a.s.stacks) {
+		const char *asan = getenv("ASAN_OPTIONS");
+
 		/* A program built with AddressSanitizer refuses to start when a preloaded library
 		 * comes before its runtime; the wrapper replaces only dlopen and dlclose, which
 		 * ASan does not, so its order does not matter. No effect on other programs. */
@@ -562,13 +592,21 @@ int rasp_cli_record(int argc, char **argv)
 			     asan && *asan ? ":" : "") < (int)sizeof(asan_env))
 			extra[n_extra++] = asan_env;
 	}
+	/* Its children too, one process each, as perf record does (-a records them anyway). */
+	if (malloc_lib[0] && !a.s.all_processes) {
+		follow = rasp_follow_open(cmd, follow_env, sizeof(follow_env));
+		if (follow)
+			extra[n_extra++] = follow_env;
+	}
 	env = child_env(extra, n_extra);
 	if (!env) {
 		rasp_cli_error(cmd, "out of memory");
+		rasp_follow_close(follow);
 		return 2;
 	}
 	if (rasp_session_daemon_ensure(cmd) != 0) {
 		free(env);
+		rasp_follow_close(follow);
 		return 2;
 	}
 	rasp_session_prepare(cmd, &a.s);
@@ -581,6 +619,7 @@ int rasp_cli_record(int argc, char **argv)
 		rasp_child_unwatch_signals();
 		rasp_session_destroy(&a.s);
 		free(env);
+		rasp_follow_close(follow);
 		return 2;
 	}
 	free(env);
@@ -590,7 +629,14 @@ int rasp_cli_record(int argc, char **argv)
 		rasp_child_abandon(&child);
 		rasp_session_destroy(&a.s);
 		rasp_child_unwatch_signals();
+		rasp_follow_close(follow);
 		return 2;
+	}
+	if (follow && rasp_follow_start(follow, a.s.name) != 0) {
+		rasp_cli_error(cmd, "cannot follow the program's children: only its own process "
+				    "is recorded");
+		rasp_follow_close(follow);
+		follow = NULL;
 	}
 	rc = rasp_child_release(&child);
 	if (rc != 0) {
@@ -600,6 +646,7 @@ int rasp_cli_record(int argc, char **argv)
 		exit_code = rasp_child_wait(&child);
 	}
 	rasp_child_unwatch_signals();
+	rasp_follow_close(follow);
 
 	rc = rasp_session_stop(cmd, &a.s);
 	rasp_session_destroy(&a.s);

@@ -3,6 +3,7 @@
 #ifndef RASP_CLI_RECORD_ARGS_H
 #define RASP_CLI_RECORD_ARGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "session.h"
@@ -16,6 +17,7 @@ struct rasp_record_args {
 	long pid;		 /* -p: a running process (0: none) */
 	double duration;	 /* --duration, seconds (0: none) */
 	const char *launch_flag; /* a flag for a launched PROGRAM only, as given, or NULL */
+	bool no_malloc;		 /* --no-malloc: never preload librasp-malloc.so */
 };
 
 /* Parses flags up to PROGRAM: RASP_CLI_ARGS_OK with *first the index of PROGRAM (argc with

@@ -98,6 +98,8 @@ uintptr_t rasp__mapping_reserve(size_t size);
 struct rasp__segment *rasp__mapping_new(struct rasp_heap *h, size_t size, int kind);
 /* Any mapping back to the OS, its mark in the segment map cleared first. */
 void rasp__mapping_unmap(struct rasp_heap *h, struct rasp__segment *s);
+/* Whether p's unit is marked in the segment map: librasp-malloc's one hook (exported). */
+RASP_API bool rasp__mapped(const void *p);
 
 /* ---- segment.c ------------------------------------------------------------------------------- */
 
@@ -340,6 +342,8 @@ const char *rasp__frames_name(uintptr_t ip);
 /* The caller's call stack, innermost first, the runtime's own frames left out; up to
  * max (<= RASP_MAX_STACK_DEPTH) frames. Slow path only. */
 size_t rasp__stack_capture(uintptr_t *frames, size_t max);
+/* Loads the unwinder now (librasp-malloc's constructor; exported). */
+RASP_API void rasp__stack_load(void);
 
 /* ---- logarithm.c ----------------------------------------------------------------------------- */
 

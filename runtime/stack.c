@@ -55,6 +55,15 @@ static void unwind_load(void)
 	unwind_impl = f;
 }
 
+/* librasp-malloc's hook: the unwinder loaded now, outside any allocation. There a sample
+ * can come from inside LTTng-UST's state dump (its listener thread allocates), and the
+ * unwinder's first load there went through LTTng-UST's dlopen wrapper, which starts a state
+ * dump of its own inside the first: LTTng-UST's assertion (!e->marked) ended the program. */
+RASP_API void rasp__stack_load(void)
+{
+	pthread_once(&unwind_once, unwind_load);
+}
+
 static int unwind(void **buf, int n)
 {
 	pthread_once(&unwind_once, unwind_load);
@@ -63,6 +72,9 @@ static int unwind(void **buf, int n)
 #define UNWIND unwind
 #else
 #define UNWIND backtrace
+RASP_API void rasp__stack_load(void)
+{
+}
 #endif
 
 /* Frames above the caller's: at most this many of librasp's own (today at most 8: the

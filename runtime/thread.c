@@ -113,13 +113,26 @@ static void unique_instance_id(struct rasp_heap *h)
  * lives: the epoch goes up, so destroy no longer writes through the owner_cache of contexts
  * of threads that do not exist there (their stacks, which held their TLS, may be unmapped),
  * and the forking thread publishes its own again at its next attach. */
+/* Every heap's lock too (after the registry's, the order rasp__heap_unregister takes them):
+ * a slow path of another thread holding one at the fork left the child's next slow path on
+ * that heap waiting forever, which a program allocating across fork with librasp-malloc
+ * reached (test-malloc-process: 1 fork in about 300). */
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&registry_lock);
+	for (struct rasp_heap *h = registry; h; h = h->reg_next)
+		pthread_mutex_lock(&h->lock);
+}
+
+static void unlock_heaps(void)
+{
+	for (struct rasp_heap *h = registry; h; h = h->reg_next)
+		pthread_mutex_unlock(&h->lock);
 }
 
 static void fork_parent(void)
 {
+	unlock_heaps();
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -127,6 +140,7 @@ static void fork_child(void)
 {
 	fork_epoch++;
 	cache_set(NO_HEAP, NULL);
+	unlock_heaps();
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -137,6 +151,17 @@ static void install_atfork(void)
 	if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
 		fprintf(stderr, "rasp: pthread_atfork failed; a fork's child must not allocate "
 				"from or destroy a heap of its parent's\n");
+}
+
+/* At load, before librasp's provider loads (a constructor of default priority): handlers of
+ * a fork's child run in the order they were installed, so the registry lock is released
+ * before LTTng-UST's child handler starts its listener threads, which allocate (their TLS) and,
+ * where rasp is the process's malloc (librasp-malloc), attach contexts: installed at the
+ * first heap instead, after the provider's, every fork of such a process waited out
+ * LTTng-UST's registration timeout (3 s) with the lock held (test-malloc-fork). */
+__attribute__((constructor(101))) static void atfork_at_load(void)
+{
+	pthread_once(&atfork_once, install_atfork);
 }
 
 int rasp__heap_register(struct rasp_heap *h)

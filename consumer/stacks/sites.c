@@ -13,9 +13,10 @@ static const char *const clr_prefixes[] = {
 
 /* Native objects by file name. */
 static const char *const object_patterns[] = {
-    "libc.so*",	       "libc-*.so",	    "libstdc++.so*",	 "libgcc_s.so*",   "ld-linux*.so*",
-    "ld-*.so*",	       "librasp.so*",	    "librasp-lttng.so*", "libcoreclr.so*", "libclrjit.so*",
-    "libSystem.*.so*", "libhostpolicy.so*", "libhostfxr.so*",
+    "libc.so*",	      "libc-*.so",	    "libstdc++.so*",   "libgcc_s.so*",
+    "ld-linux*.so*",  "ld-*.so*",	    "librasp.so*",     "librasp-lttng.so*",
+    "libcoreclr.so*", "libclrjit.so*",	    "libSystem.*.so*", "libhostpolicy.so*",
+    "libhostfxr.so*", "librasp-malloc.so*", "libc++.so*",      "libc++abi.so*",
 };
 
 static const char *base_name(const char *path)

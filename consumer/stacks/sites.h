@@ -5,9 +5,10 @@
  * the compiler inlined, so a run and the next would name different sites for the same code.
  * Not the program's: .NET's own namespaces (System, Microsoft, Internal, Interop and the
  * runtime's IL stubs), the C and C++ runtimes (libc, libstdc++, libgcc_s, the dynamic
- * loader), rasp, .NET's native runtime (libcoreclr, libclrjit, libSystem.*), frames in no
- * recorded object, and what the user's patterns name. A stack with no frame of the program's
- * own keeps its innermost. No babeltrace2 types. */
+ * loader, libc++), rasp (librasp-malloc, a process's malloc, included), .NET's native
+ * runtime (libcoreclr, libclrjit, libSystem.*), frames in no recorded object, and what the
+ * user's patterns name. A stack with no frame of the program's own keeps its innermost. No
+ * babeltrace2 types. */
 #ifndef RASP_CONSUMER_SITES_H
 #define RASP_CONSUMER_SITES_H
 

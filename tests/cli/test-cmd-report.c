@@ -1002,14 +1002,16 @@ static void test_no_samples_is_explained(void **state)
 	free(out);
 }
 
-/* What `rasp record --no-stacks` leaves for a program that emits nothing: no trace at all
+/* What `rasp record --no-stacks --no-malloc` leaves for a program that emits nothing (not
+ * even LTTng-UST's registration, which librasp-malloc would bring): no trace at all
  * (with stacks on, the state dump of its loaded objects makes a trace with no sample: see
  * test_no_samples_is_explained). */
 static void test_directory_without_trace_is_explained(void **state)
 {
 	char *out = malloc(CMD_OUT);
 	const char *dir = cmd_work("nothing"), *empty = cmd_work("empty-dir");
-	const char *rec[] = {"record", "--no-stacks", "-o", dir, "--", "/bin/true", NULL};
+	const char *rec[] = {"record", "--no-stacks", "--no-malloc", "-o",
+			     dir,      "--",	      "/bin/true",   NULL};
 	const char *mk[] = {"/bin/mkdir", "-p", empty, NULL};
 
 	(void)state;

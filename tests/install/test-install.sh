@@ -16,7 +16,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 libdir=$(dirname "$(find "$P" -name 'librasp.so.0' | head -1)")
 case "$libdir" in "$P"/*) ;; *) fail "librasp not installed under $P" ;; esac
-for f in librasp.so librasp-lttng.so pkgconfig/rasp.pc cmake/rasp/rasp-config.cmake \
+for f in librasp.so librasp-lttng.so librasp-malloc.so pkgconfig/rasp.pc cmake/rasp/rasp-config.cmake \
          babeltrace2/plugins/rasp-bt2-plugin.so; do
   [ -e "$libdir/$f" ] || fail "$f not installed in $libdir"
 done
@@ -90,4 +90,35 @@ for prog in "$stage/installed-prog" "$stage/consumer-build/prog"; do
   [ "$samples" -gt 0 ] || fail "no samples (sampling did not start under the session)"
   [ "$recorded" = "$samples" ] || fail "$samples samples emitted, $recorded recorded"
 done
-echo "PASS: installed runtime, provider, headers, pkg-config file, CMake package, command and plugin"
+# Any program, with the installed librasp-malloc.so preloaded under a plain lttng session:
+# it finds librasp beside it (its rpath), and its samples are of the family malloc.
+cat >"$stage/plain.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(void)
+{
+	for (int i = 0; i < 20000; i++)
+		free(malloc(1000 + (size_t)i % 100));
+	printf("%d\n", (int)getpid());
+	return 0;
+}
+C
+cc -O2 -fno-builtin -o "$stage/plain" "$stage/plain.c"
+session="rasp-install-malloc-$$"
+trap 'lttng destroy "$session" >/dev/null 2>&1 || true' EXIT
+rm -rf "$stage/trace"
+lttng create "$session" --output="$stage/trace" >/dev/null
+lttng enable-event -u -s "$session" 'DotNETRuntime:AllocationSampled' >/dev/null
+lttng add-context -u -s "$session" -t vpid >/dev/null
+lttng start "$session" >/dev/null
+pid=$(env -u LD_LIBRARY_PATH -u RASP_LTTNG -u RASP_LTTNG_PROVIDER -u RASP_SAMPLING \
+  LD_PRELOAD="$libdir/librasp-malloc.so" LTTNG_UST_REGISTER_TIMEOUT=-1 "$stage/plain")
+lttng stop "$session" >/dev/null
+lttng destroy "$session" >/dev/null
+trap - EXIT
+recorded=$(babeltrace2 "$stage/trace" | grep 'DotNETRuntime:AllocationSampled' |
+  grep "vpid = $pid }" | grep -c 'TypeName = "malloc"' || true)
+echo "librasp-malloc.so preloaded: $recorded malloc samples recorded"
+[ "$recorded" -gt 0 ] || fail "no malloc samples from a program with librasp-malloc.so preloaded"
+echo "PASS: installed runtime, provider, headers, pkg-config file, CMake package, command, plugin and librasp-malloc.so"

@@ -1,0 +1,75 @@
+#!/bin/bash
+# The same real programs under glibc, rasp record (librasp-malloc preloaded, stacks on, mean
+# 128 KiB), jemalloc's heap profiling (Debian libjemalloc2, MALLOC_CONF=prof:true,
+# lg_prof_sample:17: a mean of 128 KiB too) and heaptrack (Debian): wall time, peak RSS (of the
+# program: GNU time's maximum resident set) and what each leaves on disk, one run each.
+# Usage: bench/malloc/peers.sh BUILD-DIR (docs/performance.md, "librasp-malloc").
+set -uo pipefail
+export PYTHONMALLOC=malloc # python3 on the malloc measured; the others ignore it
+build=${1:?usage: peers.sh BUILD-DIR}
+rasp="$build/bin/rasp"
+jemalloc=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -1)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+py=$(command -v python3.11 || command -v python3)
+cat >"$work/work.py" <<'PY'
+import json, random
+random.seed(1)
+d = {str(i): [random.random() for _ in range(5)] for i in range(300000)}
+s = json.dumps(d)
+print(len(s), len(json.loads(s)))
+PY
+sqlite_sql="create table t(a integer, b text);
+with recursive n(i) as (select 1 union all select i + 1 from n where i < 300000)
+insert into t select i, printf('%.*c', i % 200, 'x') from n;
+create index ti on t(b); select count(*) from t group by a % 7 limit 1;"
+cat >"$work/threads.cc" <<'CC'
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+int main() {
+	std::vector<std::thread> ts;
+	for (int t = 0; t < 4; t++)
+		ts.emplace_back([t] {
+			for (int r = 0; r < 20; r++) {
+				std::map<int, std::string> m;
+				for (int i = 0; i < 50000; i++) m[i * 7 + t] = std::string(i % 100, 'x');
+			}
+		});
+	for (auto &t : ts) t.join();
+}
+CC
+g++ -O2 -pthread -o "$work/threads" "$work/threads.cc"
+programs=(
+	"python3|$py $work/work.py"
+	"perl|perl -e my%h;for(1..500000){\$h{\$_}=\"x\"x(\$_%300)}print(scalar(keys%h))"
+	"sqlite3|sqlite3 :memory: $sqlite_sql"
+	"git-log|git -C $(cd "$(dirname "$0")/../.." && pwd) log -p -n 2000"
+	"threads|$work/threads"
+)
+measure() { # label dir cmd...
+	local label=$1 dir=$2
+	shift 2
+	/usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>"$work/err"
+	local rc=$?
+	read -r secs kib <"$work/time"
+	local size
+	size=$(du -sk "$dir" 2>/dev/null | cut -f1)
+	printf '  %-10s %7.2f s %8d KiB RSS %8s KiB on disk%s\n' "$label" "$secs" "$kib" \
+		"${size:-0}" "$([ $rc -ne 0 ] && echo " (exit $rc)")"
+}
+for p in "${programs[@]}"; do
+	name=${p%%|*} cmd=${p#*|}
+	echo "$name"
+	if [ "$name" = sqlite3 ]; then set -- sqlite3 :memory: "$sqlite_sql"; else read -r -a a <<<"$cmd"; set -- "${a[@]}"; fi
+	mkdir -p "$work/none"
+	measure glibc "$work/none" "$@"
+	rm -rf "$work/rasp"
+	measure rasp "$work/rasp" "$rasp" record --mean 131072 -o "$work/rasp" -- "$@"
+	rm -rf "$work/je" && mkdir -p "$work/je"
+	measure jemalloc "$work/je" env LD_PRELOAD="$jemalloc" \
+		MALLOC_CONF="prof:true,lg_prof_sample:17,prof_final:true,prof_prefix:$work/je/jeprof" "$@"
+	rm -rf "$work/ht" && mkdir -p "$work/ht"
+	measure heaptrack "$work/ht" heaptrack -o "$work/ht/ht" "$@"
+done

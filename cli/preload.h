@@ -1,0 +1,15 @@
+/* rasp record's malloc preload: whether PROGRAM links librasp, and where librasp-malloc.so is
+ * (cli/preload.c). */
+#ifndef RASP_CLI_PRELOAD_H
+#define RASP_CLI_PRELOAD_H
+
+#include <stddef.h>
+
+/* For `rasp record -- PROGRAM`: 1 with the path of librasp-malloc.so in out when PROGRAM (found
+ * as execvp would) does not name librasp among its needed libraries (a script, any ELF
+ * without it), 0 when it does (and always in a sanitized build, which has no librasp-malloc),
+ * negative when librasp-malloc.so is not found beside the rasp command (after one line on
+ * stderr). */
+int rasp_cli_malloc_preload(const char *cmd, const char *prog, char *out, size_t len);
+
+#endif /* RASP_CLI_PRELOAD_H */

@@ -1,0 +1,78 @@
+/* The C allocation API of librasp-malloc: malloc, free, calloc, realloc, reallocarray and
+ * malloc_usable_size, on rasp's heap (block.c), with glibc's behaviour at the edges:
+ * malloc(0) a unique pointer, realloc(p, 0) frees p and returns NULL, requests past
+ * PTRDIFF_MAX and overflowing products fail with ENOMEM, glibc's own pointers stay glibc's. */
+#include <errno.h>
+#include <string.h>
+
+#include "heap.h"
+
+RASP_MALLOC_API void *malloc(size_t n)
+{
+	return rasp__malloc_alloc(RASP__FAM_MALLOC, n);
+}
+
+RASP_MALLOC_API void free(void *p)
+{
+	rasp__malloc_free(p);
+}
+
+RASP_MALLOC_API void *calloc(size_t count, size_t n)
+{
+	size_t total;
+	void *p;
+
+	if (__builtin_mul_overflow(count, n, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!rasp__malloc_usable_heap())
+		return __libc_calloc(count, n);
+	p = rasp__malloc_alloc(RASP__FAM_CALLOC, total);
+	if (p)
+		memset(p, 0, total);
+	return p;
+}
+
+/* A resize that keeps the block (the new size fits and uses at least half of it) is done in
+ * place and allocates nothing, so it is no trial; any other allocates a block of the family
+ * realloc and frees the old one (docs/usage.md, "What is estimated"). */
+RASP_MALLOC_API void *realloc(void *p, size_t n)
+{
+	size_t have;
+	void *q;
+
+	if (!p)
+		return rasp__malloc_alloc(RASP__FAM_REALLOC, n);
+	if (n == 0) {
+		rasp__malloc_free(p);
+		return NULL;
+	}
+	if (!rasp__malloc_ours(p))
+		return __libc_realloc(p, n);
+	have = rasp__malloc_usable(p);
+	if (n <= have && n >= have / 2)
+		return p;
+	q = rasp__malloc_alloc(RASP__FAM_REALLOC, n);
+	if (!q)
+		return NULL;
+	memcpy(q, p, n < have ? n : have);
+	rasp__malloc_free(p);
+	return q;
+}
+
+RASP_MALLOC_API void *reallocarray(void *p, size_t count, size_t n)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(count, n, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, total);
+}
+
+RASP_MALLOC_API size_t malloc_usable_size(void *p)
+{
+	return rasp__malloc_usable(p);
+}

@@ -1,0 +1,196 @@
+/* The exact truth of an unmodified program for record-real.py: preloaded in front of
+ * librasp-malloc.so, it passes every allocation call through to the next definition (the
+ * library's) and counts, per family, the blocks that came from rasp's heap and their
+ * ObjectSize (what each one's sample would carry; a realloc that stays in place allocates
+ * nothing and is not counted, as the library draws nothing for it). At exit it appends
+ * "family objects bytes" lines to the file named by RASP_TRUTH_FILE, after a "pid N" line.
+ * Test only. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define API __attribute__((visibility("default")))
+
+enum { MALLOC, CALLOC, REALLOC, ALIGNED, NEW, NEW_ARRAY, NFAM };
+static const char *const names[NFAM] = {"malloc", "calloc", "realloc", "aligned", "new", "new[]"};
+static _Atomic uint64_t objects[NFAM], bytes[NFAM];
+
+static void *(*next_malloc)(size_t);
+static void *(*next_calloc)(size_t, size_t);
+static void *(*next_realloc)(void *, size_t);
+static int (*next_posix_memalign)(void **, size_t, size_t);
+static void *(*next_aligned_alloc)(size_t, size_t);
+static void *(*next_memalign)(size_t, size_t);
+static void *(*next_new)(size_t);
+static void *(*next_new_array)(size_t);
+static void *(*next_new_aligned)(size_t, size_t);
+static void *(*next_new_array_aligned)(size_t, size_t);
+static bool (*mapped)(const void *);
+static size_t (*object_size)(const void *);
+static _Atomic int ready;
+
+/* glibc's, while dlsym (which allocates) finds the others. */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+
+static void init(void)
+{
+	static _Atomic int started;
+
+	if (atomic_exchange(&started, 1))
+		return;
+	next_malloc = dlsym(RTLD_NEXT, "malloc");
+	next_calloc = dlsym(RTLD_NEXT, "calloc");
+	next_realloc = dlsym(RTLD_NEXT, "realloc");
+	next_posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+	next_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+	next_memalign = dlsym(RTLD_NEXT, "memalign");
+	next_new = dlsym(RTLD_NEXT, "_Znwm");
+	next_new_array = dlsym(RTLD_NEXT, "_Znam");
+	next_new_aligned = dlsym(RTLD_NEXT, "_ZnwmSt11align_val_t");
+	next_new_array_aligned = dlsym(RTLD_NEXT, "_ZnamSt11align_val_t");
+	mapped = dlsym(RTLD_DEFAULT, "rasp__mapped");
+	object_size = dlsym(RTLD_DEFAULT, "rasp_object_size");
+	atomic_store(&ready, 1);
+}
+
+static void count(int fam, void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	const void *obj;
+
+	if (!p || !mapped || !mapped(p))
+		return; /* glibc's (before the heap, or the runtime's own) */
+	obj = *(const uintptr_t *)(a - 8) == 0 ? (const void *)(a - 8) : p;
+	atomic_fetch_add_explicit(&objects[fam], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&bytes[fam], object_size(obj), memory_order_relaxed);
+}
+
+API void *malloc(size_t n)
+{
+	void *p;
+
+	if (!atomic_load(&ready)) {
+		init();
+		if (!atomic_load(&ready))
+			return __libc_malloc(n);
+	}
+	p = next_malloc(n);
+	count(MALLOC, p);
+	return p;
+}
+
+API void *calloc(size_t c, size_t n)
+{
+	void *p;
+
+	if (!atomic_load(&ready))
+		return __libc_calloc(c, n); /* dlsym's own, during init */
+	p = next_calloc(c, n);
+	count(CALLOC, p);
+	return p;
+}
+
+API void *realloc(void *old, size_t n)
+{
+	void *p;
+
+	if (!atomic_load(&ready))
+		init();
+	p = next_realloc(old, n);
+	if (p != old)
+		count(REALLOC, p);
+	return p;
+}
+
+API int posix_memalign(void **out, size_t a, size_t n)
+{
+	int rc;
+
+	init();
+	rc = next_posix_memalign(out, a, n);
+	if (rc == 0)
+		count(ALIGNED, *out);
+	return rc;
+}
+
+API void *aligned_alloc(size_t a, size_t n)
+{
+	void *p;
+
+	init();
+	p = next_aligned_alloc(a, n);
+	count(ALIGNED, p);
+	return p;
+}
+
+API void *memalign(size_t a, size_t n)
+{
+	void *p;
+
+	init();
+	p = next_memalign(a, n);
+	count(ALIGNED, p);
+	return p;
+}
+
+API void *_Znwm(size_t n)
+{
+	void *p;
+
+	init();
+	p = next_new(n);
+	count(NEW, p);
+	return p;
+}
+
+API void *_Znam(size_t n)
+{
+	void *p;
+
+	init();
+	p = next_new_array(n);
+	count(NEW_ARRAY, p);
+	return p;
+}
+
+API void *_ZnwmSt11align_val_t(size_t n, size_t a)
+{
+	void *p;
+
+	init();
+	p = next_new_aligned(n, a);
+	count(NEW, p);
+	return p;
+}
+
+API void *_ZnamSt11align_val_t(size_t n, size_t a)
+{
+	void *p;
+
+	init();
+	p = next_new_array_aligned(n, a);
+	count(NEW_ARRAY, p);
+	return p;
+}
+
+__attribute__((destructor)) static void write_truth(void)
+{
+	const char *path = getenv("RASP_TRUTH_FILE");
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "a")))
+		return;
+	fprintf(f, "pid %d\n", (int)getpid());
+	for (int i = 0; i < NFAM; i++)
+		fprintf(f, "%s %llu %llu\n", names[i], (unsigned long long)atomic_load(&objects[i]),
+			(unsigned long long)atomic_load(&bytes[i]));
+	fclose(f);
+}
