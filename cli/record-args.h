@@ -1,5 +1,5 @@
-/* rasp record's command line, parsed apart from running it (cmd-record.c), so that tests and
- * the fuzzer drive the parsing alone. */
+/* rasp record's command line, parsed apart from running it (record-args.c; cmd-record.c runs
+ * it), so that tests and the fuzzer drive the parsing alone. */
 #ifndef RASP_CLI_RECORD_ARGS_H
 #define RASP_CLI_RECORD_ARGS_H
 
@@ -23,6 +23,9 @@ struct rasp_record_args {
 /* Parses flags up to PROGRAM: RASP_CLI_ARGS_OK with *first the index of PROGRAM (argc with
  * -p), RASP_CLI_ARGS_HELP, or RASP_CLI_ARGS_USAGE after a message. */
 int rasp_cli_record_parse(int argc, char **argv, struct rasp_record_args *a, int *first);
+
+/* rasp record's help, on stdout. */
+void rasp_cli_record_usage(void);
 
 /* The default per-CPU buffers for a sampling mean (0: the default mean) on `cpus` CPUs:
  * *num_subbuf sub-buffers (DEFAULT_NUM_SUBBUF when 0) of *subbuf_size bytes (computed when 0),

@@ -1,8 +1,7 @@
-/* rasp record's default LTTng buffers (rasp_cli_record_default_buffers, cmd-record.c): about
- * 3 MiB in all at the default mean or a larger one, whatever the CPU count up to 24; scaled
- * by a smaller mean;
- * within 128 KiB and 64 MiB per CPU; a user's sub-buffer count or size kept. And the parse:
- * the defaults fill only what the user left out. */
+/* rasp record's command line (cli/record-args.c): the default LTTng buffers hold about 3 MiB
+ * in all at the default mean or a larger one, whatever the CPU count up to 24, more at a
+ * smaller mean, within 128 KiB and 64 MiB per CPU; a user's sub-buffer count or size is kept;
+ * the parse fills in only what the user left out. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
