@@ -5,6 +5,7 @@
  * --by site on the live session names the sites of stack-prog, the one in a dlopened library
  * included. Every child runs under a timeout and is killed by pid on the way out, so the test
  * cannot hang. */
+#define _GNU_SOURCE /* memmem */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -109,28 +110,46 @@ static int lttng(const char *const *args)
  * the same graph in process from a net:// URL). */
 enum reader_kind { READER_BABELTRACE2, READER_RASP };
 
-static void run_live(enum reader_kind kind, bool stacks)
+/* babeltrace2 2.0.4's lttng-live iterator, under ASan, once in many runs releases an object
+ * twice when the session ends: a free of a pointer glib never handed out, from
+ * g_ptr_array_free in libbabeltrace2, under the sink's bt_message_put_ref of a message it
+ * owns. Upstream (no rasp frame between the free and babeltrace2): said, and the run retried
+ * once in a new session. */
+static bool upstream_bad_free(const char *log)
+{
+	const char *e = strstr(log, "attempting free on address which was not malloc()-ed");
+	const char *f1 = e ? strstr(e, "#1 ") : NULL, *f2 = f1 ? strstr(f1, "#2 ") : NULL;
+	const char *f3 = f2 ? strstr(f2, "#3 ") : NULL;
+
+	if (!f1 || !f2 || !f3)
+		return false;
+	return memmem(f1, (size_t)(f2 - f1), "libglib-2.0.so", 14) &&
+	       memmem(f2, (size_t)(f3 - f2), "libbabeltrace2.so", 17);
+}
+
+/* One live run; false when the reader died of the upstream crash above (the caller retries). */
+static bool run_live_once(enum reader_kind kind, bool stacks, int attempt)
 {
 	static char out[65536];
 	char dir[PATH_MAX - 64], log[PATH_MAX], relay_log[PATH_MAX], report[PATH_MAX];
 	char ctl[64], data[64], live[64], url[64], live_url[512], host[128], params[PATH_MAX + 64];
 	char timeout_s[] = "120";
-	/* Three ports per attempt, from 20000; the last run (rasp, stacks) adds 1800 and five
-	 * attempts 15: at most 20000 + 13999 * 3 + 1815 = 63812, under 65536. */
+	/* Three ports per attempt, from 20000; the last run (rasp, stacks) adds 1800, a retry
+	 * 30 and five attempts 15: at most 20000 + 13999 * 3 + 1845 = 63842, under 65536. */
 	int base = 20000 + (int)(getpid() % 14000) * 3, rc;
 	FILE *f;
 	size_t n;
 
-	snprintf(dir, sizeof(dir), "%s/live-%ld-%d%s", RASP_TEST_OUT, (long)getpid(), (int)kind,
-		 stacks ? "-stacks" : "");
+	snprintf(dir, sizeof(dir), "%s/live-%ld-%d%s-%d", RASP_TEST_OUT, (long)getpid(), (int)kind,
+		 stacks ? "-stacks" : "", attempt);
 	assert_int_equal(plugin_mkdirs(dir), 0);
 	snprintf(log, sizeof(log), "%s/reader.log", dir);
 	snprintf(relay_log, sizeof(relay_log), "%s/relayd.log", dir);
 	snprintf(report, sizeof(report), "%s/report.json", dir);
-	snprintf(session, sizeof(session), "rasp-live-%ld-%d%s", (long)getpid(), (int)kind,
-		 stacks ? "-stacks" : "");
-	/* an earlier run's relay daemon may still hold its ports */
-	base += 600 * (int)kind + 1200 * stacks;
+	snprintf(session, sizeof(session), "rasp-live-%ld-%d%s-%d", (long)getpid(), (int)kind,
+		 stacks ? "-stacks" : "", attempt);
+	/* an earlier run's relay daemon may still hold its ports (a retry: 30 ports on) */
+	base += 600 * (int)kind + 1200 * stacks + 30 * attempt;
 	assert_int_equal(gethostname(host, sizeof(host)), 0);
 
 	/* A port already taken makes the relay daemon exit at once: move on to the next
@@ -330,6 +349,11 @@ attached:
 		if (f)
 			fclose(f);
 		fprintf(stderr, "live reader exited %d:\n%s\n", rc, out);
+		if (attempt == 0 && upstream_bad_free(out)) {
+			printf("# babeltrace2's lttng-live freed a pointer it never allocated "
+			       "(upstream, above): retrying once in a new session\n");
+			return false;
+		}
 	}
 	assert_int_equal(rc, 0);
 	f = fopen(report, "r");
@@ -344,7 +368,7 @@ attached:
 		 * time (the suite run twice at once) would add its own. */
 		if (!strstr(out, "\"total\": {\"samples\": 50,"))
 			fail_msg("not rasp-emit's 50 samples: %s", out);
-		return;
+		return true;
 	}
 	/* Every site of stack-prog named from the live trace's state dump and dlopen events:
 	 * the recursion's bottom, the two sites of one type, the dlopened library's. */
@@ -358,6 +382,15 @@ attached:
 				fail_msg("no site %s in the live report: %s", sites[i], out);
 		if (strstr(out, "[no object]") || strstr(out, "unplaced-frames"))
 			fail_msg("a site in no recorded object: %s", out);
+	}
+	return true;
+}
+
+static void run_live(enum reader_kind kind, bool stacks)
+{
+	if (!run_live_once(kind, stacks, 0)) {
+		teardown(NULL);
+		run_live_once(kind, stacks, 1);
 	}
 }
 
