@@ -107,8 +107,8 @@ static void count_objects(const char *path, const char *later_path, size_t *all,
 						it.event.payload_len, 8, v, strs, sizeof(strs)),
 				 0);
 		(*all)++;
-		assert_true(v[1].u > 0);	 /* Size */
-		assert_true(v[3].u <= 64);	 /* BuildIdSize */
+		assert_true(v[1].u > 0);	  /* Size */
+		assert_true(v[3].u <= 64);	  /* BuildIdSize */
 		assert_int_equal(v[5].s[0], '/'); /* Path */
 		if ((v[2].u & RASP__EP_OBJECT_LATER) && strstr(v[5].s, later_path))
 			(*later)++;
