@@ -70,8 +70,8 @@ void rasp__nt_obj_read(const struct rasp_nt_obj_class *c, const bt_field *payloa
 
 	o->base = uint_of(at(payload, c->baddr));
 	o->size = uint_of(at(payload, c->memsz));
-	o->flags = (c->later ? 1u : 0u) |
-		   (c->pic != UINT64_MAX && uint_of(at(payload, c->pic)) ? 2u : 0u);
+	o->flags =
+	    (c->later ? 1u : 0u) | (c->pic != UINT64_MAX && uint_of(at(payload, c->pic)) ? 2u : 0u);
 	o->build_id_len = 0;
 	/* Nothing to name frames with (the reader refuses such an event): left out, as the
 	 * report leaves out the state dump's. A path longer than the buffer is left out whole,
@@ -94,16 +94,17 @@ bool rasp__nt_obj_build_id(const struct rasp_nt_obj_class *c, const bt_field *pa
 	if (n > sizeof(o->build_id))
 		return true; /* no build id is longer: the object goes without one */
 	for (uint64_t i = 0; i < n; i++)
-		o->build_id[i] = (uint8_t)uint_of(bt_field_array_borrow_element_field_by_index_const(id, i));
+		o->build_id[i] =
+		    (uint8_t)uint_of(bt_field_array_borrow_element_field_by_index_const(id, i));
 	o->build_id_len = (uint16_t)n;
 	return true;
 }
 
 size_t rasp__nt_obj_encode(const struct rasp_nt_obj *o, uint8_t *out, size_t cap)
 {
-	union rasp_nt_value v[6] = {{.u = o->base},	    {.u = o->size}, {.u = o->flags},
+	union rasp_nt_value v[6] = {{.u = o->base},	    {.u = o->size},	{.u = o->flags},
 				    {.u = o->build_id_len}, {.p = o->build_id}, {.s = o->path}};
 
-	return rasp_nt_encode_payload(&rasp_event_descs[RASP_DESC_RASP_RUNTIME_OBJECTLOADED], v,
-				      8, out, cap);
+	return rasp_nt_encode_payload(&rasp_event_descs[RASP_DESC_RASP_RUNTIME_OBJECTLOADED], v, 8,
+				      out, cap);
 }
