@@ -7,6 +7,8 @@
  *   test-eventpipe-objects RASP STACK-PROG PLUGIN WORKDIR */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <sys/wait.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +23,7 @@
 #include <cmocka.h>
 
 #include "eventpipe-objects.h"
+#include "nettrace-stream.h"
 #include "read/nettrace-read.h"
 #include "rasp-event-desc.h"
 
@@ -160,12 +163,101 @@ static void test_no_stacks_no_objects(void **state)
 	assert_int_equal(all, 0);
 }
 
+static int file_write(void *ctx, const void *buf, size_t len)
+{
+	return fwrite(buf, 1, len, ctx) == len ? 0 : -EIO;
+}
+
+/* A .nettrace of one sample whose frame lies in an object whose ObjectLoaded event is
+ * malformed as `bad` says: 0 empty path, 1 size 0, 2 a 65-byte build id. */
+static void write_bad(const char *path, int bad)
+{
+	FILE *f = fopen(path, "wb");
+	struct rasp_nt_out out = {.write = file_write, .ctx = f};
+	struct rasp_nt_stream st;
+	struct rasp_nt_trace_header h = {.sync_ticks = 1000,
+					 .frequency = 1000000000,
+					 .pointer_size = 8,
+					 .pid = 4242,
+					 .processors = 1};
+	uint8_t id[65] = {1}, payload[512];
+	uint64_t frame = 0x7000100;
+	union rasp_nt_value o[6] = {{.u = 0x7000000}, {.u = bad == 1 ? 0 : 0x1000},
+				    {.u = 2},	      {.u = bad == 2 ? 65 : 20},
+				    {.p = id},	      {.s = bad == 0 ? "" : "/usr/lib/libbad.so"}};
+	union rasp_nt_value a[7] = {{.u = 0},	   {.u = 0},  {.u = 0x1234}, {.s = "T"},
+				    {.u = 0x9000}, {.u = 64}, {.u = 3}};
+	size_t n;
+
+	assert_non_null(f);
+	assert_int_equal(rasp_nt_stream_init(&st, &out, 64 << 10), 0);
+	assert_int_equal(rasp_nt_write_header(&out, &h), 0);
+	n = rasp_nt_encode_payload(&rasp_event_descs[RASP_DESC_RASP_RUNTIME_OBJECTLOADED], o, 8,
+				   payload, sizeof(payload));
+	assert_true(n > 0);
+	assert_int_equal(rasp_nt_stream_event(&st, RASP_DESC_RASP_RUNTIME_OBJECTLOADED, 7, 1, 2000,
+					      payload, n, NULL, 0),
+			 0);
+	n = rasp_nt_encode_payload(&rasp_event_descs[RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED], a,
+				   8, payload, sizeof(payload));
+	assert_true(n > 0);
+	assert_int_equal(rasp_nt_stream_event(&st, RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED, 8, 1,
+					      3000, payload, n, &frame, 1),
+			 0);
+	assert_int_equal(rasp_nt_stream_sequence_point(&st, 3000), 0);
+	assert_int_equal(rasp_nt_write_end(&out), 0);
+	rasp_nt_stream_fini(&st);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Runs rasp report on path with extra flags: its exit status, its output in out. */
+static int report(const char *path, const char *flags, char *out, size_t cap)
+{
+	char cmd[8192];
+	size_t n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report --by site %s '%s' 2>&1", rasp, flags, path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, cap - 1, p);
+	out[n] = '\0';
+	return pclose(p);
+}
+
+/* Malformed ObjectLoaded events: refused with the field named (by default), or skipped with a
+ * note (--no-strict); never a crash, never an object that names frames. */
+static void test_malformed_refused(void **state)
+{
+	static const char *const field[] = {"Path", "Size", "BuildId"};
+	static char out[1 << 16];
+	char file[PATH_MAX];
+
+	(void)state;
+	for (int bad = 0; bad < 3; bad++) {
+		int rc;
+
+		snprintf(file, sizeof(file), "%s/bad-%d.nettrace", dir, bad);
+		write_bad(file, bad);
+		rc = report(file, "", out, sizeof(out));
+		print_message("bad %d: %s", bad, out);
+		assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 1);
+		assert_non_null(strstr(out, "ObjectLoaded"));
+		assert_non_null(strstr(out, field[bad]));
+		rc = report(file, "--no-strict", out, sizeof(out));
+		assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+		assert_non_null(strstr(out, "[no object] 0x7000100"));
+		assert_non_null(strstr(out, "malformed"));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_objects_read),
 	    cmocka_unit_test(test_sites_named),
 	    cmocka_unit_test(test_no_stacks_no_objects),
+	    cmocka_unit_test(test_malformed_refused),
 	};
 
 	if (argc != 5) {
