@@ -404,6 +404,42 @@ keep_stack(struct sink *s, const struct cls *c, const bt_field *payload, uint64_
 	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
 }
 
+/* An array field other than a stack (ObjectLoaded's BuildId): its elements in their C type,
+ * in s->strings after `used`, as the encoder reads them; its length must be its count's. */
+static int array_field(struct sink *s, const struct rasp_event_desc *d, size_t f,
+		       const bt_field *fld, union rasp_nt_value *vals, size_t *used)
+{
+	static const uint8_t width[] = {[RASP_FT_I8] = 1,  [RASP_FT_U8] = 1,  [RASP_FT_I16] = 2,
+					[RASP_FT_U16] = 2, [RASP_FT_I32] = 4, [RASP_FT_U32] = 4,
+					[RASP_FT_I64] = 8, [RASP_FT_U64] = 8, [RASP_FT_PTR] = 8};
+	enum rasp_field_type t = d->fields[f].type;
+	uint64_t n = bt_field_array_get_length(fld);
+	size_t w = (size_t)t < sizeof(width) ? width[t] : 0;
+	uint8_t *at = (uint8_t *)s->strings + (*used + 7) / 8 * 8;
+
+	if (!w || vals[d->fields[f].count].u != n ||
+	    n > (sizeof(s->strings) - (size_t)(at - (uint8_t *)s->strings)) / w) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    s->self,
+		    "Event %s: field %s holds %" PRIu64 " elements, its count %s says %" PRIu64,
+		    d->lttng, d->fields[f].name, n, d->fields[d->fields[f].count].name,
+		    vals[d->fields[f].count].u);
+		return -EINVAL;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		const bt_field *e = bt_field_array_borrow_element_field_by_index_const(fld, i);
+		uint64_t v = bt_field_class_type_is(bt_field_get_class_type(e),
+						    BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)
+				 ? (uint64_t)bt_field_integer_signed_get_value(e)
+				 : bt_field_integer_unsigned_get_value(e);
+
+		memcpy(at + i * w, &v, w); /* little-endian: the low bytes */
+	}
+	vals[f].p = at;
+	*used = (size_t)(at - (uint8_t *)s->strings) + (size_t)n * w;
+	return 0;
+}
+
 static bt_component_class_sink_consume_method_status handle_event(struct sink *s,
 								  const bt_message *msg)
 {
@@ -508,6 +544,12 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 			memcpy(s->strings + used, str, n);
 			vals[f].s = s->strings + used;
 			used += n;
+		} else if (bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_ARRAY)) {
+			rc = array_field(s, d, f, fld, vals, &used);
+			if (rc)
+				return rc == -ENOMEM
+					   ? fail(s, rc, "an event")
+					   : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 		} else if (bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_REAL)) {
 			vals[f].f = bt_field_real_double_precision_get_value(fld);
 		} else if (bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)) {
@@ -541,6 +583,7 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 	if (rc)
 		return fail(s, rc, "an event");
 	s->stats->written++;
+	s->stats->objects += c->desc == RASP_DESC_RASP_RUNTIME_OBJECTLOADED;
 	s->last_tid = (uint64_t)tid;
 	rc = write_losses(s);
 	return rc ? fail(s, rc, "a sequence point")

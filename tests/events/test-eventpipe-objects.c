@@ -120,6 +120,48 @@ static void count_objects(const char *path, const char *later_path, size_t *all,
 	rasp_nt_close(r);
 }
 
+/* The ObjectLoaded payloads of a file, one after the other, in out; their total size. */
+static size_t object_payloads(const char *path, uint8_t *out, size_t cap)
+{
+	char err[1024];
+	struct rasp_nt_reader *r = rasp_nt_open(path, err, sizeof(err));
+	struct rasp_nt_item it;
+	size_t n = 0;
+
+	if (!r)
+		fail_msg("%s", err);
+	while (rasp_nt_next(r, &it) == 1)
+		if (it.kind == RASP_NT_ITEM_EVENT &&
+		    it.event.meta->desc == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_OBJECTLOADED]) {
+			assert_true(it.event.payload_len <= cap - n);
+			memcpy(out + n, it.event.payload, it.event.payload_len);
+			n += it.event.payload_len;
+		}
+	rasp_nt_close(r);
+	return n;
+}
+
+/* rasp convert of a .nettrace keeps its ObjectLoaded events byte for byte (the build id an
+ * array: each element, not the array's address). */
+static void test_convert_keeps_objects(void **state)
+{
+	static uint8_t a[1 << 16], b[1 << 16];
+	char cmd[3 * PATH_MAX], in[PATH_MAX], out[PATH_MAX];
+	size_t na, nb;
+
+	(void)state;
+	assert_int_equal(record("keep.nettrace", true), 0);
+	snprintf(in, sizeof(in), "%s/keep.nettrace", dir);
+	snprintf(out, sizeof(out), "%s/keep-again.nettrace", dir);
+	snprintf(cmd, sizeof(cmd), "'%s' convert -o '%s' '%s' 2>/dev/null", rasp, out, in);
+	assert_int_equal(system(cmd), 0);
+	na = object_payloads(in, a, sizeof(a));
+	nb = object_payloads(out, b, sizeof(b));
+	assert_true(na > 0);
+	assert_int_equal(na, nb);
+	assert_memory_equal(a, b, na);
+}
+
 static void test_sites_named(void **state)
 {
 	static char out[4 << 20];
@@ -254,10 +296,9 @@ static void test_malformed_refused(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_objects_read),
-	    cmocka_unit_test(test_sites_named),
-	    cmocka_unit_test(test_no_stacks_no_objects),
-	    cmocka_unit_test(test_malformed_refused),
+	    cmocka_unit_test(test_objects_read),	  cmocka_unit_test(test_sites_named),
+	    cmocka_unit_test(test_no_stacks_no_objects),  cmocka_unit_test(test_malformed_refused),
+	    cmocka_unit_test(test_convert_keeps_objects),
 	};
 
 	if (argc != 5) {
