@@ -1,6 +1,9 @@
-/* LTTng-UST's object events as Rasp-Runtime ObjectLoaded (sink-nettrace-objects.h). */
+/* LTTng-UST's object events as Rasp-Runtime ObjectLoaded, and array fields
+ * (sink-nettrace-objects.h). */
 #include "sink-nettrace-objects.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "nettrace-write.h"
@@ -107,4 +110,52 @@ size_t rasp__nt_obj_encode(const struct rasp_nt_obj *o, uint8_t *out, size_t cap
 
 	return rasp_nt_encode_payload(&rasp_event_descs[RASP_DESC_RASP_RUNTIME_OBJECTLOADED], v, 8,
 				      out, cap);
+}
+
+int rasp__nt_obj_write(struct rasp_nt_stream *st, struct rasp_nt_obj *o, uint8_t *buf, size_t cap)
+{
+	size_t len;
+	int rc;
+
+	if (!o->used)
+		return 0;
+	o->used = false;
+	len = rasp__nt_obj_encode(o, buf, cap);
+	if (!len)
+		return 0;
+	rc = rasp_nt_stream_event(st, RASP_DESC_RASP_RUNTIME_OBJECTLOADED, (uint64_t)o->tid,
+				  rasp_nt_stream_seq(st, (uint64_t)o->tid) + 1, o->ns, buf, len,
+				  NULL, 0);
+	return rc ? rc : 1;
+}
+
+int rasp__nt_sink_array(bt_self_component *self, const struct rasp_event_desc *d, size_t f,
+			const bt_field *fld, union rasp_nt_value *vals, char *buf, size_t cap,
+			size_t *used)
+{
+	static const uint8_t width[] = {[RASP_FT_I8] = 1,  [RASP_FT_U8] = 1,  [RASP_FT_I16] = 2,
+					[RASP_FT_U16] = 2, [RASP_FT_I32] = 4, [RASP_FT_U32] = 4,
+					[RASP_FT_I64] = 8, [RASP_FT_U64] = 8, [RASP_FT_PTR] = 8};
+	enum rasp_field_type t = d->fields[f].type;
+	uint64_t n = bt_field_array_get_length(fld);
+	size_t w = (size_t)t < sizeof(width) ? width[t] : 0, start = (*used + 7) / 8 * 8;
+	uint8_t *at = (uint8_t *)buf + start;
+
+	if (!w || vals[d->fields[f].count].u != n || start > cap || n > (cap - start) / w) {
+		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+		    self,
+		    "Event %s: field %s holds %" PRIu64 " elements, its count %s says %" PRIu64
+		    " (or they do not fit)",
+		    d->lttng, d->fields[f].name, n, d->fields[d->fields[f].count].name,
+		    vals[d->fields[f].count].u);
+		return -EINVAL;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		memcpy(at + i * w,
+		       &(uint64_t){
+			   uint_of(bt_field_array_borrow_element_field_by_index_const(fld, i))},
+		       w); /* little-endian: the low bytes */
+	vals[f].p = at;
+	*used = start + (size_t)n * w;
+	return 0;
 }

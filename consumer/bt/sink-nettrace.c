@@ -365,25 +365,14 @@ static struct pending_stack *stack_of(struct sink *s, uint64_t tid)
 /* The object read last, as an ObjectLoaded at its own time. */
 static int write_object(struct sink *s)
 {
-	struct rasp_nt_obj *o = &s->object;
-	size_t len;
-	int rc;
+	int rc = rasp__nt_obj_write(&s->stream, &s->object, s->payload, sizeof(s->payload));
 
-	if (!o->used)
-		return 0;
-	o->used = false;
-	len = rasp__nt_obj_encode(o, s->payload, sizeof(s->payload));
-	if (!len)
-		return 0;
-	rc = rasp_nt_stream_event(&s->stream, RASP_DESC_RASP_RUNTIME_OBJECTLOADED, (uint64_t)o->tid,
-				  rasp_nt_stream_seq(&s->stream, (uint64_t)o->tid) + 1, o->ns,
-				  s->payload, len, NULL, 0);
-	if (!rc) {
+	if (rc > 0) {
 		s->stats->written++;
 		s->stats->objects++;
-		s->last_tid = (uint64_t)o->tid;
+		s->last_tid = (uint64_t)s->object.tid;
 	}
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 /* A ClrStackWalk: the frames of its thread's next event (FrameCount, Stack). */
@@ -402,42 +391,6 @@ keep_stack(struct sink *s, const struct cls *c, const bt_field *payload, uint64_
 		p->frames[i] = bt_field_integer_unsigned_get_value(
 		    bt_field_array_borrow_element_field_by_index_const(stack, i));
 	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
-}
-
-/* An array field other than a stack (ObjectLoaded's BuildId): its elements in their C type,
- * in s->strings after `used`, as the encoder reads them; its length must be its count's. */
-static int array_field(struct sink *s, const struct rasp_event_desc *d, size_t f,
-		       const bt_field *fld, union rasp_nt_value *vals, size_t *used)
-{
-	static const uint8_t width[] = {[RASP_FT_I8] = 1,  [RASP_FT_U8] = 1,  [RASP_FT_I16] = 2,
-					[RASP_FT_U16] = 2, [RASP_FT_I32] = 4, [RASP_FT_U32] = 4,
-					[RASP_FT_I64] = 8, [RASP_FT_U64] = 8, [RASP_FT_PTR] = 8};
-	enum rasp_field_type t = d->fields[f].type;
-	uint64_t n = bt_field_array_get_length(fld);
-	size_t w = (size_t)t < sizeof(width) ? width[t] : 0;
-	uint8_t *at = (uint8_t *)s->strings + (*used + 7) / 8 * 8;
-
-	if (!w || vals[d->fields[f].count].u != n ||
-	    n > (sizeof(s->strings) - (size_t)(at - (uint8_t *)s->strings)) / w) {
-		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
-		    s->self,
-		    "Event %s: field %s holds %" PRIu64 " elements, its count %s says %" PRIu64,
-		    d->lttng, d->fields[f].name, n, d->fields[d->fields[f].count].name,
-		    vals[d->fields[f].count].u);
-		return -EINVAL;
-	}
-	for (uint64_t i = 0; i < n; i++) {
-		const bt_field *e = bt_field_array_borrow_element_field_by_index_const(fld, i);
-		uint64_t v = bt_field_class_type_is(bt_field_get_class_type(e),
-						    BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)
-				 ? (uint64_t)bt_field_integer_signed_get_value(e)
-				 : bt_field_integer_unsigned_get_value(e);
-
-		memcpy(at + i * w, &v, w); /* little-endian: the low bytes */
-	}
-	vals[f].p = at;
-	*used = (size_t)(at - (uint8_t *)s->strings) + (size_t)n * w;
-	return 0;
 }
 
 static bt_component_class_sink_consume_method_status handle_event(struct sink *s,
@@ -545,7 +498,8 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 			vals[f].s = s->strings + used;
 			used += n;
 		} else if (bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_ARRAY)) {
-			rc = array_field(s, d, f, fld, vals, &used);
+			rc = rasp__nt_sink_array(s->self, d, f, fld, vals, s->strings,
+						 sizeof(s->strings), &used);
 			if (rc)
 				return rc == -ENOMEM
 					   ? fail(s, rc, "an event")
