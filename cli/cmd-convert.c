@@ -187,8 +187,9 @@ int rasp_cli_convert(int argc, char **argv)
 		return 0;
 	if (st.pid >= 0)
 		fprintf(stderr,
-			"rasp convert: wrote %" PRIu64 " events of process %" PRId64 " to %s\n",
-			st.written, st.pid, a.output);
+			"rasp convert: wrote %" PRIu64 " events of process %" PRId64
+			" to %s (%" PRIu64 " of them loaded objects, which name native frames)\n",
+			st.written, st.pid, a.output, st.objects);
 	else
 		fprintf(stderr, "rasp convert: no event to write; %s holds an empty trace\n",
 			a.output);
@@ -200,7 +201,8 @@ int rasp_cli_convert(int argc, char **argv)
 		rasp_cli_error(cmd,
 			       "%" PRIu64
 			       " events of other kinds left out (only AllocationSampled, "
-			       "GCAllocationTick and rasp's sampling events are written)",
+			       "GCAllocationTick, the stacks, rasp's own events and the loaded "
+			       "objects are written)",
 			       st.other);
 	if (st.lost)
 		rasp_cli_error(

@@ -177,11 +177,15 @@ static uint64_t finish_mask(uint64_t mask, bool rasp_listed, bool stackwalk)
 	 * stack that holds a frame new since the last announcement) go with the stacks they
 	 * name, whatever the keywords and level: a session at Informational, or without the JIT
 	 * keyword, would have the frames and not their names. */
+	/* So do the loaded objects (ObjectLoaded, the session's own rundown), which name the
+	 * native frames. */
 	mask &= ~(UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK |
-		  UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_METHODLOADVERBOSE_V1);
+		  UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_METHODLOADVERBOSE_V1 |
+		  UINT64_C(1) << RASP_DESC_RASP_RUNTIME_OBJECTLOADED);
 	if (stackwalk && (mask >> RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED & 1))
 		mask |= UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK |
-			UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_METHODLOADVERBOSE_V1;
+			UINT64_C(1) << RASP_DESC_DOTNETRUNTIME_METHODLOADVERBOSE_V1 |
+			UINT64_C(1) << RASP_DESC_RASP_RUNTIME_OBJECTLOADED;
 	return mask;
 }
 

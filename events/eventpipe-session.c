@@ -11,7 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "eventpipe-objects.h"
 #include "nettrace-stream.h"
+#include "nettrace-write.h"
+#include "rasp-event-desc.h"
 
 /* The EventBlocks written: the runtime's size. */
 #define BLOCK_CAP ((size_t)RASP_NT_BLOCK_SIZE)
@@ -26,7 +29,9 @@ struct sthread {
 	uint32_t base;	  /* process-wide number before the session's first */
 	uint32_t skipped; /* events not wanted since */
 	uint32_t last;	  /* the session's number of its last record */
+	uint32_t own;	  /* events the session wrote itself on its number (ObjectLoaded) */
 	bool used;
+	bool based; /* base is set: a record of the thread was seen */
 };
 
 struct rasp__ep_session {
@@ -42,10 +47,16 @@ struct rasp__ep_session {
 	/* The end written (rasp__ep_session_end), and the first error of the end or its drain. */
 	bool ended;
 	int end_rc;
+	/* The objects loaded when it started (ObjectLoaded), the end's rundown writes the
+	 * others; the thread that writes them. */
+	struct rasp__ep_objects objects;
+	uint64_t rundown_tid;
 	/* A client's bytes not yet sent: q[qoff, qlen). */
 	uint8_t *q;
 	size_t qoff, qlen, qcap, qmax;
 };
+
+static int rundown(struct rasp__ep_session *s, int64_t ts, bool end);
 
 static int fd_write(void *ctx, const void *p, size_t n)
 {
@@ -135,6 +146,8 @@ int rasp__ep_session_open(struct rasp__ep_session **out, int fd, bool stream, ui
 		h.processors = cpus > 0 ? (uint32_t)cpus : 1;
 		rc = rasp_nt_write_header(&s->out, &h);
 	}
+	if (!rc)
+		rc = rundown(s, h.sync_ticks, false);
 	if (rc) {
 		s->fd = -1; /* the caller's */
 		rasp__ep_session_close(s, false, 0, 0);
@@ -175,6 +188,62 @@ void rasp__ep_session_drop_fd(struct rasp__ep_session *s)
 size_t rasp__ep_session_backlog(const struct rasp__ep_session *s)
 {
 	return s->qlen - s->qoff;
+}
+
+/* ---- loaded objects ------------------------------------------------------------------------ */
+
+static struct sthread *thread_of(struct rasp__ep_session *s, uint64_t tid);
+
+/* One ObjectLoaded of the session's own, numbered after the writer thread's records. */
+static int object_event(struct rasp__ep_session *s, const struct rasp__ep_object *o, uint32_t flags,
+			int64_t ts)
+{
+	union rasp_nt_value v[6] = {{.u = o->base},	     {.u = o->size},
+				    {.u = o->flags | flags}, {.u = o->build_id_len},
+				    {.p = o->build_id},	     {.s = o->path}};
+	const struct rasp_event_desc *d = &rasp_event_descs[RASP_DESC_RASP_RUNTIME_OBJECTLOADED];
+	uint8_t buf[4096 * 2 + 256];
+	struct sthread *t = thread_of(s, s->rundown_tid);
+	size_t n;
+
+	if (!t)
+		return -ENOMEM;
+	if (!t->used) {
+		*t = (struct sthread){.tid = s->rundown_tid, .used = true};
+		s->nthr++;
+	}
+	n = rasp_nt_encode_payload(d, v, sizeof(void *), buf, sizeof(buf));
+	if (!n)
+		return 0; /* a path too long for one event: that object's frames stay unnamed */
+	t->own++;
+	t->last++;
+	return rasp_nt_stream_event(&s->nt, RASP_DESC_RASP_RUNTIME_OBJECTLOADED, s->rundown_tid,
+				    t->last, ts, buf, n, NULL, 0);
+}
+
+/* A session that records stacks gets the objects loaded: at its start all of them, at its end
+ * those loaded since (end). Without memory the rundown is partial: frames stay unnamed. */
+static int rundown(struct rasp__ep_session *s, int64_t ts, bool end)
+{
+	struct rasp__ep_objects now = {0};
+	int rc = 0;
+
+	if (!(s->mask >> RASP_DESC_RASP_RUNTIME_OBJECTLOADED & 1))
+		return 0;
+	if (!s->rundown_tid)
+		s->rundown_tid = (uint64_t)gettid();
+	if (!end) {
+		rasp__ep_objects_read(&s->objects);
+		for (size_t i = 0; i < s->objects.n && !rc; i++)
+			rc = object_event(s, &s->objects.v[i], 0, ts);
+		return rc;
+	}
+	rasp__ep_objects_read(&now);
+	for (size_t i = 0; i < now.n && !rc; i++)
+		if (!rasp__ep_objects_has(&s->objects, &now.v[i]))
+			rc = object_event(s, &now.v[i], RASP__EP_OBJECT_LATER, ts);
+	rasp__ep_objects_free(&now);
+	return rc;
 }
 
 /* ---- numbering ----------------------------------------------------------------------------- */
@@ -226,13 +295,15 @@ int rasp__ep_session_record(struct rasp__ep_session *s, const struct rasp__ep_re
 	t = thread_of(s, tid);
 	if (!t)
 		return -ENOMEM;
-	if (!t->used) {
+	if (!t->based) {
 		if (r->desc == RASP__EP_MARKER)
 			return 0; /* every event of it lost before the session saw one: unknown */
-		*t = (struct sthread){.tid = tid, .base = r->seq - 1, .used = true};
-		s->nthr++;
+		if (!t->used)
+			s->nthr++;
+		*t = (struct sthread){
+		    .tid = tid, .base = r->seq - 1, .own = t->own, .used = true, .based = true};
 	}
-	seq = r->seq - t->base - t->skipped;
+	seq = r->seq - t->base - t->skipped + t->own;
 	if (r->desc == RASP__EP_MARKER) {
 		t->last = seq;
 		return rasp_nt_stream_note(&s->nt, tid, seq);
@@ -331,6 +402,11 @@ int rasp__ep_session_end(struct rasp__ep_session *s, int64_t ts)
 	if (s->ended)
 		return s->end_rc;
 	s->ended = true;
+	rc = rundown(s, ts, true);
+	if (rc) {
+		s->end_rc = rc;
+		return rc;
+	}
 	/* Each thread's last number, so a tail the session dropped is counted. */
 	for (size_t k = 0; k < s->capthr; k++)
 		if (s->thr[k].used && s->thr[k].last != rasp_nt_stream_seq(&s->nt, s->thr[k].tid))
@@ -406,6 +482,7 @@ int rasp__ep_session_close(struct rasp__ep_session *s, bool clean, int64_t ts, i
 	if (s->fd >= 0)
 		close(s->fd);
 	rasp_nt_stream_fini(&s->nt);
+	rasp__ep_objects_free(&s->objects);
 	free(s->thr);
 	free(s->q);
 	free(s);

@@ -75,6 +75,17 @@ static const struct {
 			ROLE(RASP_ROLE_SAMPLED)},
     [RASP_F_FREED_ADDRESS] = {RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_FIELD_ADDRESS, F_INT,
 			      false, ROLE(RASP_ROLE_FREED)},
+    /* An object loaded in a rasp program, from its EventPipe writer's rundown. */
+    [RASP_F_O_BASE] = {RASP_EVENT_RASP_RUNTIME_OBJECTLOADED_FIELD_BASEADDRESS, F_INT, false,
+		       ROLE(RASP_ROLE_OBJECT)},
+    [RASP_F_O_SIZE] = {RASP_EVENT_RASP_RUNTIME_OBJECTLOADED_FIELD_SIZE, F_INT, false,
+		       ROLE(RASP_ROLE_OBJECT)},
+    [RASP_F_O_FLAGS] = {RASP_EVENT_RASP_RUNTIME_OBJECTLOADED_FIELD_FLAGS, F_INT, false,
+			ROLE(RASP_ROLE_OBJECT)},
+    [RASP_F_O_BUILD_ID] = {RASP_EVENT_RASP_RUNTIME_OBJECTLOADED_FIELD_BUILDID, F_ARRAY, false,
+			   ROLE(RASP_ROLE_OBJECT)},
+    [RASP_F_O_PATH] = {RASP_EVENT_RASP_RUNTIME_OBJECTLOADED_FIELD_PATH, F_STRING, false,
+		       ROLE(RASP_ROLE_OBJECT)},
 };
 
 const char *rasp_bt_field_name(int f)
@@ -412,6 +423,29 @@ int rasp_bt_event_decode(struct rasp_bt_class *c, const bt_message *msg, struct 
 		e->method_name = bt_field_string_get_value(f[RASP_F_M_NAME]);
 		if (f[RASP_F_M_SIGNATURE])
 			e->method_signature = bt_field_string_get_value(f[RASP_F_M_SIGNATURE]);
+	}
+	if (c->role == RASP_ROLE_OBJECT) {
+		uint64_t b[RASP_BUILD_ID_MAX];
+
+		e->base = v[RASP_F_O_BASE];
+		e->memsz = v[RASP_F_O_SIZE];
+		e->pic = (v[RASP_F_O_FLAGS] & 2) != 0;
+		e->path = bt_field_string_get_value(f[RASP_F_O_PATH]);
+		/* Longer than any build id: refused, never cut to one that matches no file. */
+		if (bt_field_array_get_length(f[RASP_F_O_BUILD_ID]) > RASP_BUILD_ID_MAX) {
+			*field = fields[RASP_F_O_BUILD_ID].name;
+			*reason = "longer than 64 bytes";
+			return -EINVAL;
+		}
+		if (field_array(f[RASP_F_O_BUILD_ID], b, RASP_BUILD_ID_MAX, &e->build_id_len)) {
+			*field = fields[RASP_F_O_BUILD_ID].name;
+			*reason = "negative";
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < e->build_id_len; i++)
+			c->bytes[i] = (uint8_t)b[i];
+		e->build_id = c->bytes;
+		return 0;
 	}
 	if (f[RASP_F_BUILD_ID]) {
 		uint64_t b[RASP_BUILD_ID_MAX];

@@ -34,6 +34,12 @@ enum {
 	RASP_F_M_SIGNATURE,
 	RASP_F_ADDRESS,	      /* AllocationSampled's (optional) */
 	RASP_F_FREED_ADDRESS, /* SampledObjectFreed's */
+	/* Rasp_Runtime:ObjectLoaded's */
+	RASP_F_O_BASE,
+	RASP_F_O_SIZE,
+	RASP_F_O_FLAGS,
+	RASP_F_O_BUILD_ID,
+	RASP_F_O_PATH,
 	RASP_NFIELDS
 };
 

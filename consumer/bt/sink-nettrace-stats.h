@@ -10,6 +10,7 @@
 struct rasp_nettrace_sink_stats {
 	int64_t pid;	    /* the process written (-1: none) */
 	uint64_t written;   /* events written */
+	uint64_t objects;   /* of which ObjectLoaded, from LTTng-UST's object events */
 	uint64_t other;	    /* events of classes rasp does not write, skipped */
 	uint64_t other_pid; /* events of other processes, skipped (pid=N) */
 	uint64_t lost;	    /* events lost upstream, written as gaps */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bt-sink.h"
+#include "sink-nettrace-objects.h"
 #include "nettrace-stream.h"
 #include "rasp-event-desc.h"
 #include "rasp/rasp.h"
@@ -27,7 +28,8 @@ struct cls {
 	const bt_event_class *ec; /* borrowed: lives as long as its events */
 	int desc;		  /* descriptor index, -1: not written */
 	uint64_t member[MAX_FIELDS];
-	uint64_t vpid, vtid; /* common-context member index, UINT64_MAX: absent */
+	uint64_t vpid, vtid;	      /* common-context member index, UINT64_MAX: absent */
+	struct rasp_nt_obj_class obj; /* LTTng-UST's object events (desc -1) */
 };
 
 struct pending_stack {
@@ -54,6 +56,7 @@ struct sink {
 	struct pending_stack *stacks;
 	size_t nstacks, capstacks;
 	struct rasp_nettrace_sink_stats own, *stats;
+	struct rasp_nt_obj object; /* read, written before the next event (its build id) */
 	uint8_t payload[RASP_NT_BLOCK_SIZE - 128];
 	char strings[RASP_NT_BLOCK_SIZE];
 };
@@ -260,6 +263,8 @@ static struct cls *class_of(struct sink *s, const bt_event_class *ec)
 		c->desc = (int)d;
 		break;
 	}
+	if (c->desc < 0)
+		c->obj = rasp__nt_obj_class(name, payload);
 	s->last = s->nclasses++;
 	return c;
 }
@@ -357,6 +362,19 @@ static struct pending_stack *stack_of(struct sink *s, uint64_t tid)
 	return &s->stacks[i];
 }
 
+/* The object read last, as an ObjectLoaded at its own time. */
+static int write_object(struct sink *s)
+{
+	int rc = rasp__nt_obj_write(&s->stream, &s->object, s->payload, sizeof(s->payload));
+
+	if (rc > 0) {
+		s->stats->written++;
+		s->stats->objects++;
+		s->last_tid = (uint64_t)s->object.tid;
+	}
+	return rc < 0 ? rc : 0;
+}
+
 /* A ClrStackWalk: the frames of its thread's next event (FrameCount, Stack). */
 static bt_component_class_sink_consume_method_status
 keep_stack(struct sink *s, const struct cls *c, const bt_field *payload, uint64_t tid)
@@ -382,6 +400,7 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 	const bt_event *ev = bt_message_event_borrow_event_const(msg);
 	struct cls *c = class_of(s, bt_event_borrow_class_const(ev));
 	const struct rasp_event_desc *d;
+	const char *what;
 	const bt_clock_snapshot *cs;
 	const bt_field *payload;
 	union rasp_nt_value vals[MAX_FIELDS];
@@ -392,11 +411,12 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 
 	if (!c)
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
-	if (c->desc < 0) {
+	if (c->desc < 0 && c->obj.kind == RASP_NT_OBJ_NONE) {
 		s->stats->other++;
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
 	}
-	d = &rasp_event_descs[c->desc];
+	d = c->desc >= 0 ? &rasp_event_descs[c->desc] : NULL;
+	what = d ? d->lttng : bt_event_class_get_name(c->ec);
 	pid = context_int(ev, c->vpid);
 	tid = context_int(ev, c->vtid);
 	if (pid < 0 || tid < 0) {
@@ -404,7 +424,7 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 		    s->self,
 		    "Event %s has no vpid/vtid context: record with `lttng add-context -u -t vpid "
 		    "-t vtid` (rasp record does)",
-		    d->lttng);
+		    what);
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 	}
 	if (s->want_pid >= 0 && pid != s->want_pid) {
@@ -414,14 +434,14 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 	if (!bt_stream_class_borrow_default_clock_class_const(
 		bt_event_class_borrow_stream_class_const(c->ec))) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
-		    s->self, "Event %s has no timestamp: a .nettrace event needs one", d->lttng);
+		    s->self, "Event %s has no timestamp: a .nettrace event needs one", what);
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 	}
 	cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
 	if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) !=
 	    BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
-		    s->self, "Event %s: its timestamp overflows 64-bit nanoseconds", d->lttng);
+		    s->self, "Event %s: its timestamp overflows 64-bit nanoseconds", what);
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 	}
 	if (!s->started) {
@@ -440,6 +460,23 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 	}
 	payload = bt_event_borrow_payload_field_const(ev);
+	if (c->obj.kind == RASP_NT_OBJ_BUILD_ID) {
+		if (!rasp__nt_obj_build_id(&c->obj, payload, &s->object))
+			s->stats->other++; /* of no object written */
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+	}
+	rc = write_object(s);
+	if (rc)
+		return fail(s, rc, "an object");
+	if (c->obj.kind == RASP_NT_OBJ_LOADED) {
+		rasp__nt_obj_read(&c->obj, payload, &s->object);
+		s->object.pid = pid;
+		s->object.tid = tid;
+		s->object.ns = ns;
+		if (!s->object.used)
+			s->stats->other++;
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+	}
 	if (c->desc == RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK)
 		return keep_stack(s, c, payload, (uint64_t)tid);
 	for (size_t f = 0; f < d->nfields; f++) {
@@ -460,6 +497,13 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 			memcpy(s->strings + used, str, n);
 			vals[f].s = s->strings + used;
 			used += n;
+		} else if (bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_ARRAY)) {
+			rc = rasp__nt_sink_array(s->self, d, f, fld, vals, s->strings,
+						 sizeof(s->strings), &used);
+			if (rc)
+				return rc == -ENOMEM
+					   ? fail(s, rc, "an event")
+					   : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
 		} else if (bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_REAL)) {
 			vals[f].f = bt_field_real_double_precision_get_value(fld);
 		} else if (bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)) {
@@ -493,6 +537,7 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 	if (rc)
 		return fail(s, rc, "an event");
 	s->stats->written++;
+	s->stats->objects += c->desc == RASP_DESC_RASP_RUNTIME_OBJECTLOADED;
 	s->last_tid = (uint64_t)tid;
 	rc = write_losses(s);
 	return rc ? fail(s, rc, "a sequence point")
@@ -549,6 +594,8 @@ static bt_component_class_sink_consume_method_status finish(struct sink *s)
 		rc = start(s, 0, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, true);
 		s->stats->pid = -1;
 	}
+	if (!rc)
+		rc = write_object(s);
 	if (!rc && s->pending_lost) {
 		/* Losses before any event: a thread of its own carries them. */
 		rc = rasp_nt_stream_note(&s->stream, 0,

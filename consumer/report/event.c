@@ -31,6 +31,8 @@ enum rasp_role rasp_role_of(const char *name)
 	    strcmp(name, RASP_EVENT_DOTNETRUNTIMERUNDOWN_METHODDCENDVERBOSE_V1_LTTNG) == 0 ||
 	    strcmp(name, RASP_EVENT_DOTNETRUNTIMERUNDOWN_METHODDCENDVERBOSE_V2_LTTNG) == 0)
 		return RASP_ROLE_METHOD;
+	if (strcmp(name, RASP_EVENT_RASP_RUNTIME_OBJECTLOADED_LTTNG) == 0)
+		return RASP_ROLE_OBJECT;
 	/* LTTng-UST's own events (lttng-ust(3)): the state dump of the objects loaded when a
 	 * session starts, and the dlopen wrapper's (liblttng-ust-dl.so). */
 	if (strcmp(name, "lttng_ust_statedump:bin_info") == 0 ||
@@ -116,6 +118,30 @@ int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const cha
 		if (ret == -EINVAL) /* an object of no size or path: nothing to resolve in it */
 			ret = 0;
 		rasp_tally_add_other_event(t);
+		break;
+	case RASP_ROLE_OBJECT:
+		/* rasp's own event: a malformed one is refused, as a sample is. */
+		if (!e->path || !*e->path) {
+			*field = RASP_EVENT_RASP_RUNTIME_OBJECTLOADED_FIELD_PATH;
+			snprintf(why, whylen, "empty (BaseAddress=0x%" PRIx64 ")", e->base);
+			return -EINVAL;
+		}
+		if (e->memsz == 0) {
+			*field = RASP_EVENT_RASP_RUNTIME_OBJECTLOADED_FIELD_SIZE;
+			snprintf(why, whylen, "zero (Path=%s)", e->path);
+			return -EINVAL;
+		}
+		if (e->build_id_len > RASP_BUILD_ID_MAX) {
+			*field = RASP_EVENT_RASP_RUNTIME_OBJECTLOADED_FIELD_BUILDID;
+			snprintf(why, whylen, "longer than %d bytes (%zu)", RASP_BUILD_ID_MAX,
+				 e->build_id_len);
+			return -EINVAL;
+		}
+		rasp_tally_add_other_event(t);
+		ret = rasp_modules_add(&t->modules, e->pid, e->base, e->memsz, e->path, e->pic);
+		if (!ret && e->build_id_len)
+			ret = rasp_modules_set_build_id(&t->modules, e->pid, e->base, e->build_id,
+							e->build_id_len);
 		break;
 	case RASP_ROLE_BUILD_ID:
 		/* For an object the state dump named; any other is of no use. */

@@ -22,6 +22,9 @@ enum rasp_role {
 	RASP_ROLE_MODULE,
 	RASP_ROLE_BUILD_ID,
 	RASP_ROLE_DEBUG_LINK,
+	/* An object loaded, with its build id (Rasp_Runtime:ObjectLoaded: a rasp program's
+	 * EventPipe rundown, or rasp convert's from the state dump). */
+	RASP_ROLE_OBJECT,
 	/* Where .NET put a method's code (MethodLoadVerbose, the rundown's MethodDCEndVerbose):
 	 * what names managed frames. */
 	RASP_ROLE_METHOD,
@@ -52,10 +55,10 @@ struct rasp_event {
 	int64_t ns;		/* timestamp from the clock's origin */
 	const uint64_t *frames; /* STACK: return addresses, innermost first */
 	size_t nframes;
-	uint64_t base, memsz;	 /* MODULE (base and size), BUILD_ID, DEBUG_LINK (base) */
-	const char *path;	 /* MODULE: the object's path; DEBUG_LINK: the debug file's name */
-	bool pic;		 /* MODULE: position-independent */
-	const uint8_t *build_id; /* BUILD_ID */
+	uint64_t base, memsz; /* MODULE, OBJECT (base and size), BUILD_ID, DEBUG_LINK (base) */
+	const char *path;     /* MODULE, OBJECT: the object's path; DEBUG_LINK: the debug file's */
+	bool pic;	      /* MODULE, OBJECT: position-independent */
+	const uint8_t *build_id; /* BUILD_ID, OBJECT (build_id_len 0: none) */
 	size_t build_id_len;
 	const char *method_namespace, *method_name, *method_signature; /* METHOD */
 };

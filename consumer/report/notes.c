@@ -287,11 +287,14 @@ int rasp_notes_build(const struct rasp_tally *t, const struct rasp_rows *rows,
 		ret =
 		    add(out, "unplaced-frames",
 			"%" PRIu64 " of the %" PRIu64 " samples with a stack were allocated in "
-			"code that no method event of the input names (shown as [no object] "
-			"0x...): the file lacks the MethodLoadVerbose events of those methods "
-			"(the runtime's Jit and Loader keywords, 0x18) and the rundown that names "
-			"the methods still alive at its end, which rasp record -p asks for, so "
-			"their sites cannot be named.",
+			"code that no method or loaded-object event of the input names (shown as "
+			"[no object] 0x...), so their sites cannot be named. From a .NET program, "
+			"the file lacks the MethodLoadVerbose events of those methods (the "
+			"runtime's Jit and Loader keywords, 0x18) and the rundown that names the "
+			"methods still alive at its end, which rasp record -p asks for; from a "
+			"rasp program (its own EventPipe writer or rasp convert), it lacks the "
+			"Rasp-Runtime ObjectLoaded events that name native code: written by an "
+			"older rasp, or by .NET's tools, which write none.",
 			rows->unplaced_samples, rows->stacked_samples);
 	else if (!ret && rows && rows->unplaced_samples)
 		ret =

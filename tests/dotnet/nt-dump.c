@@ -55,10 +55,17 @@ int main(int argc, char **argv)
 		if (rasp) {
 			const struct rasp_event_desc *d = e->meta->desc;
 
-			/* Rasp-Runtime's fields are all unsigned integers (the manifest's). */
+			bool listed = true;
+
+			/* Rasp-Runtime's fields are unsigned integers, and TraceEvent decodes them
+			 * from the metadata's field list; an event with an array field
+			 * (ObjectLoaded's BuildId) has none (a V1 field list has no array type),
+			 * so TraceEvent shows its name alone, and so does this. */
+			for (size_t f = 0; f < d->nfields; f++)
+				listed = listed && d->fields[f].count < 0;
 			printf("%" PRId64 "\t%" PRIu64 "\t%" PRIu32 "\t%s", e->pid, e->thread_id,
 			       d->id, d->symbol);
-			for (size_t f = 0; f < d->nfields; f++)
+			for (size_t f = 0; listed && f < d->nfields; f++)
 				printf("\t%s=%" PRIu64, d->fields[f].name, v[f].u);
 			printf("\n");
 			continue;

@@ -37,10 +37,12 @@ static struct rasp__ep_config read_with(const char *const *env)
 
 #define BIT(d)	(UINT64_C(1) << (d))
 #define SAMPLED BIT(RASP_DESC_DOTNETRUNTIME_ALLOCATIONSAMPLED)
-/* The stacks and the names of a runtime's frames in them (MethodLoadVerbose_V1) */
+/* The stacks, the names of a runtime's frames in them (MethodLoadVerbose_V1) and the loaded
+ * objects that name native frames (ObjectLoaded) */
 #define STACKS                                                                                     \
 	(BIT(RASP_DESC_DOTNETRUNTIME_CLRSTACKWALK) |                                               \
-	 BIT(RASP_DESC_DOTNETRUNTIME_METHODLOADVERBOSE_V1))
+	 BIT(RASP_DESC_DOTNETRUNTIME_METHODLOADVERBOSE_V1) |                                       \
+	 BIT(RASP_DESC_RASP_RUNTIME_OBJECTLOADED))
 #define CONFIGURED BIT(RASP_DESC_RASP_RUNTIME_SAMPLINGCONFIGURED)
 #define STOPPED	   BIT(RASP_DESC_RASP_RUNTIME_SAMPLINGSTOPPED)
 #define FREED	   BIT(RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED)

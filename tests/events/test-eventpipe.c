@@ -118,6 +118,7 @@ static void run(struct run *r, const char *const *env, const char *threads, cons
 }
 
 struct seen {
+	uint64_t objects; /* ObjectLoaded: the loaded objects of a session with stacks */
 	bool complete;
 	int64_t pid;
 	uint64_t sampled, configured, stopped, other, lost;
@@ -204,6 +205,8 @@ static void read_trace(const char *path, uint64_t mean, struct seen *s)
 				s->configured_tids[s->nconfigured++] = it.event.thread_id;
 		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_SAMPLINGSTOPPED]) {
 			s->stopped++;
+		} else if (d == &rasp_event_descs[RASP_DESC_RASP_RUNTIME_OBJECTLOADED]) {
+			s->objects++; /* test-eventpipe-objects checks them */
 		} else {
 			s->other++;
 		}

@@ -157,6 +157,44 @@ static void sites_hold_their_truth(void **state)
 	}
 }
 
+/* rasp convert of the recording: its ObjectLoaded events (from the state dump and dlopen
+ * events) name every site of the .nettrace as the trace's own report names it, with the same
+ * figures, and no frame is left in no object. */
+static void converted_names_the_sites(void **state)
+{
+	static const char *const sites[] = {"descend", "site_a", "site_b", "plugin_alloc"};
+	static char out[65536];
+	char dir[4096], file[4200];
+	json_object *truth, *lt, *nt;
+	const char *convert[] = {rasp, "convert", "-o", file, dir, NULL};
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/convert-1", work);
+	snprintf(file, sizeof(file), "%s/convert-1.nettrace", work);
+	truth = record(dir, "1", true);
+	if (run(convert, out, sizeof(out)) != 0)
+		fail_msg("rasp convert failed:\n%s", out);
+	lt = report(dir, "type,site");
+	nt = report(file, "type,site");
+	for (size_t k = 0; k < 4; k++) {
+		json_object *t, *a, *b;
+
+		json_object_object_get_ex(truth, sites[k], &t);
+		a = site_row(lt, str(t, "type"), sites[k]);
+		b = site_row(nt, str(t, "type"), sites[k]);
+		print_message("%-13s trace: %s  .nettrace: %s\n", sites[k], str(a, "site"),
+			      str(b, "site"));
+		assert_string_equal(str(a, "site"), str(b, "site"));
+		assert_true(num(a, "samples") == num(b, "samples"));
+		assert_non_null(strchr(str(b, "site"), ':')); /* file:line from DWARF */
+	}
+	if (strstr(json_object_to_json_string(nt), "[no object]"))
+		fail_msg("a frame in no object: %s", json_object_to_json_string(nt));
+	json_object_put(truth);
+	json_object_put(lt);
+	json_object_put(nt);
+}
+
 /* By stack: the recursion shows all its frames, innermost first, and no frame of the runtime. */
 static void stacks_show_the_whole_path(void **state)
 {
@@ -257,6 +295,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(sites_hold_their_truth),
 	    cmocka_unit_test(stacks_show_the_whole_path),
 	    cmocka_unit_test(diff_by_site),
+	    cmocka_unit_test(converted_names_the_sites),
 	    cmocka_unit_test(no_stacks),
 	};
 	static char stack_dir[4200];

@@ -154,6 +154,73 @@ static void test_event_sampled_malformed(void **state)
 	rasp_tally_destroy(t);
 }
 
+/* Rasp_Runtime:ObjectLoaded: an object and its build id into the module table; malformed ones
+ * (empty path, size 0, a build id longer than any) refused with the field named, nothing
+ * added. */
+static void test_event_object(void **state)
+{
+	(void)state;
+	struct rasp_tally *t = tally();
+	static const uint8_t id[20] = {1, 2, 3};
+	uint8_t long_id[65] = {0};
+	struct rasp_event e = {.role = RASP_ROLE_OBJECT,
+			       .pid = 10,
+			       .tid = 11,
+			       .base = 0x1000,
+			       .memsz = 0x2000,
+			       .path = "/usr/lib/libx.so",
+			       .pic = true,
+			       .build_id = id,
+			       .build_id_len = sizeof(id)};
+	const struct rasp_module *m;
+	const char *field = NULL;
+	char why[128] = "";
+
+	assert_int_equal(rasp_role_of(RASP_EVENT_RASP_RUNTIME_OBJECTLOADED_LTTNG),
+			 RASP_ROLE_OBJECT);
+	assert_int_equal(rasp_role_of("Rasp_Runtime:ObjectLoaded"), RASP_ROLE_OBJECT);
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), 0);
+	m = rasp_modules_find(&t->modules, 10, 0x2fff);
+	assert_non_null(m);
+	assert_string_equal(m->path, "/usr/lib/libx.so");
+	assert_true(m->pic);
+	assert_int_equal(m->build_id_len, 20);
+	assert_memory_equal(m->build_id, id, 20);
+	assert_null(rasp_modules_find(&t->modules, 10, 0x3000));
+	assert_null(rasp_modules_find(&t->modules, 11, 0x1000));
+	/* No build id: the object still names frames. */
+	e.base = 0x10000;
+	e.build_id_len = 0;
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), 0);
+	m = rasp_modules_find(&t->modules, 10, 0x10000);
+	assert_non_null(m);
+	assert_int_equal(m->build_id_len, 0);
+	assert_int_equal(t->modules.n, 2);
+
+	e.base = 0x40000;
+	e.path = "";
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, "Path");
+	assert_string_equal(why, "empty (BaseAddress=0x40000)");
+	e.path = NULL;
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, "Path");
+	e.path = "/lib/liby.so";
+	e.memsz = 0;
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, "Size");
+	assert_string_equal(why, "zero (Path=/lib/liby.so)");
+	e.memsz = 0x1000;
+	e.build_id = long_id;
+	e.build_id_len = sizeof(long_id);
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, "BuildId");
+	assert_string_equal(why, "longer than 64 bytes (65)");
+	assert_int_equal(t->modules.n, 2);
+	assert_null(rasp_modules_find(&t->modules, 10, 0x40000));
+	rasp_tally_destroy(t);
+}
+
 static void test_event_configured(void **state)
 {
 	(void)state;
@@ -224,6 +291,7 @@ int main(void)
 	    cmocka_unit_test(test_event_roles),
 	    cmocka_unit_test(test_event_sampled),
 	    cmocka_unit_test(test_event_sampled_malformed),
+	    cmocka_unit_test(test_event_object),
 	    cmocka_unit_test(test_event_configured),
 	    cmocka_unit_test(test_event_tick_and_other),
 	};

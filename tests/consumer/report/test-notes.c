@@ -456,15 +456,19 @@ static void test_notes_unplaced_frames(void **state)
 		  "no object the trace recorded");
 	check_has(&n, 0, "lttng_ust_statedump:*");
 	rasp_notes_free(&n);
-	/* From an EventPipe file: the method events are what is missing, not a state dump. */
+	/* From an EventPipe file: the method events (.NET) or rasp's ObjectLoaded (a rasp
+	 * program) are what is missing, never a state dump, which a .nettrace cannot hold. */
 	assert_int_equal(rasp_tally_declare_mean(t, 1, 102400), 0);
 	assert_int_equal(rasp_notes_build(t, &rows, "--sampling-mean", &n), 0);
 	check_codes(&n, "unplaced-frames");
 	check_has(&n, 0,
-		  "3 of the 4 samples with a stack were allocated in code that no method "
-		  "event of the input names");
+		  "3 of the 4 samples with a stack were allocated in code that no method or "
+		  "loaded-object event of the input names");
 	check_has(&n, 0, "MethodLoadVerbose");
+	check_has(&n, 0, "ObjectLoaded");
+	check_has(&n, 0, "older rasp");
 	check_lacks(&n, 0, "lttng");
+	check_lacks(&n, 0, "statedump");
 	rasp_notes_free(&n);
 	rasp_rows_free(&rows);
 	rasp_tally_destroy(t);
