@@ -16,21 +16,12 @@
 #include <unistd.h>
 
 #include "bt-sink.h"
+#include "sink-nettrace-classes.h"
 #include "sink-nettrace-objects.h"
 #include "nettrace-stream.h"
 #include "rasp-event-desc.h"
 #include "rasp/rasp.h"
 #include "write/output.h"
-
-#define MAX_FIELDS 16
-
-struct cls {
-	const bt_event_class *ec; /* borrowed: lives as long as its events */
-	int desc;		  /* descriptor index, -1: not written */
-	uint64_t member[MAX_FIELDS];
-	uint64_t vpid, vtid;	      /* common-context member index, UINT64_MAX: absent */
-	struct rasp_nt_obj_class obj; /* LTTng-UST's object events (desc -1) */
-};
 
 struct pending_stack {
 	uint64_t tid;
@@ -48,8 +39,7 @@ struct sink {
 	bool out_open, started;
 	struct rasp_nt_out nt;
 	struct rasp_nt_stream stream;
-	struct cls *classes;
-	size_t nclasses, capclasses, last;
+	struct rasp_nt_classes classes;
 	uint64_t pending_lost; /* lost upstream, not yet written as a gap */
 	uint64_t last_tid;     /* the thread of the last event written */
 	/* Each thread's ClrStackWalk not yet attached to its next event (open addressing). */
@@ -70,7 +60,7 @@ static void sink_destroy(struct sink *s)
 		rasp_output_abort(&s->out);
 	rasp_nt_stream_fini(&s->stream);
 	free(s->stacks);
-	free(s->classes);
+	rasp__nt_classes_fini(&s->classes);
 	free(s->path);
 	free(s);
 }
@@ -148,7 +138,7 @@ rasp__nettrace_sink_initialize(bt_self_component_sink *self_sink,
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(self, "Cannot set the sink up");
 		goto error;
 	}
-	s->last = SIZE_MAX;
+	s->classes.last = SIZE_MAX;
 	bt_self_component_set_data(self, s);
 	return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
 error:
@@ -169,104 +159,6 @@ rasp__nettrace_sink_graph_is_configured(bt_self_component_sink *self_sink)
 	    bt_self_component_get_data(bt_self_component_sink_as_self_component(self_sink));
 
 	return rasp_bt_sink_connect(self_sink, &s->it);
-}
-
-/* ---- Event classes ------------------------------------------------------------------------- */
-
-static uint64_t member_index(const bt_field_class *st, const char *name)
-{
-	if (!st || bt_field_class_get_type(st) != BT_FIELD_CLASS_TYPE_STRUCTURE)
-		return UINT64_MAX;
-	for (uint64_t i = 0; i < bt_field_class_structure_get_member_count(st); i++)
-		if (strcmp(bt_field_class_structure_member_get_name(
-			       bt_field_class_structure_borrow_member_by_index_const(st, i)),
-			   name) == 0)
-			return i;
-	return UINT64_MAX;
-}
-
-static bool type_fits(enum rasp_field_type t, bool array, const bt_field_class *fc)
-{
-	bt_field_class_type k = bt_field_class_get_type(fc);
-
-	if (array)
-		return bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_DYNAMIC_ARRAY) &&
-		       bt_field_class_type_is(
-			   bt_field_class_get_type(
-			       bt_field_class_array_borrow_element_field_class_const(fc)),
-			   BT_FIELD_CLASS_TYPE_INTEGER);
-	switch (t) {
-	case RASP_FT_UTF16Z:
-	case RASP_FT_ANSIZ:
-		return k == BT_FIELD_CLASS_TYPE_STRING;
-	case RASP_FT_F32:
-	case RASP_FT_F64:
-		return bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_REAL);
-	default:
-		return bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_INTEGER);
-	}
-}
-
-/* Learns a class: its descriptor, where each field is. A class named like a descriptor whose
- * fields do not fit is an error: writing it would lose what its events say. */
-static struct cls *class_of(struct sink *s, const bt_event_class *ec)
-{
-	const char *name = bt_event_class_get_name(ec);
-	const bt_stream_class *sc = bt_event_class_borrow_stream_class_const(ec);
-	const bt_field_class *payload = bt_event_class_borrow_payload_field_class_const(ec);
-	const bt_field_class *common =
-	    bt_stream_class_borrow_event_common_context_field_class_const(sc);
-	struct cls *c;
-
-	if (s->last < s->nclasses && s->classes[s->last].ec == ec)
-		return &s->classes[s->last];
-	for (size_t i = 0; i < s->nclasses; i++)
-		if (s->classes[i].ec == ec) {
-			s->last = i;
-			return &s->classes[i];
-		}
-	if (s->nclasses == s->capclasses) {
-		size_t cap = s->capclasses ? 2 * s->capclasses : 16;
-		struct cls *v = realloc(s->classes, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		s->classes = v;
-		s->capclasses = cap;
-	}
-	c = &s->classes[s->nclasses];
-	*c = (struct cls){.ec = ec, .desc = -1};
-	c->vpid = member_index(common, "vpid");
-	c->vtid = member_index(common, "vtid");
-	for (size_t d = 0; name && d < rasp_event_ndescs; d++) {
-		const struct rasp_event_desc *desc = &rasp_event_descs[d];
-
-		if (strcmp(desc->lttng, name) != 0 || desc->nfields > MAX_FIELDS)
-			continue;
-		for (size_t f = 0; f < desc->nfields; f++) {
-			uint64_t m = member_index(payload, desc->fields[f].name);
-
-			if (m == UINT64_MAX ||
-			    !type_fits(desc->fields[f].type, desc->fields[f].count >= 0,
-				       bt_field_class_structure_member_borrow_field_class_const(
-					   bt_field_class_structure_borrow_member_by_index_const(
-					       payload, m)))) {
-				BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
-				    s->self,
-				    "Event class %s lacks field %s (or its type differs): its "
-				    "events cannot be written as %s version %" PRIu32,
-				    name, desc->fields[f].name, desc->provider, desc->version);
-				return NULL;
-			}
-			c->member[f] = m;
-		}
-		c->desc = (int)d;
-		break;
-	}
-	if (c->desc < 0)
-		c->obj = rasp__nt_obj_class(name, payload);
-	s->last = s->nclasses++;
-	return c;
 }
 
 /* ---- Events -------------------------------------------------------------------------------- */
@@ -377,7 +269,7 @@ static int write_object(struct sink *s)
 
 /* A ClrStackWalk: the frames of its thread's next event (FrameCount, Stack). */
 static bt_component_class_sink_consume_method_status
-keep_stack(struct sink *s, const struct cls *c, const bt_field *payload, uint64_t tid)
+keep_stack(struct sink *s, const struct rasp_nt_class *c, const bt_field *payload, uint64_t tid)
 {
 	const bt_field *stack =
 	    bt_field_structure_borrow_member_field_by_index_const(payload, c->member[4]);
@@ -398,12 +290,13 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 {
 	struct pending_stack *ps;
 	const bt_event *ev = bt_message_event_borrow_event_const(msg);
-	struct cls *c = class_of(s, bt_event_borrow_class_const(ev));
+	struct rasp_nt_class *c =
+	    rasp__nt_class_of(&s->classes, s->self, bt_event_borrow_class_const(ev));
 	const struct rasp_event_desc *d;
 	const char *what;
 	const bt_clock_snapshot *cs;
 	const bt_field *payload;
-	union rasp_nt_value vals[MAX_FIELDS];
+	union rasp_nt_value vals[RASP_NT_MAX_FIELDS];
 	int64_t pid, tid, ns;
 	size_t used = 0, len;
 	uint32_t seq;
