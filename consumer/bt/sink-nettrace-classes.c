@@ -44,7 +44,7 @@ static bool type_fits(enum rasp_field_type t, bool array, const bt_field_class *
 /* Learns a class: its descriptor, where each field is. A class named like a descriptor whose
  * fields do not fit is an error: writing it would lose what its events say. */
 struct rasp_nt_class *rasp__nt_class_of(struct rasp_nt_classes *s, bt_self_component *self,
-					 const bt_event_class *ec)
+					const bt_event_class *ec)
 {
 	const char *name = bt_event_class_get_name(ec);
 	const bt_stream_class *sc = bt_event_class_borrow_stream_class_const(ec);

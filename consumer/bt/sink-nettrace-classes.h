@@ -28,7 +28,7 @@ struct rasp_nt_classes {
  * self's error) when ec is named like a descriptor but a field is missing or of another type:
  * writing it would lose what its events say. */
 struct rasp_nt_class *rasp__nt_class_of(struct rasp_nt_classes *cs, bt_self_component *self,
-					 const bt_event_class *ec);
+					const bt_event_class *ec);
 void rasp__nt_classes_fini(struct rasp_nt_classes *cs);
 
 #endif
