@@ -1143,6 +1143,33 @@ static bool lists(pid_t pid)
 	return false;
 }
 
+/* Sockets among the open descriptors of pid. */
+static int sockets_of(pid_t pid)
+{
+	char path[64], link[PATH_MAX], target[128];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		ssize_t len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%.32s", path, e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += strncmp(target, "socket:", 7) == 0;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
 /* Waits until pid runs an image other than prog (its exec happened). */
 static void wait_exec(pid_t pid)
 {
@@ -1182,6 +1209,12 @@ static void test_exec(void **state)
 	extra_env[0] = NULL;
 	wait_line(&p, "exec");
 	wait_exec(p.pid);
+	/* /proc shows the new image a moment before the kernel closes the old one's close-on-exec
+	 * descriptors (set_mm_exe_file, then do_close_on_exec): until then the listening socket
+	 * still takes connections. /bin/sleep has no socket of its own. 10 s at most. */
+	for (int i = 0; i < 1000 && sockets_of(p.pid) > 0; i++)
+		sleep_ms(10);
+	assert_int_equal(sockets_of(p.pid), 0);
 	assert_int_equal(lstat(p.socket, &st), 0);
 	assert_true(S_ISSOCK(st.st_mode));
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -1205,33 +1238,6 @@ static void test_exec(void **state)
 	expect_alive(&p);
 	assert_false(said(&p, "diagnostics"));
 	finish(&p);
-}
-
-/* Sockets among the open descriptors of pid. */
-static int sockets_of(pid_t pid)
-{
-	char path[64], link[PATH_MAX], target[128];
-	struct dirent *e;
-	int n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	assert_non_null(d);
-	while ((e = readdir(d))) {
-		ssize_t len;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(link, sizeof(link), "%s/%.32s", path, e->d_name);
-		len = readlink(link, target, sizeof(target) - 1);
-		if (len > 0) {
-			target[len] = '\0';
-			n += strncmp(target, "socket:", 7) == 0;
-		}
-	}
-	closedir(d);
-	return n;
 }
 
 /* The program forks while a client's connection is open: the child keeps no copy of the
