@@ -204,6 +204,16 @@ static bool wants_journal(const struct rasp_live *l, const struct rasp_live_samp
 	return l->moment_set && l->moment != RASP_LIVE_END && s->seq <= l->moment_seq;
 }
 
+/* From born to ns, saturated: an input's clock may span the whole of int64. */
+static int64_t lifetime(int64_t ns, int64_t born)
+{
+	int64_t life;
+
+	if (__builtin_sub_overflow(ns, born, &life))
+		life = ns > born ? INT64_MAX : INT64_MIN;
+	return life;
+}
+
 /* A sample ends at ns: its cell's sums, its lifetime, the journal when the moment saw it. */
 static int end_sample(struct rasp_live *l, const struct rasp_live_sample *s, bool timed, int64_t ns,
 		      bool counted)
@@ -216,7 +226,7 @@ static int end_sample(struct rasp_live *l, const struct rasp_live_sample *s, boo
 	if (counted) {
 		c->freed += w;
 		if (timed && s->ns != UNTIMED) {
-			int64_t life = ns - s->ns;
+			int64_t life = lifetime(ns, s->ns);
 
 			if (life <= RASP_LIVE_SHORT_NS)
 				c->freed_short += w;
@@ -469,9 +479,11 @@ void rasp_live_free(struct rasp_live *l, int64_t pid, uint64_t instance, uint64_
 			l->size_mismatch++;
 		c->freed += w;
 		if (old->ns != UNTIMED) {
-			if (ns - old->ns <= RASP_LIVE_SHORT_NS)
+			int64_t life = lifetime(ns, old->ns);
+
+			if (life <= RASP_LIVE_SHORT_NS)
 				c->freed_short += w;
-			if (ns - old->ns <= RASP_LIVE_LONG_NS)
+			if (life <= RASP_LIVE_LONG_NS)
 				c->freed_long += w;
 		}
 		return;
