@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "report/live.h"
+#include "test-rng.h"
 
 /* ---- Pairing ------------------------------------------------------------------------------ */
 
@@ -213,55 +214,6 @@ static void test_live_peak(void **state)
 #define NSITES	 3
 #define NTHREADS 4
 #define NCELLS	 (NTYPES * NSITES * NTHREADS)
-
-/* xoshiro256** through splitmix64, as in test-estimate-sim.c. */
-struct rng {
-	uint64_t s[4];
-};
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return out;
-}
-
-static void rng_seed(struct rng *r, uint64_t seed)
-{
-	for (int i = 0; i < 4; i++) {
-		uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
-
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-		r->s[i] = z ^ (z >> 31);
-	}
-}
-
-static double rng_unit(struct rng *r)
-{
-	return ((rng_next(r) >> 11) + 1) * 0x1.0p-53;
-}
-
-static uint64_t rng_below(struct rng *r, uint64_t n)
-{
-	return (uint64_t)(rng_unit(r) * (double)n) % n;
-}
-
-static uint64_t draw_budget(struct rng *r, double p)
-{
-	return (uint64_t)floor(log(rng_unit(r)) / log1p(-p));
-}
 
 /* A small-object type, one of spread sizes, a page, a buffer, large objects (sampled almost
  * always at the mean below). */
