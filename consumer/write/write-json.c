@@ -30,9 +30,10 @@ static void process_fields(FILE *out, const struct rasp_tally *t, int64_t pid, c
 		fputs("null", out);
 }
 
-static void est(FILE *out, const struct rasp_est_total *e)
+/* An estimate's bytes and objects with their intervals, as JSON members. */
+static void figures(FILE *out, const struct rasp_est_total *e)
 {
-	fprintf(out, "\"samples\": %" PRIu64 ", \"bytes\": ", e->samples);
+	fputs("\"bytes\": ", out);
 	rasp_json_number(out, e->bytes, "%.0f");
 	fputs(", \"bytes_low\": ", out);
 	rasp_json_number(out, e->bytes_low, "%.0f");
@@ -44,6 +45,12 @@ static void est(FILE *out, const struct rasp_est_total *e)
 	rasp_json_number(out, e->objects_low, "%.1f");
 	fputs(", \"objects_high\": ", out);
 	rasp_json_number(out, e->objects_high, "%.1f");
+}
+
+static void est(FILE *out, const struct rasp_est_total *e)
+{
+	fprintf(out, "\"samples\": %" PRIu64 ", ", e->samples);
+	figures(out, e);
 	/* The row's samples contradict the sampling model (the text report's "!"). */
 	fprintf(out, ", \"model_mismatch\": %s", e->contradicts ? "true" : "false");
 	/* Too few samples for the spread of sizes to trust the objects interval (text's "?"). */
@@ -85,18 +92,8 @@ static void inuse(FILE *out, const struct rasp_rows *rows, const struct rasp_est
 
 static void point(FILE *out, const struct rasp_est_total *e)
 {
-	fputs("{\"bytes\": ", out);
-	rasp_json_number(out, e->bytes, "%.0f");
-	fputs(", \"bytes_low\": ", out);
-	rasp_json_number(out, e->bytes_low, "%.0f");
-	fputs(", \"bytes_high\": ", out);
-	rasp_json_number(out, e->bytes_high, "%.0f");
-	fputs(", \"objects\": ", out);
-	rasp_json_number(out, e->objects, "%.1f");
-	fputs(", \"objects_low\": ", out);
-	rasp_json_number(out, e->objects_low, "%.1f");
-	fputs(", \"objects_high\": ", out);
-	rasp_json_number(out, e->objects_high, "%.1f");
+	fputc('{', out);
+	figures(out, e);
 	fputc('}', out);
 }
 
