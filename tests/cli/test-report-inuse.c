@@ -19,6 +19,7 @@
 
 #include "cmd-support.h"
 #include "lttng-session.h"
+#include "test-tools.h"
 
 static char trace[4096], truth[4096];
 
@@ -201,29 +202,14 @@ static void test_inuse_diff(void **state)
 	free(out);
 }
 
-/* `name` on PATH into buf, or NULL. */
-static const char *on_path(const char *name, char *buf, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	while (path && *path) {
-		size_t n = strcspn(path, ":");
-
-		if (n && (size_t)snprintf(buf, len, "%.*s/%s", (int)n, path, name) < len &&
-		    access(buf, X_OK) == 0)
-			return buf;
-		path += n + (path[n] == ':');
-	}
-	return NULL;
-}
-
 /* The HTML page of --inuse --at peak in headless Chromium: its script ran without error
  * ("ok:"), drew the chart of live bytes (the total and the types, a band each, the moment's
  * rule) and titled the flame graph with the moment. */
 static void test_inuse_html_chart(void **state)
 {
 	char *out = malloc(CMD_OUT), buf[4096], cmd[12288], *dom = NULL;
-	const char *exe = on_path("chromium", buf, sizeof(buf)), *page = cmd_work("inuse.html");
+	const char *exe = rasp_test_on_path("chromium", buf, sizeof(buf)),
+		   *page = cmd_work("inuse.html");
 	const char *args[] = {"report", "--inuse", "--at", "peak", "--format",
 			      "html",	"-o",	   page,   trace,  NULL};
 	size_t len = 0;
@@ -268,51 +254,14 @@ static void test_inuse_html_chart(void **state)
 	free(out);
 }
 
-/* `go` on PATH, or NULL. */
-static const char *find_go(char *buf, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	while (path && *path) {
-		size_t n = strcspn(path, ":");
-
-		if (n && (size_t)snprintf(buf, len, "%.*s/go", (int)n, path) < len &&
-		    access(buf, X_OK) == 0)
-			return buf;
-		path += n + (path[n] == ':');
-	}
-	return NULL;
-}
-
-/* Runs `go tool pprof ARGS FILE`: its output, NUL-terminated (free it). */
-static char *go_pprof(const char *go, const char *args, const char *file)
-{
-	char cmd[8192], *out = NULL;
-	size_t len = 0;
-	FILE *pipe, *mem = open_memstream(&out, &len);
-	int c;
-
-	assert_non_null(mem);
-	snprintf(cmd, sizeof(cmd), "'%s' tool pprof %s '%s' 2>&1", go, args, file);
-	pipe = popen(cmd, "r");
-	assert_non_null(pipe);
-	while ((c = fgetc(pipe)) != EOF)
-		fputc(c, mem);
-	if (pclose(pipe) != 0) {
-		fclose(mem);
-		fail_msg("%s failed:\n%s", cmd, out);
-	}
-	assert_int_equal(fclose(mem), 0);
-	return out;
-}
-
 /* pprof with Go's four heap sample types, inuse_space the default with --inuse: go tool
  * pprof -sample_index=inuse_space totals what the JSON report's in-use total says (each row
  * rounded: within a byte per row). */
 static void test_inuse_pprof_go_tool(void **state)
 {
 	char *out = malloc(CMD_OUT), gobuf[4096], *raw, *top, *at;
-	const char *go = find_go(gobuf, sizeof(gobuf)), *pb = cmd_work("inuse.pb.gz");
+	const char *go = rasp_test_on_path("go", gobuf, sizeof(gobuf)),
+		   *pb = cmd_work("inuse.pb.gz");
 	const char *args[] = {"report", "--inuse", "--format", "pprof", "-o", pb, trace, NULL};
 	const char *jargs[] = {"--inuse", trace, NULL};
 	json_object *rep;
@@ -325,11 +274,11 @@ static void test_inuse_pprof_go_tool(void **state)
 		skip();
 	}
 	assert_int_equal(cmd_rasp(out, CMD_OUT, args, NULL), 0);
-	raw = go_pprof(go, "-raw", pb);
+	raw = rasp_test_go_pprof(go, "-raw", pb);
 	assert_non_null(strstr(raw, "alloc_objects/count alloc_space/bytes inuse_objects/count "
 				    "inuse_space/bytes[dflt]"));
 	free(raw);
-	top = go_pprof(go, "-top -sample_index=inuse_space -unit=byte", pb);
+	top = rasp_test_go_pprof(go, "-top -sample_index=inuse_space -unit=byte", pb);
 	printf("go tool pprof -top -sample_index=inuse_space:\n%.600s\n", top);
 	at = strstr(top, "% of ");
 	assert_non_null(at);

@@ -25,6 +25,7 @@
 
 #include "profile.pb-c.h"
 #include "stack-fixture.h"
+#include "test-tools.h"
 #include "write/writer.h"
 
 #define PID  4242
@@ -482,44 +483,6 @@ static void test_write_pprof_comments_and_reproducible(void **state)
 	fixture_fini(&f);
 }
 
-/* `go` on PATH, or NULL. */
-static const char *find_go(char *buf, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	while (path && *path) {
-		size_t n = strcspn(path, ":");
-
-		if (n && (size_t)snprintf(buf, len, "%.*s/go", (int)n, path) < len &&
-		    access(buf, X_OK) == 0)
-			return buf;
-		path += n + (path[n] == ':');
-	}
-	return NULL;
-}
-
-/* Runs `go tool pprof ARGS FILE`; its standard output and error, NUL-terminated. */
-static char *go_pprof(const char *go, const char *args, const char *file)
-{
-	char cmd[8192], *out = NULL;
-	size_t len = 0;
-	FILE *pipe, *mem = open_memstream(&out, &len);
-	int c;
-
-	assert_non_null(mem);
-	snprintf(cmd, sizeof(cmd), "'%s' tool pprof %s '%s' 2>&1", go, args, file);
-	pipe = popen(cmd, "r");
-	assert_non_null(pipe);
-	while ((c = fgetc(pipe)) != EOF)
-		fputc(c, mem);
-	if (pclose(pipe) != 0) {
-		fclose(mem);
-		fail_msg("%s failed:\n%s", cmd, out);
-	}
-	assert_int_equal(fclose(mem), 0);
-	return out;
-}
-
 /* pprof's own reader: the sample types, the functions and every sample's values in -raw, and
  * -top's total equal to the report's total estimate (each sample rounded: within a byte per
  * row). */
@@ -529,7 +492,7 @@ static void test_write_pprof_go_tool(void **state)
 	struct fixture f;
 	struct rasp_rows rows;
 	char path[] = "/tmp/rasp-test-pprof-XXXXXX", gobuf[4096], want[64];
-	const char *go = find_go(gobuf, sizeof(gobuf));
+	const char *go = rasp_test_on_path("go", gobuf, sizeof(gobuf));
 	size_t len;
 	uint8_t *bytes;
 	char *raw, *top, *at;
@@ -545,7 +508,7 @@ static void test_write_pprof_go_tool(void **state)
 	free(bytes);
 	assert_int_equal(rasp_rows_build(f.t, f.opt.confidence, &rows), 0);
 
-	raw = go_pprof(go, "-raw", path);
+	raw = rasp_test_go_pprof(go, "-raw", path);
 	printf("go tool pprof -raw:\n%s", raw);
 	assert_non_null(strstr(raw, "alloc_objects/count alloc_space/bytes"));
 	assert_non_null(strstr(raw, "PeriodType: space bytes"));
@@ -577,7 +540,7 @@ static void test_write_pprof_go_tool(void **state)
 	}
 	free(raw);
 
-	top = go_pprof(go, "-top -sample_index=alloc_space -unit=byte", path);
+	top = rasp_test_go_pprof(go, "-top -sample_index=alloc_space -unit=byte", path);
 	printf("go tool pprof -top:\n%s", top);
 	at = strstr(top, "% of ");
 	assert_non_null(at);
