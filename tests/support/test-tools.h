@@ -28,7 +28,8 @@ static inline const char *rasp_test_on_path(const char *name, char *buf, size_t 
 /* Runs `go tool pprof ARGS FILE`: its standard output and error, NUL-terminated (free it);
  * fails the test when it fails. Not inlined: gcc 12 then takes the memstream's buffer for a
  * dangling pointer at the caller. */
-__attribute__((noinline, unused)) static char *rasp_test_go_pprof(const char *go, const char *args, const char *file)
+__attribute__((noinline, unused)) static char *rasp_test_go_pprof(const char *go, const char *args,
+								  const char *file)
 {
 	char cmd[8192], *out = NULL;
 	size_t len = 0;
