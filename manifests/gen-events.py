@@ -313,9 +313,18 @@ class Manifest:
         task = node.attrs.get("task")
         if task is not None and task not in p["tasks"]:
             raise self.err(node, f"event '{symbol}': unknown task '{task}'")
+        # rasp:outputs="lttng": an event EventPipe never carries (its content reaches
+        # EventPipe as other events; see the manifest's header).
+        outs = node.attrs.get("rasp:outputs", "lttng eventpipe").split()
+        if not outs or any(o not in ("lttng", "eventpipe") for o in outs):
+            raise self.err(node, f"event '{symbol}': rasp:outputs '{' '.join(outs)}' is not "
+                           f"'lttng', 'eventpipe' or both")
+        if "lttng" not in outs:
+            raise self.err(node, f"event '{symbol}': rasp:outputs must include lttng")
         # What the event means, for docs/events.md: the string Doc.Event.<symbol> (ETW's
         # schema has no description attribute on <event> either).
-        return {"symbol": symbol, "api": snake(symbol), "id": eid, "version": version,
+        return {"lttng_only": "eventpipe" not in outs,
+                "symbol": symbol, "api": snake(symbol), "id": eid, "version": version,
                 "doc": self.strings.get(f"Doc.Event.{symbol}", ""),
                 "level_name": level_name, "level": LEVELS[level_name], "keywords": kw_names,
                 "keyword_mask": kw_mask, "task": task, "template": template,
@@ -544,16 +553,26 @@ def gen_api_source(m, rel):
             fields = e["template"]["fields"]
             call_args = "".join(f", {f['name']}" for f in fields)
             desc = f"RASP_DESC_{macro(p['lttng'])}_{macro(e['symbol'])}"
+            if e["lttng_only"]:
+                out.append(f"/* LTTng only (rasp:outputs). */\n"
+                           f"bool rasp_event_{e['api']}_enabled(void)\n{{\n"
+                           f"\treturn lttng_ust_tracepoint_enabled({p['lttng']}, {e['symbol']});\n}}\n")
+                out.append(f"void rasp_event_{e['api']}({api_params(fields)})\n{{\n"
+                           f"\tif (lttng_ust_tracepoint_enabled({p['lttng']}, {e['symbol']}))\n"
+                           f"\t\tlttng_ust_do_tracepoint({p['lttng']}, {e['symbol']}{call_args});\n}}\n")
+                continue
             out.append(f"bool rasp_event_{e['api']}_enabled(void)\n{{\n"
                        f"\treturn lttng_ust_tracepoint_enabled({p['lttng']}, {e['symbol']}) ||\n"
                        f"\t       rasp__ep_enabled({desc});\n}}\n")
             vals = ", ".join(ep_value(f) for f in fields) if fields else "{.u = 0}"
-            out.append(f"void rasp_event_{e['api']}({api_params(fields)})\n{{\n"
-                       f"\tif (lttng_ust_tracepoint_enabled({p['lttng']}, {e['symbol']}))\n"
-                       f"\t\tlttng_ust_do_tracepoint({p['lttng']}, {e['symbol']}{call_args});\n"
+            out.append(f"void rasp__event_{e['api']}_ep({api_params(fields)})\n{{\n"
                        f"\tif (rasp__ep_enabled({desc})) {{\n"
                        f"\t\tconst union rasp_nt_value vals[] = {{{vals}}};\n\n"
                        f"\t\trasp__ep_write({desc}, vals);\n\t}}\n}}\n")
+            out.append(f"void rasp_event_{e['api']}({api_params(fields)})\n{{\n"
+                       f"\tif (lttng_ust_tracepoint_enabled({p['lttng']}, {e['symbol']}))\n"
+                       f"\t\tlttng_ust_do_tracepoint({p['lttng']}, {e['symbol']}{call_args});\n"
+                       f"\trasp__event_{e['api']}_ep({', '.join(f['name'] for f in fields)});\n}}\n")
     return "\n".join(out)
 
 
@@ -589,6 +608,10 @@ def gen_inline_header(m, rel):
                        f"\treturn rasp_event_{e['api']}_enabled();\n}}\n")
             out.append(f"static inline int rasp__event_{e['api']}_word(void)\n{{\n"
                        f"\treturn 0;\n}}\n")
+            if not e["lttng_only"]:
+                fields = e["template"]["fields"]
+                out.append(f"static inline void rasp__event_{e['api']}_ep({api_params(fields)})\n{{\n"
+                           f"\trasp_event_{e['api']}({', '.join(f['name'] for f in fields)});\n}}\n")
             mask_terms.append(f"(uint64_t)rasp_event_{e['api']}_enabled() << {desc}")
     out.append("static inline uint64_t rasp__events_mask_peek(void)\n{\n\treturn "
                + " |\n\t       ".join(mask_terms) + ";\n}\n")
@@ -619,6 +642,19 @@ def gen_inline_header(m, rel):
     for p in m.providers:
         for e in p["events"]:
             desc = f"RASP_DESC_{macro(p['lttng'])}_{macro(e['symbol'])}"
+            if e["lttng_only"]:
+                out.append(f"/* {p['lttng']}:{e['symbol']}: its LTTng state; on while an LTTng session "
+                           f"enables it (LTTng only). */\n"
+                           f"static inline int rasp__event_{e['api']}_word(void)\n{{\n"
+                           f"\treturn *(const volatile int *)((const char *)&rasp__lttng_tp_{e['api']} +\n"
+                           f"\t\t\t\t\t RASP__LTTNG_STATE_OFFSET);\n}}\n\n"
+                           f"static inline bool rasp__event_{e['api']}_on(void)\n{{\n"
+                           f"\treturn rasp__event_{e['api']}_word() != 0;\n}}\n")
+                continue
+            fields = e["template"]["fields"]
+            out.append(f"/* {p['lttng']}:{e['symbol']}'s EventPipe half alone (its LTTng one is\n"
+                       f" * another event's: rasp:outputs). */\n"
+                       f"void rasp__event_{e['api']}_ep({api_params(fields)}) RASP__HIDDEN;\n")
             out.append(f"/* {p['lttng']}:{e['symbol']}: its LTTng state; on while an LTTng session "
                        f"or the EventPipe session enables it. */\n"
                        f"static inline int rasp__event_{e['api']}_word(void)\n{{\n"
