@@ -359,16 +359,23 @@ RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 	 * at that address can be sampled ahead of it, whichever thread takes the block. Address
 	 * and ObjectSize are its sample's: the block's. */
 	own = rasp__header_of(obj);
-	if (RASP__UNLIKELY(rasp__hdr_sampled(own)))
-		rasp__emit_freed(h, own, hdr + 1, rasp_object_size(obj));
+	if (RASP__UNLIKELY(rasp__hdr_sampled(own)) &&
+	    rasp__emit_freed(h, own, hdr, s, rasp_object_size(obj)))
+		return; /* kept until its event is out (freed.c) */
+	rasp__free_block(h, s, hdr);
+}
+
+void rasp__free_block(struct rasp_heap *h, struct rasp__segment *s, struct rasp__header *hdr)
+{
 	if (s->kind == RASP__SEG_LARGE) {
 		hdr->word |= RASP__HDR_FREE;
 		rasp__large_free(h, s);
 		return;
 	}
+	hdr->word &= ~(uintptr_t)RASP__HDR_FREE; /* a kept block's mark (freed.c) */
 	if (s->kind == RASP__SEG_ARENA) {
 		if (rasp__arena_free(h, s, hdr) != 0)
-			bad_free(h, obj, "rasp_free", RASP_INVALID_DOUBLE_FREE,
+			bad_free(h, hdr + 1, "rasp_free", RASP_INVALID_DOUBLE_FREE,
 				 "double free (another thread freed it meanwhile)");
 		return;
 	}

@@ -1,8 +1,8 @@
 /* Sampling (docs/sampling.md, "The model"): the per-context PRNG's seeding (xoshiro256++,
  * internal.h), the mean the geometric draw (exponential.h and .c) scales by, each thread's adoption
  * of the heap's sampling state with its SamplingConfigured and SamplingStopped announcements, the
- * emission of AllocationSampled with the mark it leaves on its object, and SampledObjectFreed at
- * that object's free. Everything here runs on slow paths only. */
+ * emission of AllocationSampled with the mark it leaves on its object (its free is freed.c's).
+ * Everything here runs on slow paths only. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -222,14 +222,4 @@ RASP__NOINLINE void *rasp__emit_listened(struct rasp_context *c, uint32_t kind,
 	if (!atomic_load_explicit(&h->marked, memory_order_relaxed))
 		atomic_store_explicit(&h->marked, 1, memory_order_relaxed);
 	return obj;
-}
-
-RASP__NOINLINE void rasp__emit_freed(struct rasp_heap *h, struct rasp__header *own, void *addr,
-				     uint64_t z)
-{
-	own->word &= ~RASP__HDR_SAMPLED;
-	if (h->free_hook)
-		h->free_hook(h->sample_hook_arg, addr, z);
-	if (rasp__event_sampled_object_freed_on())
-		rasp_event_sampled_object_freed(h->cfg.clr_instance_id, (uintptr_t)addr, z);
 }
