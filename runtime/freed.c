@@ -19,6 +19,7 @@
 #define FREED_HOLD_MAX (1u << 20)
 
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+bool rasp__freed_keep_always;
 
 /* At exit, before any object's destructors (atexit's handlers run first, LTTng-UST's own
  * with the other objects' after them): what the exiting thread kept goes out. Other
@@ -92,7 +93,8 @@ RASP__NOINLINE bool rasp__emit_freed(struct rasp_heap *h, struct rasp__header *o
 	own->word &= ~RASP__HDR_SAMPLED;
 	if (h->free_hook)
 		h->free_hook(h->sample_hook_arg, (void *)addr, z);
-	if (!rasp__event_sampled_objects_freed_word() || !(c = keeper(h))) {
+	if (!(rasp__event_sampled_objects_freed_word() || rasp__freed_keep_always) ||
+	    !(c = keeper(h))) {
 		/* No LTTng session wants batches (or no context to keep them): each free its own
 		 * event, to LTTng and EventPipe, as they listen. What the thread kept for a
 		 * session that stopped goes back. */

@@ -424,6 +424,8 @@ void *rasp__emit_listened(struct rasp_context *c, uint32_t kind, const rasp_type
  * already freed with its batch); false: the caller frees it (rasp__free_block). */
 bool rasp__emit_freed(struct rasp_heap *h, struct rasp__header *own, struct rasp__header *blk,
 		      struct rasp__segment *s, uint64_t z);
+/* Test seam: keep frees as if an LTTng session enabled SampledObjectsFreed (false in programs). */
+extern bool rasp__freed_keep_always;
 /* The kept frees of c: one SampledObjectsFreed (if LTTng still listens), then their blocks
  * go back (c's thread, or any thread while c's is quiescent). */
 void rasp__freed_flush(struct rasp_heap *h, struct rasp_context *c);
