@@ -12,11 +12,14 @@
 #include "os.h"
 #include "rasp/events.h"
 
-/* A batch goes out when it is full, when its first free is this old at the thread's next free
- * of a sampled object, or when its blocks hold this much (the memory the program gave back
- * and cannot reuse yet); a large object's free sends it at once (its pages go back now). */
-#define FREED_AGE_NS   10000000u
+/* A batch goes out when it is full, when its first free is rasp__freed_age_ns old at the
+ * thread's next free of a sampled object (100 ms: a consumer places each free at its own time,
+ * so lateness costs nothing but the live view's delay; at 10 ms, batches under callgrind's
+ * slowed clock held 8 frees, not 64), or when its blocks hold FREED_HOLD_MAX (memory the
+ * program gave back and cannot reuse yet); a large object's free sends it at once (its pages
+ * go back now). */
 #define FREED_HOLD_MAX (1u << 20)
+uint64_t rasp__freed_age_ns = 100000000u;
 
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 bool rasp__freed_keep_always;
@@ -106,8 +109,9 @@ RASP__NOINLINE bool rasp__emit_freed(struct rasp_heap *h, struct rasp__header *o
 	}
 	if ((rasp__events_mask_peek() >> RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED) & 1)
 		rasp__event_sampled_object_freed_ep(h->cfg.clr_instance_id, addr, z);
-	pthread_once(&exit_once, exit_register);
 	f = &c->freed;
+	if (!f->n)
+		pthread_once(&exit_once, exit_register);
 	now = rasp__os_now_ns();
 	blk->word |= RASP__HDR_FREE; /* until rasp__free_block: a second free is refused */
 	f->blk[f->n] = blk;
@@ -117,7 +121,7 @@ RASP__NOINLINE bool rasp__emit_freed(struct rasp_heap *h, struct rasp__header *o
 	f->n++;
 	f->bytes += z;
 	if (f->n == RASP__FREED_MAX || f->bytes >= FREED_HOLD_MAX ||
-	    now - f->ns[0] >= FREED_AGE_NS || s->kind == RASP__SEG_LARGE)
+	    now - f->ns[0] >= rasp__freed_age_ns || s->kind == RASP__SEG_LARGE)
 		rasp__freed_flush(h, c);
 	return true;
 }

@@ -426,6 +426,8 @@ bool rasp__emit_freed(struct rasp_heap *h, struct rasp__header *own, struct rasp
 		      struct rasp__segment *s, uint64_t z);
 /* Test seam: keep frees as if an LTTng session enabled SampledObjectsFreed (false in programs). */
 extern bool rasp__freed_keep_always;
+/* The age past which a thread's next kept free sends its batch (tests: never). */
+extern uint64_t rasp__freed_age_ns;
 /* The kept frees of c: one SampledObjectsFreed (if LTTng still listens), then their blocks
  * go back (c's thread, or any thread while c's is quiescent). */
 void rasp__freed_flush(struct rasp_heap *h, struct rasp_context *c);

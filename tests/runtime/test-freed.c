@@ -29,6 +29,7 @@ static rasp_heap_t *sampled_heap(void)
 	ledger_attach(&led, h);
 	assert_int_equal(rasp_heap_set_error_handler(h, RASP_ON_INVALID_COUNT, NULL, NULL), 0);
 	rasp__freed_keep_always = true;
+	rasp__freed_age_ns = UINT64_MAX; /* no batch sent by the clock: the tests count */
 	return h;
 }
 
@@ -37,6 +38,7 @@ static void done(rasp_heap_t *h)
 	rasp_heap_destroy(h);
 	ledger_fini(&led);
 	rasp__freed_keep_always = false;
+	rasp__freed_age_ns = 100000000u;
 }
 
 static uint32_t kept(rasp_heap_t *h)
