@@ -380,10 +380,13 @@ int rasp_cli_record(int argc, char **argv)
 	rasp_follow_close(follow);
 
 	rc = rasp_session_stop(cmd, &a.s);
-	rasp_session_destroy(&a.s);
-	if (rc != 0)
+	if (rc != 0) {
+		rasp_session_destroy(&a.s);
 		return exit_code ? exit_code : 1;
+	}
 	incomplete = summarize(cmd, &a.s, argv[first]);
+	/* After the summary: its read of the trace never races the daemon's teardown. */
+	rasp_session_destroy(&a.s);
 	if (exit_code)
 		fprintf(stderr, "rasp record: %s exited with status %d\n", argv[first], exit_code);
 	return exit_code ? exit_code : incomplete;

@@ -167,7 +167,7 @@ void rasp_cli_record_usage(void)
 	    "the events and samples it holds and the events lost. Exits with PROGRAM's status\n"
 	    "(128+N when a signal N ended it; signals sent to rasp are passed on to PROGRAM), or\n"
 	    "1 when PROGRAM succeeded but the trace is incomplete. A session daemon is started\n"
-	    "when none is running; the session never outlives rasp record.\n"
+	    "when none is running; the session is destroyed as rasp record ends.\n"
 	    "With -p, starts an EventPipe session in running process PID over its diagnostic\n"
 	    "socket, as dotnet-trace does, writes the stream to FILE.nettrace as it arrives, and\n"
 	    "prints its report when the session ends (Ctrl-C, --duration, or PID's exit).\n",

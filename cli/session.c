@@ -336,7 +336,7 @@ int rasp_session_stop(const char *cmd, struct rasp_session *s)
 void rasp_session_destroy(struct rasp_session *s)
 {
 	if (s->created) {
-		lttng_destroy_session(s->name);
+		lttng_destroy_session_no_wait(s->name);
 		s->created = false;
 		s->started = false;
 	}

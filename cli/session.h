@@ -43,7 +43,9 @@ int rasp_session_guard(const char *cmd, struct rasp_session *s);
 int rasp_session_start(const char *cmd, struct rasp_session *s);
 /* Stops (flushes) the session: the trace is complete on disk when this returns. */
 int rasp_session_stop(const char *cmd, struct rasp_session *s);
-/* Destroys the session if created, and dismisses the guard. */
+/* Destroys the session if created, and dismisses the guard. Does not wait for the session
+ * daemon to finish (about 0.5 s for a UST session that ran): a stopped session's trace is
+ * complete already, and the daemon ends the session by itself. */
 void rasp_session_destroy(struct rasp_session *s);
 
 #endif /* RASP_CLI_SESSION_H */
