@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end cost of recording (docs/performance.md): each workload run alone with sampling
 # off, under `rasp record --no-stacks`, and under `rasp record` (stacks on, the default), at
-# the default sampling mean. Instructions of the whole program under callgrind (stable on a
+# the default sampling mean (--no-malloc: the bench's own calls to librasp are measured, its
+# libc malloc stays glibc's, as valgrind, the program rasp record runs, would otherwise get
+# librasp-malloc). Instructions of the whole program under callgrind (stable on a
 # shared machine: the events' serialization into LTTng's ring buffer is counted, the consumer
 # daemon is another process), and the ratios; then bytes of trace per sample.
 # Usage: bench/runtime/record.sh BUILD_DIR [BASE_BUILD_DIR]   (needs valgrind, lttng-tools, a
@@ -31,9 +33,9 @@ for w in small mixed docstore; do
     *) cmd=("$build/bench-runtime/bench-alloc-rasp" "$w" 2000000) ;;
   esac
   RASP_SEED=1 RASP_SAMPLING=off $(cg "$out/$w-off.log") "${cmd[@]}" >/dev/null 2>&1
-  "$rasp" record --seed 1 --no-stacks -o "$out/$w-nostacks.trace" -- \
+  "$rasp" record --no-malloc --seed 1 --no-stacks -o "$out/$w-nostacks.trace" -- \
     $(cg "$out/$w-nostacks.log") "${cmd[@]}" >/dev/null 2>"$out/$w-nostacks.rec"
-  "$rasp" record --seed 1 -o "$out/$w-stacks.trace" -- \
+  "$rasp" record --no-malloc --seed 1 -o "$out/$w-stacks.trace" -- \
     $(cg "$out/$w-stacks.log") "${cmd[@]}" >/dev/null 2>"$out/$w-stacks.rec"
   off=$(instructions "$out/$w-off.log")
   ns=$(instructions "$out/$w-nostacks.log")
@@ -62,7 +64,7 @@ for w in small mixed; do
     bin=$build/bench-runtime/bench-alloc-rasp
     [ "$which" = base ] && bin=$out/bench-alloc-base
     RASP_SEED=1 RASP_SAMPLING=off $(cg "$out/$w-$which-off.log") "$bin" "$w" 2000000 >/dev/null 2>&1
-    "$rasp" record --seed 1 --no-stacks -o "$out/$w-$which.trace" -- \
+    "$rasp" record --no-malloc --seed 1 --no-stacks -o "$out/$w-$which.trace" -- \
       $(cg "$out/$w-$which.log") "$bin" "$w" 2000000 >/dev/null 2>"$out/$w-$which.rec"
   done
   awk -v w="$w" -v bo="$(instructions "$out/$w-base-off.log")" \
