@@ -13,13 +13,13 @@
 #include "rasp/events.h"
 
 /* A batch goes out when it is full, when its first free is rasp__freed_age_ns old at the
- * thread's next free of a sampled object (100 ms: a consumer places each free at its own time,
- * so lateness costs nothing but the live view's delay; at 10 ms, batches under callgrind's
- * slowed clock held 8 frees, not 64), or when its blocks hold FREED_HOLD_MAX (memory the
- * program gave back and cannot reuse yet); a large object's free sends it at once (its pages
- * go back now). */
+ * thread's next free of a sampled object (1 s: a consumer places each free at its own time, so
+ * lateness costs only the live view's delay; at 10 or 100 ms, batches under callgrind's slowed
+ * clock held fewer frees the busier the machine, and the instructions measured moved with the
+ * load), or when its blocks hold FREED_HOLD_MAX (memory the program gave back and cannot reuse
+ * yet); a large object's free sends it at once (its pages go back now). */
 #define FREED_HOLD_MAX (1u << 20)
-uint64_t rasp__freed_age_ns = 100000000u;
+uint64_t rasp__freed_age_ns = 1000000000u;
 
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 bool rasp__freed_keep_always;

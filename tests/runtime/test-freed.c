@@ -38,7 +38,7 @@ static void done(rasp_heap_t *h)
 	rasp_heap_destroy(h);
 	ledger_fini(&led);
 	rasp__freed_keep_always = false;
-	rasp__freed_age_ns = 100000000u;
+	rasp__freed_age_ns = 1000000000u;
 }
 
 static uint32_t kept(rasp_heap_t *h)
