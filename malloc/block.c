@@ -36,6 +36,9 @@ __attribute__((noinline, cold)) static void *heap_alloc(enum rasp__family fam, s
 {
 	void *obj;
 
+	/* The heap is ready (rasp__malloc_usable_heap's acquire load came first): the inline
+	 * paths may use it from now on. The same value from every thread, relaxed. */
+	__atomic_store_n(&rasp__malloc_fast_heap, rasp__malloc_heap, __ATOMIC_RELAXED);
 	rasp__malloc_busy = 1;
 	if (alignment)
 		obj =
@@ -54,15 +57,21 @@ __attribute__((noinline, cold)) static void *heap_alloc(enum rasp__family fam, s
 #ifdef RASP__INLINE_ON
 /* rasp_inline_class of each payload up to RASP_INLINE_MAX_SIZE, by its eighths rounded up,
  * as a byte offset into the context's hot entries: one load instead of its 20 instructions. */
-static uint16_t class_hot[RASP_INLINE_MAX_SIZE / 8 + 1];
+uint16_t rasp__malloc_class_hot[RASP_INLINE_MAX_SIZE / 8 + 1];
 
 __attribute__((constructor(101))) static void class_hot_init(void)
 {
 	for (size_t k = 1; k <= RASP_INLINE_MAX_SIZE / 8; k++)
-		class_hot[k] =
+		rasp__malloc_class_hot[k] =
 		    (uint16_t)(rasp_inline_class(8 * k) * sizeof(struct rasp_inline_hot));
 }
 #endif
+
+/* Until the first call that reaches the heap, an address no heap has: the inline paths'
+ * compares with it fail, for every thread's cache and every segment, so neither needs a test
+ * of its own that the heap is ready. */
+static const char not_yet;
+rasp_heap_t *rasp__malloc_fast_heap = (rasp_heap_t *)&not_yet;
 
 /* z: the object's payload, 8 bytes more than asked (block.c's word). */
 static inline void *fast_alloc(enum rasp__family fam, size_t z)
@@ -74,7 +83,7 @@ static inline void *fast_alloc(enum rasp__family fam, size_t z)
 		if (__builtin_expect(
 			__atomic_load_n(&tc->heap, __ATOMIC_RELAXED) == rasp__malloc_heap, 1)) {
 			struct rasp_inline_hot *hc =
-			    (struct rasp_inline_hot *)((char *)tc->ctx + class_hot[(z + 7) / 8]);
+			    (struct rasp_inline_hot *)((char *)tc->ctx + rasp__malloc_class_hot[(z + 7) / 8]);
 
 			if (__builtin_expect(--hc->n >= 0, 1)) {
 				uintptr_t *p = (uintptr_t *)hc->free;
@@ -127,9 +136,8 @@ void *rasp__malloc_aligned(enum rasp__family fam, size_t n, size_t alignment)
 	return obj;
 }
 
-void rasp__malloc_free(void *p)
+void rasp__malloc_free_slow(void *p)
 {
-
 	if (!p)
 		return;
 	if (!rasp__malloc_ours(p)) {

@@ -4,8 +4,12 @@
 
 #include <stdatomic.h>
 
+#include "../runtime/owner-free.h"
 #include "internal.h"
+#include "rasp/inline.h"
 
+/* The library's own (hidden): each read is one load, not a GOT load and a load. */
+#pragma GCC visibility push(hidden)
 extern rasp_heap_t *rasp__malloc_heap;
 extern const rasp_type_t *rasp__malloc_types[RASP__FAM_COUNT];
 /* Set once the heap and its types exist (release; read acquire). */
@@ -21,6 +25,97 @@ static inline bool rasp__malloc_usable_heap(void)
 	return __builtin_expect(atomic_load_explicit(&rasp__malloc_ready, memory_order_acquire) &&
 				    !rasp__malloc_busy,
 				1);
+}
+
+/* rasp__malloc_heap once a call has reached it (block.c), until then an address no heap or
+ * segment names: what the inline paths compare with. */
+extern rasp_heap_t *rasp__malloc_fast_heap;
+#pragma GCC visibility pop
+/* librasp's segment map, exported under this name for the inline free (runtime/mapping.c). */
+extern _Atomic uint8_t rasp__segment_map_shared[RASP__MAP_SIZE];
+
+#ifdef RASP__INLINE_ON
+/* Offsets of each payload's class into a context's hot entries, by eighths (block.c). */
+extern uint16_t rasp__malloc_class_hot[RASP_INLINE_MAX_SIZE / 8 + 1]
+    __attribute__((visibility("hidden")));
+#endif
+
+/* malloc's fast path, in each entry point's own frame (no call, no frame): n bytes of the
+ * family popped off the thread's list of their class under its window, as rasp_alloc's fast
+ * path would (rasp/inline.h), the word before an 8-mod-16 object set to 0 (block.c). Else
+ * (a size past the inline ones, the thread inside the runtime, its cache on another heap or
+ * none, the window used up) slow(fam, n), in tail position. A cache that names the heap
+ * implies it is ready: the thread reached it through rasp__malloc_alloc. 26 instructions
+ * (callgrind, bench/malloc/pair.sh). */
+static inline __attribute__((always_inline)) void *
+rasp__malloc_fast(enum rasp__family fam, size_t n, void *(*slow)(enum rasp__family, size_t))
+{
+#ifdef RASP__INLINE_ON
+	if (__builtin_expect(n <= RASP_INLINE_MAX_SIZE - 8, 1)) {
+		struct rasp_inline_cache *tc = &rasp_inline_cache_v1;
+
+		if (__builtin_expect(__atomic_load_n(&tc->heap, __ATOMIC_RELAXED) ==
+					     __atomic_load_n(&rasp__malloc_fast_heap,
+							     __ATOMIC_RELAXED) &&
+					 !rasp__malloc_busy,
+				     1)) {
+			struct rasp_inline_hot *hc =
+			    (struct rasp_inline_hot *)((char *)tc->ctx +
+						       rasp__malloc_class_hot[(n + 15) / 8]);
+
+			if (__builtin_expect(--hc->n >= 0, 1)) {
+				uintptr_t *b = (uintptr_t *)hc->free;
+
+				hc->free = (void *)(*b & ~(uintptr_t)1);
+				*b++ = (uintptr_t)rasp__malloc_types[fam];
+				if ((uintptr_t)b & (RASP__MALLOC_ALIGN - 1))
+					*b++ = 0;
+				return b;
+			}
+			hc->n = 0; /* as it was, for rasp_alloc (rasp/inline.h says why) */
+		}
+	}
+#endif
+	return slow(fam, n);
+}
+
+/* free's fast path, in each entry point's own frame: rasp_free's checks on the pointer
+ * (a small segment of this heap in the segment map, before any word at it is read; a block's
+ * start, by its position; not free, not sampled), then the owner's free inline
+ * (runtime/owner-free.h). Anything else (NULL, glibc's pointers, large and aligned objects,
+ * sampled ones, double frees, another thread's block, a free that flushes or empties a page)
+ * is rasp__malloc_free_slow's, which checks and explains as rasp_free does. The word before
+ * the pointer is read once its unit is known to be a segment of the heap: a segment's first
+ * word (its magic) is never 0, so the header found is in the same unit. */
+static inline __attribute__((always_inline)) void rasp__malloc_free(void *p)
+{
+	uintptr_t *w = p;
+	struct rasp__segment *s = rasp__segment_of(w - 1);
+	uintptr_t i = (uintptr_t)s >> RASP__SEGMENT_SHIFT;
+
+	/* The map's byte read plainly (a byte's load is atomic on every target; read once
+	 * here), so that it is compared in memory (the atomic load took two instructions
+	 * more). */
+	if (!RASP__DEBUG && __builtin_expect(i < RASP__MAP_SIZE &&
+						 ((const uint8_t *)
+						      rasp__segment_map_shared)[i] == RASP__MAP_START,
+					     1)) {
+		rasp_heap_t *h = __atomic_load_n(&rasp__malloc_fast_heap, __ATOMIC_RELAXED);
+
+		if (__builtin_expect(s->small_heap == h, 1)) {
+			struct rasp__header *hdr =
+			    (struct rasp__header *)(w[-1] ? w - 1 : w - 2);
+			struct rasp__page *pg = rasp__page_at(s, hdr);
+
+			if (__builtin_expect(rasp__page_has_block(pg, hdr) &&
+						 !(hdr->word &
+						   (RASP__HDR_FREE | RASP__HDR_SAMPLED)) &&
+						 rasp__owner_free_try(h, pg, hdr),
+					     1))
+				return;
+		}
+	}
+	rasp__malloc_free_slow(p);
 }
 
 #endif /* RASP_MALLOC_HEAP_H */

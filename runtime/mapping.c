@@ -11,6 +11,10 @@
 #include "internal.h"
 
 _Atomic uint8_t rasp__segment_map[RASP__MAP_SIZE];
+/* The same bytes under an exported name, for librasp-malloc's inline free (malloc/block.c);
+ * librasp reads them by the hidden name, without the GOT load an exported one would cost. */
+RASP_API extern _Atomic uint8_t rasp__segment_map_shared[RASP__MAP_SIZE]
+    __attribute__((alias("rasp__segment_map")));
 
 /* Whether small-object segments may be backed by transparent huge pages: RASP_THP=1 leaves
  * them to the system's policy; unset or 0 (the default) advises against huge pages. Where the
