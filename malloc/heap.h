@@ -54,9 +54,9 @@ rasp__malloc_fast(enum rasp__family fam, size_t n, void *(*slow)(enum rasp__fami
 	if (__builtin_expect(n <= RASP_INLINE_MAX_SIZE - 8, 1)) {
 		struct rasp_inline_cache *tc = &rasp_inline_cache_v1;
 
+		/* fast_heap read plainly: compared in memory (one instruction fewer). */
 		if (__builtin_expect(__atomic_load_n(&tc->heap, __ATOMIC_RELAXED) ==
-					     __atomic_load_n(&rasp__malloc_fast_heap,
-							     __ATOMIC_RELAXED) &&
+					     rasp__malloc_fast_heap &&
 					 !rasp__malloc_busy,
 				     1)) {
 			struct rasp_inline_hot *hc =
@@ -90,8 +90,9 @@ rasp__malloc_fast(enum rasp__family fam, size_t n, void *(*slow)(enum rasp__fami
 static inline __attribute__((always_inline)) void rasp__malloc_free(void *p)
 {
 	uintptr_t *w = p;
-	struct rasp__segment *s = rasp__segment_of(w - 1);
-	uintptr_t i = (uintptr_t)s >> RASP__SEGMENT_SHIFT;
+	uintptr_t i = (uintptr_t)(w - 1) >> RASP__SEGMENT_SHIFT;
+	/* From i, not masked from the pointer: one copy of it fewer. */
+	struct rasp__segment *s = (struct rasp__segment *)(i << RASP__SEGMENT_SHIFT);
 
 	/* The map's byte read plainly (a byte's load is atomic on every target; read once
 	 * here), so that it is compared in memory (the atomic load took two instructions

@@ -22,11 +22,18 @@ rasp__owner_free_try(struct rasp_heap *h, struct rasp__page *pg, struct rasp__he
 	uintptr_t off;
 	uint32_t rest;
 
-	if (RASP__UNLIKELY(atomic_load_explicit(&pg->owner, memory_order_relaxed) !=
-			       rasp__thread_token() ||
-			   !rasp__context_cache_is(h)))
+	/* The thread's context on h, and the page's owner: that context (so the thread's, as
+	 * free_block's token test asks: ctx and owner are set together and cleared together,
+	 * page.c). A fork's child thread with a dead thread's token fails here and gets
+	 * free_block's answer from rasp_free. Two instructions fewer than the token's test and
+	 * the cache's apart, and two more saved by reading both words plainly (aligned words,
+	 * read once: the compiler compares them in memory; the atomic loads took a register
+	 * each; callgrind). */
+	if (RASP__UNLIKELY(rasp__tcache.heap != h))
 		return false;
 	c = rasp__context_cache_ctx();
+	if (RASP__UNLIKELY(*(struct rasp_context *const *)&pg->ctx != c))
+		return false;
 	off = pg->hot_off;
 	w = (struct rasp__window *)((char *)c->win + off * (sizeof(*w) / sizeof(*c->hot)));
 	hc = (struct rasp__hot *)((char *)c->hot + off);
@@ -45,14 +52,19 @@ rasp__owner_free_try(struct rasp_heap *h, struct rasp__page *pg, struct rasp__he
 		w->flush_in--;
 		return true;
 	}
-	/* free_past_bound: the last free before a flush, a page's last block out or a full
-	 * page's first back are rasp_free's (they call into page.c). */
-	if (RASP__UNLIKELY(w->flush_in <= 1 || pg->in_full ||
-			   rasp__relaxed_load32(&pg->used) <= 1))
+	/* free_past_bound: a full page's first block back, the page's last block out and the
+	 * last free before a flush are rasp_free's (they call into page.c). flush_in is
+	 * decremented and tested at once, and put back on that rare way. */
+	if (RASP__UNLIKELY(pg->in_full || *(const uint32_t *)&pg->used <= 1))
 		return false;
-	w->flush_in--;
+	if (RASP__UNLIKELY(rasp__owner_dec_le0(&w->flush_in))) {
+		w->flush_in++;
+		return false;
+	}
 	head = pg->local_free;
-	rasp__hdr_link(hdr, head);
+	/* The link and the free flag in one store: head + 1, as head is 8-aligned (an add
+	 * into another register, which keeps head for its test). */
+	hdr->word = (uintptr_t)head + RASP__HDR_FREE;
 	pg->local_free = hdr;
 	pg->local_n++;
 	if (!head)
