@@ -83,7 +83,8 @@ static inline void *fast_alloc(enum rasp__family fam, size_t z)
 		if (__builtin_expect(
 			__atomic_load_n(&tc->heap, __ATOMIC_RELAXED) == rasp__malloc_heap, 1)) {
 			struct rasp_inline_hot *hc =
-			    (struct rasp_inline_hot *)((char *)tc->ctx + rasp__malloc_class_hot[(z + 7) / 8]);
+			    (struct rasp_inline_hot *)((char *)tc->ctx +
+						       rasp__malloc_class_hot[(z + 7) / 8]);
 
 			if (__builtin_expect(--hc->n >= 0, 1)) {
 				uintptr_t *p = (uintptr_t *)hc->free;

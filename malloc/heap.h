@@ -97,22 +97,21 @@ static inline __attribute__((always_inline)) void rasp__malloc_free(void *p)
 	/* The map's byte read plainly (a byte's load is atomic on every target; read once
 	 * here), so that it is compared in memory (the atomic load took two instructions
 	 * more). */
-	if (!RASP__DEBUG && __builtin_expect(i < RASP__MAP_SIZE &&
-						 ((const uint8_t *)
-						      rasp__segment_map_shared)[i] == RASP__MAP_START,
-					     1)) {
+	if (!RASP__DEBUG &&
+	    __builtin_expect(i < RASP__MAP_SIZE &&
+				 ((const uint8_t *)rasp__segment_map_shared)[i] == RASP__MAP_START,
+			     1)) {
 		rasp_heap_t *h = __atomic_load_n(&rasp__malloc_fast_heap, __ATOMIC_RELAXED);
 
 		if (__builtin_expect(s->small_heap == h, 1)) {
-			struct rasp__header *hdr =
-			    (struct rasp__header *)(w[-1] ? w - 1 : w - 2);
+			struct rasp__header *hdr = (struct rasp__header *)(w[-1] ? w - 1 : w - 2);
 			struct rasp__page *pg = rasp__page_at(s, hdr);
 
-			if (__builtin_expect(rasp__page_has_block(pg, hdr) &&
-						 !(hdr->word &
-						   (RASP__HDR_FREE | RASP__HDR_SAMPLED)) &&
-						 rasp__owner_free_try(h, pg, hdr),
-					     1))
+			if (__builtin_expect(
+				rasp__page_has_block(pg, hdr) &&
+				    !(hdr->word & (RASP__HDR_FREE | RASP__HDR_SAMPLED)) &&
+				    rasp__owner_free_try(h, pg, hdr),
+				1))
 				return;
 		}
 	}
