@@ -39,6 +39,7 @@ __attribute__((noinline, cold)) static void *heap_alloc(enum rasp__family fam, s
 	/* The heap is ready (rasp__malloc_usable_heap's acquire load came first): the inline
 	 * paths may use it from now on. The same value from every thread, relaxed. */
 	__atomic_store_n(&rasp__malloc_fast_heap, rasp__malloc_heap, __ATOMIC_RELAXED);
+	rasp__malloc_tls_heap = NULL; /* (it may be set: a miss of the inline path) */
 	rasp__malloc_busy = 1;
 	if (alignment)
 		obj =
@@ -46,6 +47,7 @@ __attribute__((noinline, cold)) static void *heap_alloc(enum rasp__family fam, s
 	else
 		obj = rasp_alloc(rasp__malloc_heap, rasp__malloc_types[fam], n, 0);
 	rasp__malloc_busy = 0;
+	rasp__malloc_tls_heap = rasp__malloc_heap;
 	return obj;
 }
 
@@ -72,6 +74,7 @@ __attribute__((constructor(101))) static void class_hot_init(void)
  * of its own that the heap is ready. */
 static const char not_yet;
 rasp_heap_t *rasp__malloc_fast_heap = (rasp_heap_t *)&not_yet;
+__thread rasp_heap_t *rasp__malloc_tls_heap __attribute__((tls_model("initial-exec")));
 
 /* z: the object's payload, 8 bytes more than asked (block.c's word). */
 static inline void *fast_alloc(enum rasp__family fam, size_t z)
@@ -148,9 +151,13 @@ void rasp__malloc_free_slow(void *p)
 	/* Possible even before the heap exists: another heap of the process (a program linked
 	 * with librasp) owns the mapping, and rasp_free refuses it with a message. errno only
 	 * changes when it refuses (EINVAL). */
+	rasp_heap_t *inline_heap = rasp__malloc_tls_heap; /* NULL if already inside */
+
+	rasp__malloc_tls_heap = NULL;
 	rasp__malloc_busy++;
 	rasp_free(rasp__malloc_heap, to_object(p));
 	rasp__malloc_busy--;
+	rasp__malloc_tls_heap = inline_heap;
 }
 
 size_t rasp__malloc_usable(void *p)

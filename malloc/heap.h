@@ -30,6 +30,12 @@ static inline bool rasp__malloc_usable_heap(void)
 /* rasp__malloc_heap once a call has reached it (block.c), until then an address no heap or
  * segment names: what the inline paths compare with. */
 extern rasp_heap_t *rasp__malloc_fast_heap;
+/* The heap while this thread may pop its lists inline (a call reached the heap, and the thread
+ * is not inside the runtime: block.c clears it around each call in), else NULL, which no
+ * thread's cache holds (librasp's empty cache names a heap of its own). malloc's one test of
+ * the thread's state: its cache against this, where it took the cache against the heap and
+ * the busy byte apart (2 instructions more a malloc, callgrind). */
+extern __thread rasp_heap_t *rasp__malloc_tls_heap __attribute__((tls_model("initial-exec")));
 #pragma GCC visibility pop
 /* librasp's segment map, exported under this name for the inline free (runtime/mapping.c). */
 extern _Atomic uint8_t rasp__segment_map_shared[RASP__MAP_SIZE];
@@ -54,11 +60,7 @@ rasp__malloc_fast(enum rasp__family fam, size_t n, void *(*slow)(enum rasp__fami
 	if (__builtin_expect(n <= RASP_INLINE_MAX_SIZE - 8, 1)) {
 		struct rasp_inline_cache *tc = &rasp_inline_cache_v1;
 
-		/* fast_heap read plainly: compared in memory (one instruction fewer). */
-		if (__builtin_expect(__atomic_load_n(&tc->heap, __ATOMIC_RELAXED) ==
-					     rasp__malloc_fast_heap &&
-					 !rasp__malloc_busy,
-				     1)) {
+		if (__builtin_expect(tc->heap == rasp__malloc_tls_heap, 1)) {
 			struct rasp_inline_hot *hc =
 			    (struct rasp_inline_hot *)((char *)tc->ctx +
 						       rasp__malloc_class_hot[(n + 15) / 8]);
