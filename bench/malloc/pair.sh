@@ -24,4 +24,5 @@ run() { # name preload
 }
 run glibc ""
 run librasp-malloc "$build/lib/librasp-malloc.so"
+[ -n "${BASE_BUILD:-}" ] && run base "$BASE_BUILD/lib/librasp-malloc.so"
 [ -n "$mimalloc" ] && run mimalloc "$mimalloc"
