@@ -13,7 +13,7 @@ gcc -O2 -fno-builtin -o "$work/pair" "$here/pair.c"
 mimalloc=$(ls /usr/lib/*/libmimalloc.so.2* 2>/dev/null | head -1 || true)
 run() { # name preload
 	local name=$1 pre=$2 out="$work/cg.$1"
-	env ${pre:+LD_PRELOAD=$pre} RASP_SAMPLING=on LTTNG_UST_REGISTER_TIMEOUT=0 \
+	env ${pre:+LD_PRELOAD=$pre} RASP_SAMPLING=on RASP_SEED=1 LTTNG_UST_REGISTER_TIMEOUT=0 \
 		valgrind --tool=callgrind --callgrind-out-file="$out" \
 		--toggle-collect=main "$work/pair" "$n" "$size" >/dev/null 2>&1
 	# Instructions inside main (the pairs, then the allocations and their frees): 2n of each.
