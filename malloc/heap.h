@@ -51,8 +51,8 @@ extern uint16_t rasp__malloc_class_hot[RASP_INLINE_MAX_SIZE / 8 + 1]
  * path would (rasp/inline.h), the word before an 8-mod-16 object set to 0 (block.c). Else
  * (a size past the inline ones, the thread inside the runtime, its cache on another heap or
  * none, the window used up) slow(fam, n), in tail position. A cache that names the heap
- * implies it is ready: the thread reached it through rasp__malloc_alloc. 26 instructions
- * (callgrind, bench/malloc/pair.sh). */
+ * implies it is ready: the thread reached it through block.c's heap_alloc. 24 instructions,
+ * 26 for an object 8 bytes off 16 (callgrind, bench/malloc/pair.sh). */
 static inline __attribute__((always_inline)) void *
 rasp__malloc_fast(enum rasp__family fam, size_t n, void *(*slow)(enum rasp__family, size_t))
 {
@@ -86,14 +86,16 @@ rasp__malloc_fast(enum rasp__family fam, size_t n, void *(*slow)(enum rasp__fami
  * start, by its position; not free, not sampled), then the owner's free inline
  * (runtime/owner-free.h). Anything else (NULL, glibc's pointers, large and aligned objects,
  * sampled ones, double frees, another thread's block, a free that flushes or empties a page)
- * is rasp__malloc_free_slow's, which checks and explains as rasp_free does. The word before
- * the pointer is read once its unit is known to be a segment of the heap: a segment's first
- * word (its magic) is never 0, so the header found is in the same unit. */
+ * is rasp__malloc_free_slow's, which checks and explains as rasp_free does. The unit tested
+ * is that of the word before the pointer, which is read only then; none of a segment's magic
+ * bytes (its first word) is 0, so a 0 word, which puts the header 16 bytes back, is never
+ * read at the unit's start, and the header is in the unit too. 45 instructions onto the
+ * thread's list, 53 onto the page's past its bound (callgrind, bench/malloc/pair.sh;
+ * docs/performance.md, "librasp-malloc", says where they go). */
 static inline __attribute__((always_inline)) void rasp__malloc_free(void *p)
 {
 	uintptr_t *w = p;
 	uintptr_t i = (uintptr_t)(w - 1) >> RASP__SEGMENT_SHIFT;
-	/* From i, not masked from the pointer: one copy of it fewer. */
 	struct rasp__segment *s = (struct rasp__segment *)(i << RASP__SEGMENT_SHIFT);
 
 	/* The map's byte read plainly (a byte's load is atomic on every target; read once

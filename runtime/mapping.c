@@ -109,7 +109,7 @@ void rasp__mapping_unmap(struct rasp_heap *h, struct rasp__segment *s)
 	rasp__os_unmap(s, s->map_size);
 }
 
-/* For librasp-malloc's free and realloc (malloc/owner.c): whether p's 4 MiB unit is marked in
+/* For librasp-malloc's free and realloc (malloc/block.c): whether p's 4 MiB unit is marked in
  * the segment map (a segment, a unit of an arena, a large object's first unit), of any heap,
  * so that a pointer of glibc's (from before the preload took over) goes back to glibc unread.
  * One load. */

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Instructions per malloc+free pair (and per allocation, per free of n live blocks) under
 # glibc, librasp-malloc (sampling on, no session) and mimalloc (Debian libmimalloc2.0), with
-# callgrind: bench/malloc/pair.sh BUILD-DIR [N] [SIZE]. Prints one line per allocator.
+# callgrind: bench/malloc/pair.sh BUILD-DIR [N] [SIZE]. Prints one line per allocator;
+# BASE_BUILD=DIR adds the librasp-malloc of another build ("base"), to compare two versions.
 set -euo pipefail
 build=${1:?usage: pair.sh BUILD-DIR [N] [SIZE]}
 n=${2:-1000000}

@@ -1,9 +1,9 @@
 #!/bin/bash
-# The allocator suite's workloads (bench/runtime/suite.c, on malloc) under
-# librasp-malloc (preloaded, sampling on at its default mean, no session), mimalloc and glibc,
-# RUNS times each (default 3), interleaved so machine noise hits all alike: median wall time
-# CPU time and peak RSS (the workload's own, as suite.c reports them), and librasp-malloc's ratios to mimalloc from the same run
-# (docs/performance.md, "librasp-malloc").
+# The allocator suite's workloads (bench/runtime/suite.c, on malloc) under librasp-malloc
+# (preloaded, sampling on at its default mean, no session), mimalloc and glibc, RUNS times
+# each (default 3), interleaved so machine noise hits all alike: median wall time, CPU time
+# and peak RSS (the workload's own, as suite.c reports them), and librasp-malloc's ratios to
+# mimalloc from the same run (docs/performance.md, "librasp-malloc").
 # Usage: [WORKLOADS="mixed ..."] bench/malloc/suite.sh BUILD_DIR [RUNS]
 set -euo pipefail
 BUILD=$(cd "${1:?usage: suite.sh BUILD_DIR [RUNS]}" && pwd)
