@@ -75,6 +75,18 @@ __attribute__((constructor(101))) static void class_hot_init(void)
 static const char not_yet;
 rasp_heap_t *rasp__malloc_fast_heap = (rasp_heap_t *)&not_yet;
 __thread rasp_heap_t *rasp__malloc_tls_heap __attribute__((tls_model("initial-exec")));
+const uint8_t *rasp__malloc_map;
+uintptr_t rasp__malloc_map_units;
+
+/* The map's address from librasp (loaded first: a dependency), then its length, which lets
+ * the inline free use it; the compiler barrier keeps the two stores in that order (one thread
+ * runs constructors; a byte map read plainly is read as rasp_free reads it). */
+__attribute__((constructor(101))) static void map_init(void)
+{
+	rasp__malloc_map = (const uint8_t *)rasp__segment_map_base();
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rasp__malloc_map_units = RASP__MAP_SIZE;
+}
 
 /* z: the object's payload, 8 bytes more than asked (block.c's word). */
 static inline void *fast_alloc(enum rasp__family fam, size_t z)

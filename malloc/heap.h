@@ -36,9 +36,12 @@ extern rasp_heap_t *rasp__malloc_fast_heap;
  * the thread's state: its cache against this, where it took the cache against the heap and
  * the busy byte apart (2 instructions more a malloc, callgrind). */
 extern __thread rasp_heap_t *rasp__malloc_tls_heap __attribute__((tls_model("initial-exec")));
+/* librasp's segment map (rasp__segment_map_base) and its length in units, 0 until block.c's
+ * constructor has them: until then every free is the checked path's. The length compared
+ * in memory costs what the constant did, and the address one load, as a GOT entry would. */
+extern const uint8_t *rasp__malloc_map;
+extern uintptr_t rasp__malloc_map_units;
 #pragma GCC visibility pop
-/* librasp's segment map, exported under this name for the inline free (runtime/mapping.c). */
-extern _Atomic uint8_t rasp__segment_map_shared[RASP__MAP_SIZE];
 
 #ifdef RASP__INLINE_ON
 /* Offsets of each payload's class into a context's hot entries, by eighths (block.c). */
@@ -102,8 +105,7 @@ static inline __attribute__((always_inline)) void rasp__malloc_free(void *p)
 	 * here), so that it is compared in memory (the atomic load took two instructions
 	 * more). */
 	if (!RASP__DEBUG &&
-	    __builtin_expect(i < RASP__MAP_SIZE &&
-				 ((const uint8_t *)rasp__segment_map_shared)[i] == RASP__MAP_START,
+	    __builtin_expect(i < rasp__malloc_map_units && rasp__malloc_map[i] == RASP__MAP_START,
 			     1)) {
 		rasp_heap_t *h = __atomic_load_n(&rasp__malloc_fast_heap, __ATOMIC_RELAXED);
 

@@ -98,8 +98,10 @@ uintptr_t rasp__mapping_reserve(size_t size);
 struct rasp__segment *rasp__mapping_new(struct rasp_heap *h, size_t size, int kind);
 /* Any mapping back to the OS, its mark in the segment map cleared first. */
 void rasp__mapping_unmap(struct rasp_heap *h, struct rasp__segment *s);
-/* Whether p's unit is marked in the segment map: librasp-malloc's one hook (exported). */
+/* Whether p's unit is marked in the segment map: librasp-malloc's hook (exported). */
 RASP_API bool rasp__mapped(const void *p);
+/* The segment map's first byte: librasp-malloc's other hook (exported), for its inline free. */
+RASP_API const _Atomic uint8_t *rasp__segment_map_base(void);
 
 /* ---- segment.c ------------------------------------------------------------------------------- */
 

@@ -11,10 +11,6 @@
 #include "internal.h"
 
 _Atomic uint8_t rasp__segment_map[RASP__MAP_SIZE];
-/* The same bytes under an exported name, for librasp-malloc's inline free (malloc/block.c);
- * librasp reads them by the hidden name, without the GOT load an exported one would cost. */
-RASP_API extern _Atomic uint8_t rasp__segment_map_shared[RASP__MAP_SIZE]
-    __attribute__((alias("rasp__segment_map")));
 
 /* Whether small-object segments may be backed by transparent huge pages: RASP_THP=1 leaves
  * them to the system's policy; unset or 0 (the default) advises against huge pages. Where the
@@ -116,4 +112,13 @@ void rasp__mapping_unmap(struct rasp_heap *h, struct rasp__segment *s)
 RASP_API bool rasp__mapped(const void *p)
 {
 	return rasp__map_at((uintptr_t)p) != 0;
+}
+
+/* The map itself, for librasp-malloc's inline free (malloc/block.c keeps its address), which
+ * reads it as rasp_free does. A function, not an exported alias of the array: a white-box
+ * test links the runtime's sources beside librasp, and AddressSanitizer refuses two
+ * definitions of one exported array. */
+RASP_API const _Atomic uint8_t *rasp__segment_map_base(void)
+{
+	return rasp__segment_map;
 }
