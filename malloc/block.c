@@ -30,12 +30,16 @@ static void *to_object(void *p)
 	return w[-1] == 0 ? (void *)(w - 1) : p;
 }
 
-/* One call into the runtime, with the guard up: what it allocates itself goes to glibc. */
-__attribute__((noinline, cold)) static void *heap_alloc(enum rasp__family fam, size_t n,
-							size_t alignment)
+/* One call into the runtime, with the guard up: what it allocates itself goes to glibc. Not
+ * cold: the inline path's misses come here (every few allocations of a large class). */
+__attribute__((noinline)) static void *heap_alloc(enum rasp__family fam, size_t n, size_t alignment)
 {
 	void *obj;
 
+	/* The heap is ready (rasp__malloc_usable_heap's acquire load came first): the inline
+	 * paths may use it from now on. The same value from every thread, relaxed. */
+	__atomic_store_n(&rasp__malloc_fast_heap, rasp__malloc_heap, __ATOMIC_RELAXED);
+	rasp__malloc_tls_heap = NULL; /* (it may be set: a miss of the inline path) */
 	rasp__malloc_busy = 1;
 	if (alignment)
 		obj =
@@ -43,6 +47,7 @@ __attribute__((noinline, cold)) static void *heap_alloc(enum rasp__family fam, s
 	else
 		obj = rasp_alloc(rasp__malloc_heap, rasp__malloc_types[fam], n, 0);
 	rasp__malloc_busy = 0;
+	rasp__malloc_tls_heap = rasp__malloc_heap;
 	return obj;
 }
 
@@ -54,15 +59,34 @@ __attribute__((noinline, cold)) static void *heap_alloc(enum rasp__family fam, s
 #ifdef RASP__INLINE_ON
 /* rasp_inline_class of each payload up to RASP_INLINE_MAX_SIZE, by its eighths rounded up,
  * as a byte offset into the context's hot entries: one load instead of its 20 instructions. */
-static uint16_t class_hot[RASP_INLINE_MAX_SIZE / 8 + 1];
+uint16_t rasp__malloc_class_hot[RASP_INLINE_MAX_SIZE / 8 + 1];
 
 __attribute__((constructor(101))) static void class_hot_init(void)
 {
 	for (size_t k = 1; k <= RASP_INLINE_MAX_SIZE / 8; k++)
-		class_hot[k] =
+		rasp__malloc_class_hot[k] =
 		    (uint16_t)(rasp_inline_class(8 * k) * sizeof(struct rasp_inline_hot));
 }
 #endif
+
+/* Until the first call that reaches the heap, an address no heap has: the inline paths'
+ * compares with it fail, for every thread's cache and every segment, so neither needs a test
+ * of its own that the heap is ready. */
+static const char not_yet;
+rasp_heap_t *rasp__malloc_fast_heap = (rasp_heap_t *)&not_yet;
+__thread rasp_heap_t *rasp__malloc_tls_heap __attribute__((tls_model("initial-exec")));
+const uint8_t *rasp__malloc_map;
+uintptr_t rasp__malloc_map_units;
+
+/* The map's address from librasp (loaded first: a dependency), then its length, which lets
+ * the inline free use it; the compiler barrier keeps the two stores in that order (one thread
+ * runs constructors; a byte map read plainly is read as rasp_free reads it). */
+__attribute__((constructor(101))) static void map_init(void)
+{
+	rasp__malloc_map = (const uint8_t *)rasp__segment_map_base();
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rasp__malloc_map_units = RASP__MAP_SIZE;
+}
 
 /* z: the object's payload, 8 bytes more than asked (block.c's word). */
 static inline void *fast_alloc(enum rasp__family fam, size_t z)
@@ -74,7 +98,8 @@ static inline void *fast_alloc(enum rasp__family fam, size_t z)
 		if (__builtin_expect(
 			__atomic_load_n(&tc->heap, __ATOMIC_RELAXED) == rasp__malloc_heap, 1)) {
 			struct rasp_inline_hot *hc =
-			    (struct rasp_inline_hot *)((char *)tc->ctx + class_hot[(z + 7) / 8]);
+			    (struct rasp_inline_hot *)((char *)tc->ctx +
+						       rasp__malloc_class_hot[(z + 7) / 8]);
 
 			if (__builtin_expect(--hc->n >= 0, 1)) {
 				uintptr_t *p = (uintptr_t *)hc->free;
@@ -108,6 +133,27 @@ void *rasp__malloc_alloc(enum rasp__family fam, size_t n)
 	return from_object(obj);
 }
 
+/* As rasp__malloc_alloc, less its inline path: the inline paths' miss (malloc/heap.h), which
+ * would find that path's answer again (a miss of 1 KiB blocks took 25 instructions more,
+ * callgrind). */
+void *rasp__malloc_alloc_miss(enum rasp__family fam, size_t n)
+{
+	void *obj;
+
+	if (!rasp__malloc_usable_heap())
+		return __libc_malloc(n);
+	if (n > MAX_REQUEST) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	obj = heap_alloc(fam, n + 8, 0);
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return from_object(obj);
+}
+
 void *rasp__malloc_aligned(enum rasp__family fam, size_t n, size_t alignment)
 {
 	void *obj;
@@ -127,9 +173,8 @@ void *rasp__malloc_aligned(enum rasp__family fam, size_t n, size_t alignment)
 	return obj;
 }
 
-void rasp__malloc_free(void *p)
+void rasp__malloc_free_slow(void *p)
 {
-
 	if (!p)
 		return;
 	if (!rasp__malloc_ours(p)) {
@@ -139,9 +184,13 @@ void rasp__malloc_free(void *p)
 	/* Possible even before the heap exists: another heap of the process (a program linked
 	 * with librasp) owns the mapping, and rasp_free refuses it with a message. errno only
 	 * changes when it refuses (EINVAL). */
+	rasp_heap_t *inline_heap = rasp__malloc_tls_heap; /* NULL if already inside */
+
+	rasp__malloc_tls_heap = NULL;
 	rasp__malloc_busy++;
 	rasp_free(rasp__malloc_heap, to_object(p));
 	rasp__malloc_busy--;
+	rasp__malloc_tls_heap = inline_heap;
 }
 
 size_t rasp__malloc_usable(void *p)

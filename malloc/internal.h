@@ -45,11 +45,14 @@ void rasp__stack_load(void);
 /* Allocates n bytes (0 gives a unique pointer) of the family, 16-aligned; glibc's while the
  * heap is not there or this thread is inside the runtime. NULL with errno ENOMEM. */
 void *rasp__malloc_alloc(enum rasp__family fam, size_t n);
+/* The same without its inline path: where that path has just missed (heap.h). */
+void *rasp__malloc_alloc_miss(enum rasp__family fam, size_t n);
 /* As rasp__malloc_alloc with an alignment (a power of 2, any size; above the heap's largest,
  * glibc's). NULL with errno ENOMEM. */
 void *rasp__malloc_aligned(enum rasp__family fam, size_t n, size_t alignment);
-/* Frees any pointer this library returned, glibc's included (NULL ignored); errno kept. */
-void rasp__malloc_free(void *p);
+/* Frees any pointer this library returned, glibc's included (NULL ignored); errno kept.
+ * rasp__malloc_free (heap.h) is its inline fast path. */
+void rasp__malloc_free_slow(void *p);
 /* Usable bytes at p (0 for NULL); glibc's pointers as glibc says. */
 size_t rasp__malloc_usable(void *p);
 /* Whether p is on rasp's heap (else glibc's). */

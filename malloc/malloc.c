@@ -9,7 +9,7 @@
 
 RASP_MALLOC_API void *malloc(size_t n)
 {
-	return rasp__malloc_alloc(RASP__FAM_MALLOC, n);
+	return rasp__malloc_fast(RASP__FAM_MALLOC, n, rasp__malloc_alloc_miss);
 }
 
 RASP_MALLOC_API void free(void *p)

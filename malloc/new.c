@@ -40,13 +40,19 @@ static void *new_nothrow(enum rasp__family fam, size_t n, size_t alignment)
 
 #define ALIGN_DEFAULT 0
 
+/* The plain forms' miss of malloc's inline path (heap.h): the throwing form's loop. */
+static void *new_miss(enum rasp__family fam, size_t n)
+{
+	return new_or_throw(fam, n, ALIGN_DEFAULT);
+}
+
 RASP_MALLOC_API void *_Znwm(size_t n)
 {
-	return new_or_throw(RASP__FAM_NEW, n, ALIGN_DEFAULT);
+	return rasp__malloc_fast(RASP__FAM_NEW, n, new_miss);
 }
 RASP_MALLOC_API void *_Znam(size_t n)
 {
-	return new_or_throw(RASP__FAM_NEW_ARRAY, n, ALIGN_DEFAULT);
+	return rasp__malloc_fast(RASP__FAM_NEW_ARRAY, n, new_miss);
 }
 RASP_MALLOC_API void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt)
 {

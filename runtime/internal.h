@@ -98,8 +98,10 @@ uintptr_t rasp__mapping_reserve(size_t size);
 struct rasp__segment *rasp__mapping_new(struct rasp_heap *h, size_t size, int kind);
 /* Any mapping back to the OS, its mark in the segment map cleared first. */
 void rasp__mapping_unmap(struct rasp_heap *h, struct rasp__segment *s);
-/* Whether p's unit is marked in the segment map: librasp-malloc's one hook (exported). */
+/* Whether p's unit is marked in the segment map: librasp-malloc's hook (exported). */
 RASP_API bool rasp__mapped(const void *p);
+/* The segment map's first byte: librasp-malloc's other hook (exported), for its inline free. */
+RASP_API const _Atomic uint8_t *rasp__segment_map_base(void);
 
 /* ---- segment.c ------------------------------------------------------------------------------- */
 
@@ -272,14 +274,22 @@ void rasp__pages_release_empty(struct rasp_context *c);
 /* heap->lock held: collects abandoned pages' cross-thread frees, frees the empty ones. */
 void rasp__abandoned_trim(struct rasp_heap *h);
 
-/* Is hdr the header of one of pg's blocks (formatted or not)? hdr is in one of pg's slots.
- * n below the page's bytes also refuses an hdr before pg->start (n wraps); below that bound
- * (1 MiB) the multiplication's test is exact (test-sizeclass.c checks it against `%`). */
+/* A page's pg->div for blocks of b bytes: floor(2^64 / b) + 1 (rasp__class_div's but for
+ * powers of 2, one more, so that b * div mod 2^64 is never 0). */
+static inline uint64_t rasp__page_div(uint64_t b)
+{
+	return UINT64_MAX / b + 1 + !(b & (b - 1));
+}
+
+/* Is hdr the header of one of pg's blocks (formatted or not)? hdr is in one of pg's slots,
+ * so n = hdr - pg->start is below 1 MiB or, before pg->start, wraps to near 2^64. With
+ * e = b * div mod 2^64 (0 < e <= b), n * div mod 2^64 is k * e for a block's start k blocks
+ * in, and at least 2^64 / b for any other such n (Lemire, Kaser and Kurz's remainder test,
+ * exact below 2^32): below pg->lim = blocks * e exactly for the page's blocks
+ * (test-sizeclass.c checks every offset of every class against `%` and the bound). */
 static inline bool rasp__page_has_block(const struct rasp__page *pg, const struct rasp__header *hdr)
 {
-	uint64_t n = (uintptr_t)hdr - pg->start;
-
-	return n < pg->bytes && n * pg->div < pg->div;
+	return ((uintptr_t)hdr - pg->start) * pg->div < pg->lim;
 }
 
 /* Blocks the page holds. */

@@ -105,11 +105,20 @@ void rasp__mapping_unmap(struct rasp_heap *h, struct rasp__segment *s)
 	rasp__os_unmap(s, s->map_size);
 }
 
-/* For librasp-malloc's free and realloc (malloc/owner.c): whether p's 4 MiB unit is marked in
+/* For librasp-malloc's free and realloc (malloc/block.c): whether p's 4 MiB unit is marked in
  * the segment map (a segment, a unit of an arena, a large object's first unit), of any heap,
  * so that a pointer of glibc's (from before the preload took over) goes back to glibc unread.
  * One load. */
 RASP_API bool rasp__mapped(const void *p)
 {
 	return rasp__map_at((uintptr_t)p) != 0;
+}
+
+/* The map itself, for librasp-malloc's inline free (malloc/block.c keeps its address), which
+ * reads it as rasp_free does. A function, not an exported alias of the array: a white-box
+ * test links the runtime's sources beside librasp, and AddressSanitizer refuses two
+ * definitions of one exported array. */
+RASP_API const _Atomic uint8_t *rasp__segment_map_base(void)
+{
+	return rasp__segment_map;
 }

@@ -33,10 +33,10 @@
 #include "internal.h"
 
 /* What a free reads is on the page record's first cache line, and a refill's use of the page
- * it takes; a refill's search along a queue also reads `next` and `formatted`, on the second
- * line (the divisor and `bytes` took their places: no change in the suite's paired times). */
+ * it takes; a refill's search along a queue also reads `next`, `formatted` and `bytes`, on the
+ * second line (the block test's divisor and bound took their places). */
 _Static_assert(offsetof(struct rasp__page, div) + sizeof(uint64_t) <= 64 &&
-		   offsetof(struct rasp__page, bytes) + sizeof(uint64_t) <= 64,
+		   offsetof(struct rasp__page, lim) + sizeof(uint64_t) <= 64,
 	       "the page record's first line overflows");
 
 /* The owner's side of the full-list handshake (see above): plain stores of `full` and one

@@ -238,11 +238,12 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 	memset(pg, 0, sizeof(*pg));
 	pg->bsize = (uint32_t)rasp__class_size[cls];
 	pg->hot_off = (uint16_t)(cls * sizeof(struct rasp__hot));
-	pg->div = rasp__class_div[cls];
+	pg->div = rasp__page_div(pg->bsize);
 	pg->span = (uint8_t)span;
 	pg->slot = (uint8_t)i;
 	pg->start = i ? (uintptr_t)s + (size_t)i * RASP__SLOT_SIZE : s->slot0_start;
 	pg->bytes = slot_bytes(s, (unsigned)i, span) / pg->bsize * pg->bsize;
+	pg->lim = pg->bytes / pg->bsize * (pg->bsize * pg->div);
 	if (kept_formatted) {
 		pg->local_free = kept_free;
 		pg->local_tail = kept_tail;

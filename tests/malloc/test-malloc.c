@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +48,13 @@ static void *object_of(void *p)
 	uintptr_t *w = p;
 
 	return w[-1] == 0 ? (void *)(w - 1) : p;
+}
+
+static void *opaque_ptr(void *p)
+{
+	void *volatile v = p;
+
+	return v;
 }
 
 static const char *family(void *p)
@@ -314,6 +322,109 @@ static void test_free_keeps_errno(void **state)
 	assert_int_equal(errno, EDOM);
 }
 
+/* errno as free left it: GCC knows free keeps errno (POSIX says so) and would reuse the value
+ * from before the call. */
+static int errno_now(void)
+{
+	return *(volatile int *)&errno;
+}
+
+/* free's inline path (malloc/heap.h) hands every pointer it cannot prove a live block's start
+ * of this heap to the checked path: a double free and an interior pointer are refused with
+ * EINVAL, never pushed on a list, so the next allocations are distinct blocks. */
+static void test_free_refuses_double_and_interior(void **state)
+{
+	char *p = malloc(32), *q = malloc(64), *a, *b;
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(q);
+	free(p);
+	errno = 0;
+	free(opaque_ptr(p));
+	assert_int_equal(errno_now(), EINVAL);
+	/* (A 0 word before an interior pointer would read as block.c's word before an object
+	 * 8 bytes in: the pointer 16 bytes in is then taken for its object's, as the checked
+	 * path always did. Not 0 here.) */
+	memset(q, 0xff, 64);
+	errno = 0;
+	free(q + opaque(16));
+	assert_int_equal(errno_now(), EINVAL);
+	a = malloc(32);
+	b = malloc(32);
+	assert_ptr_not_equal(a, b);
+	memset(a, 1, 32);
+	memset(b, 2, 32);
+	assert_int_equal(a[31], 1);
+	free(a);
+	free(b);
+	memset(q, 3, 64); /* still q's */
+	errno = 0;
+	free(q);
+	assert_int_equal(errno_now(), 0);
+}
+
+/* An object of the program's own heap passed to free is refused (another heap's), and stays
+ * its heap's, alive. */
+static void test_free_refuses_other_heap(void **state)
+{
+	rasp_heap_t *h;
+	const rasp_type_t *t;
+	char *o;
+
+	(void)state;
+	assert_int_equal(rasp_heap_create(&h, NULL), 0);
+	t = rasp_type_register(h, "other");
+	assert_non_null(t);
+	o = rasp_alloc(h, t, 48, 0);
+	assert_non_null(o);
+	errno = 0;
+	free(o);
+	assert_int_equal(errno_now(), EINVAL);
+	assert_ptr_equal(rasp_object_type(o), t);
+	errno = 0;
+	rasp_free(h, o);
+	assert_int_equal(errno_now(), 0);
+	rasp_heap_destroy(h);
+}
+
+/* A block freed by another thread than its allocator's, and blocks of many sizes freed by
+ * their own thread past the free cache's bound: each comes back once. */
+static void *free_all(void *arg)
+{
+	void **v = arg;
+
+	for (int i = 0; i < 1000; i++)
+		free(v[i]);
+	return NULL;
+}
+
+static void test_free_cross_thread_and_bulk(void **state)
+{
+	static void *v[1000];
+	pthread_t t;
+
+	(void)state;
+	for (int i = 0; i < 1000; i++) {
+		v[i] = malloc((size_t)(i % 300) + 1);
+		assert_non_null(v[i]);
+		memset(v[i], 0x5a, (size_t)(i % 300) + 1);
+	}
+	assert_int_equal(pthread_create(&t, NULL, free_all, v), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	for (int r = 0; r < 3; r++) {
+		for (int i = 0; i < 1000; i++)
+			v[i] = malloc(40);
+		for (int i = 0; i < 1000; i++)
+			for (int j = i + 1; j < i + 4 && j < 1000; j++)
+				assert_ptr_not_equal(v[i], v[j]);
+		errno = 0;
+		for (int i = 0; i < 1000; i++)
+			free(v[i]);
+		assert_int_equal(errno_now(), 0);
+	}
+}
+
 static void test_usable_size_null(void **state)
 {
 	(void)state;
@@ -365,6 +476,9 @@ int main(void)
 	    cmocka_unit_test(test_valloc_pvalloc),
 	    cmocka_unit_test(test_glibc_pointers),
 	    cmocka_unit_test(test_free_keeps_errno),
+	    cmocka_unit_test(test_free_refuses_double_and_interior),
+	    cmocka_unit_test(test_free_refuses_other_heap),
+	    cmocka_unit_test(test_free_cross_thread_and_bulk),
 	    cmocka_unit_test(test_usable_size_null),
 	    cmocka_unit_test(test_quiet),
 	};

@@ -60,7 +60,7 @@ static void test_page_record_checks_every_class(void **state)
 		hdr = (char *)rasp__header_of(p);
 		assert_int_equal(rasp__page_cls(pg), k);
 		assert_int_equal(pg->bsize, rasp__class_size[k]);
-		assert_true(pg->div == rasp__class_div[k]);
+		assert_true(pg->div == rasp__page_div(rasp__class_size[k]));
 		assert_true(rasp__page_has_block(pg, (struct rasp__header *)hdr));
 		assert_false(rasp__page_has_block(pg, (struct rasp__header *)(hdr + 8)));
 		if ((uintptr_t)hdr + 2 * pg->bsize <= pg->start + pg->bytes) {

@@ -75,6 +75,40 @@ static void test_block_start_test_is_exact(void **state)
 	}
 }
 
+/* rasp__page_has_block's one compare, on pages of every class: true exactly at a block's
+ * start inside the page, for every offset from one slot before the page's start (n wrapped)
+ * to one slot past its end: every byte on the class's own span, every 8th on spans of 1 to
+ * 16 slots. */
+static void check_page_block_test(unsigned k, unsigned span, int64_t step)
+{
+	uint64_t b = rasp__class_size[k], bytes = span * RASP__SLOT_SIZE / b * b;
+	struct rasp__page pg = {.start = (uintptr_t)1 << 40};
+
+	pg.div = rasp__page_div(b);
+	pg.lim = bytes / b * (b * pg.div);
+	for (int64_t n = -(int64_t)RASP__SLOT_SIZE; n < (int64_t)((span + 1) * RASP__SLOT_SIZE);
+	     n += step) {
+		bool want = n >= 0 && (uint64_t)n < bytes && (uint64_t)n % b == 0;
+		bool got = rasp__page_has_block(
+		    &pg, (const struct rasp__header *)(pg.start + (uint64_t)n));
+
+		if (got != want)
+			fail_msg("class %u (%" PRIu64 " bytes), %u slots: offset %" PRId64
+				 " misjudged",
+				 k, b, span, n);
+	}
+}
+
+static void test_page_block_test_is_exact(void **state)
+{
+	(void)state;
+	for (unsigned k = 1; k < RASP__NCLASS; k++) {
+		check_page_block_test(k, rasp__class_span[k], 1);
+		for (unsigned span = 1; span <= 16; span++)
+			check_page_block_test(k, span, 8);
+	}
+}
+
 static void test_pages_waste_little(void **state)
 {
 	(void)state;
@@ -121,6 +155,7 @@ int main(void)
 	    cmocka_unit_test(test_every_size_gets_smallest_class),
 	    cmocka_unit_test(test_inline_class_is_the_tables),
 	    cmocka_unit_test(test_block_start_test_is_exact),
+	    cmocka_unit_test(test_page_block_test_is_exact),
 	    cmocka_unit_test(test_pages_waste_little),
 	    cmocka_unit_test(test_allocations_report_their_class),
 	};
