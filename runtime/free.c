@@ -357,10 +357,11 @@ RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 	/* A sampled object (the mark is on its own header: an aligned object's, inside its
 	 * block): its free is told before the block goes back to any list, so no later object
 	 * at that address can be sampled ahead of it, whichever thread takes the block. Address
-	 * and ObjectSize are its sample's: the block's. */
+	 * and ObjectSize are its sample's: the block's, or the size asked that the heap kept. */
 	own = rasp__header_of(obj);
 	if (RASP__UNLIKELY(rasp__hdr_sampled(own)))
-		rasp__emit_freed(h, own, hdr + 1, rasp_object_size(obj));
+		rasp__emit_freed(h, own, hdr + 1,
+				 rasp__sample_size_take(h, hdr + 1, rasp_object_size(obj)));
 	if (s->kind == RASP__SEG_LARGE) {
 		hdr->word |= RASP__HDR_FREE;
 		rasp__large_free(h, s);

@@ -1,9 +1,12 @@
 /* Sampling (docs/sampling.md, "The model"): the per-context PRNG's seeding (xoshiro256++,
  * internal.h), the mean the geometric draw (exponential.h and .c) scales by, each thread's adoption
  * of the heap's sampling state with its SamplingConfigured and SamplingStopped announcements, the
- * emission of AllocationSampled with the mark it leaves on its object, and SampledObjectFreed at
- * that object's free. Everything here runs on slow paths only. */
+ * emission of AllocationSampled with the mark it leaves on its object, SampledObjectFreed at
+ * that object's free, and, for heaps that count requested sizes, each live sample's ObjectSize
+ * for its free. Everything here runs on slow paths only. */
+#include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
@@ -187,10 +190,13 @@ RASP__NOINLINE static void emit_stack(struct rasp_heap *h)
 }
 
 /* A sample someone may take: an announcement first if an EventPipe session started, the hook,
- * the stack, the event. */
-RASP__NOINLINE void *rasp__emit_listened(struct rasp_context *c, uint32_t kind,
-					 const rasp_type_t *type, void *obj, uint64_t z,
-					 uint64_t offset)
+ * the stack, the event, and the mark on `own`, the object's own header (its block's, or an
+ * aligned object's inside it), with its ObjectSize kept where the heap counts requested
+ * sizes. */
+static inline __attribute__((always_inline)) void emit(struct rasp_context *c, uint32_t kind,
+						       const rasp_type_t *type, void *obj,
+						       struct rasp__header *own, uint64_t z,
+						       uint64_t offset)
 {
 	struct rasp_heap *h = c->heap;
 	uint64_t mean = c->mean;
@@ -214,14 +220,131 @@ RASP__NOINLINE void *rasp__emit_listened(struct rasp_context *c, uint32_t kind,
 		rasp_event_allocation_sampled(kind, h->cfg.clr_instance_id, (uintptr_t)type,
 					      type->name, (uintptr_t)obj, z, offset);
 	} else if (!h->sample_hook) {
-		return obj; /* no one saw it: nothing to pair its free with */
+		return; /* no one saw it: nothing to pair its free with */
 	}
+	/* The size its free will say, where the block does not tell it (before the mark: the
+	 * free that reads it follows the mark). */
+	if (h->cfg.requested_sizes)
+		(void)rasp__sample_size_put(h, obj, z);
 	/* Seen: its free will say so (free.c tests the mark with the free bit, no cost to the
-	 * unsampled). The object is not the program's yet, so no other thread writes its header. */
-	rasp__header_of(obj)->word |= RASP__HDR_SAMPLED;
+	 * unsampled). The object is not the program's yet (or, resized in place, its owner's
+	 * thread is in the call), so no other thread writes its header. */
+	own->word |= RASP__HDR_SAMPLED;
 	if (!atomic_load_explicit(&h->marked, memory_order_relaxed))
 		atomic_store_explicit(&h->marked, 1, memory_order_relaxed);
+}
+
+RASP__NOINLINE void *rasp__emit_listened(struct rasp_context *c, uint32_t kind,
+					 const rasp_type_t *type, void *obj, uint64_t z,
+					 uint64_t offset)
+{
+	emit(c, kind, type, obj, rasp__header_of(obj), z, offset);
 	return obj;
+}
+
+RASP__NOINLINE void rasp__emit_listened_at(struct rasp_context *c, uint32_t kind,
+					   const rasp_type_t *type, void *addr,
+					   struct rasp__header *own, uint64_t z, uint64_t offset)
+{
+	emit(c, kind, type, addr, own, z, offset);
+}
+
+/* ---- Requested sizes of live samples ---- */
+
+/* The table's home slot of an address (Fibonacci hashing: blocks are 8-aligned and often
+ * evenly spaced, which the multiplication spreads). */
+static size_t size_slot(uintptr_t addr, size_t cap)
+{
+	return (size_t)(((uint64_t)addr * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & (cap - 1);
+}
+
+/* Twice the slots (256 the first time), rehashed; heap->lock held. 0 or -ENOMEM. */
+static int sizes_grow(struct rasp_heap *h)
+{
+	size_t cap = h->sizes_cap ? 2 * h->sizes_cap : 256, i, j;
+	struct rasp__sample_size *t;
+
+	if (cap > SIZE_MAX / 2 / sizeof(*t))
+		return -ENOMEM;
+	t = rasp__os_map(cap * sizeof(*t)); /* zeroed: every slot empty */
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < h->sizes_cap; i++) {
+		if (!h->sizes[i].addr)
+			continue;
+		for (j = size_slot(h->sizes[i].addr, cap); t[j].addr; j = (j + 1) & (cap - 1))
+			;
+		t[j] = h->sizes[i];
+	}
+	if (h->sizes)
+		rasp__os_unmap(h->sizes, h->sizes_cap * sizeof(*t));
+	h->sizes = t;
+	h->sizes_cap = cap;
+	return 0;
+}
+
+/* The table is at most half full, so every probe below ends at an empty slot. */
+int rasp__sample_size_put(struct rasp_heap *h, const void *addr, uint64_t z)
+{
+	uintptr_t a = (uintptr_t)addr;
+	size_t i;
+	int err = 0;
+
+	pthread_mutex_lock(&h->lock);
+	if ((h->sizes_n + 1) * 2 > h->sizes_cap && (err = sizes_grow(h)) != 0)
+		goto out;
+	for (i = size_slot(a, h->sizes_cap); h->sizes[i].addr && h->sizes[i].addr != a;
+	     i = (i + 1) & (h->sizes_cap - 1))
+		;
+	if (!h->sizes[i].addr)
+		h->sizes_n++;
+	h->sizes[i].addr = a;
+	h->sizes[i].z = z;
+out:
+	pthread_mutex_unlock(&h->lock);
+	return err;
+}
+
+/* Deleted by shifting back the entries of the same probe run after it (no tombstones: a
+ * long-running program's table would fill with them). */
+uint64_t rasp__sample_size_take(struct rasp_heap *h, const void *addr, uint64_t z)
+{
+	uintptr_t a = (uintptr_t)addr;
+	size_t i, j, k, mask;
+
+	if (!h->cfg.requested_sizes)
+		return z;
+	pthread_mutex_lock(&h->lock);
+	if (!h->sizes_cap)
+		goto out;
+	mask = h->sizes_cap - 1;
+	for (i = size_slot(a, h->sizes_cap); h->sizes[i].addr && h->sizes[i].addr != a;
+	     i = (i + 1) & mask)
+		;
+	if (!h->sizes[i].addr)
+		goto out;
+	z = h->sizes[i].z;
+	for (j = (i + 1) & mask; h->sizes[j].addr; j = (j + 1) & mask) {
+		k = size_slot(h->sizes[j].addr, h->sizes_cap);
+		/* j's entry stays where its home k lies cyclically in (i, j]. */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		h->sizes[i] = h->sizes[j];
+		i = j;
+	}
+	h->sizes[i].addr = 0;
+	h->sizes_n--;
+out:
+	pthread_mutex_unlock(&h->lock);
+	return z;
+}
+
+void rasp__sample_sizes_drop(struct rasp_heap *h)
+{
+	if (h->sizes)
+		rasp__os_unmap(h->sizes, h->sizes_cap * sizeof(*h->sizes));
+	h->sizes = NULL;
+	h->sizes_cap = h->sizes_n = 0;
 }
 
 RASP__NOINLINE void rasp__emit_freed(struct rasp_heap *h, struct rasp__header *own, void *addr,
