@@ -447,12 +447,13 @@ miss_sampled(struct rasp_context *c, struct rasp__window *w, const rasp_type_t *
  * window_set cuts it. Out of line: about one miss in six at 2 KiB blocks and the default mean,
  * fewer at smaller ones, and the others test one sign for all three. */
 RASP__OUTLINE static void *miss_near(struct rasp_context *c, struct rasp__window *w,
-				     struct rasp__hot *hc, const rasp_type_t *type, size_t size)
+				     const rasp_type_t *type, size_t size, uint32_t left,
+				     uint32_t wb)
 {
+	/* The hot entry from the window: six arguments in registers, `size` one of them
+	 * (recomputing left and wb instead cost 9 instructions a call, callgrind). */
+	struct rasp__hot *hc = &c->hot[w - c->win];
 	uintptr_t b = hc->bsize, n;
-	/* The list's blocks after this object's, and the next window's, as miss_take counted
-	 * them (passed, they made seven arguments with `size`). */
-	uint32_t left = rasp__rest(w) - 1, wb = w->wb < left ? w->wb : left;
 	uint64_t r;
 	struct rasp__header *p;
 
@@ -495,7 +496,7 @@ miss_take(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
 	if (sampling) {
 		r = w->after - b - (uint64_t)wb * b;
 		if (RASP__UNLIKELY((int64_t)r < 0))
-			return miss_near(c, w, hc, type, size);
+			return miss_near(c, w, type, size, (uint32_t)left, (uint32_t)wb);
 	}
 	/* Then in an order that keeps few values live (each value held past here took a saved
 	 * register, 12 instructions a miss for six): the block, the list and its account, and
