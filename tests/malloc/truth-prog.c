@@ -1,7 +1,8 @@
 /* A program with four known allocation sites for the truth test (record-truth.py): it does
  * not link librasp, so `rasp record` preloads librasp-malloc.so, and it counts what it
  * allocated at each site exactly (the bytes each call asked for, which a sample's ObjectSize
- * is, and every realloc, in place or moved: docs/usage.md, "What is estimated"), then writes
+ * is, and every realloc, in place or moved: docs/usage.md, "What is estimated"; site_grow's
+ * last three are in place), then writes
  * its pid and "site objects bytes" lines to the file named by its argument. The sites keep their
  * results (no tail calls), so each is a frame of its own. With "family" after the file, it then
  * forks a child that does the same into FILE.child, and another that execs the program into
@@ -56,14 +57,26 @@ __attribute__((noinline)) static void *site_zeroed(unsigned i)
 	return p;
 }
 
+/* Grown by doubling (each realloc moves), then trimmed to fit and grown a little, in place
+ * (the block holds those sizes, and they use at least half of it): one call line, so that the
+ * report's site is one row. */
 __attribute__((noinline)) static void *site_grow(unsigned i)
 {
+	size_t sizes[16], k = 0, grown, n, last;
 	char *p = NULL;
 
-	for (size_t n = 64; n <= 16384 + (i % 5) * 1000; n *= 2) {
-		char *q = realloc(p, n);
+	for (n = 64; n <= 16384 + (i % 5) * 1000; n *= 2)
+		sizes[k++] = n;
+	grown = k;
+	last = sizes[k - 1];
+	for (size_t j = 0; j < 3; j++)
+		sizes[k++] = last - last / 4 - i % 64 + j * (last / 8);
+	for (size_t j = 0; j < k; j++) {
+		char *q = realloc(p, sizes[j]);
 
-		count(2, n); /* moved or in place: an allocation of n either way */
+		if (j >= grown && q != p)
+			abort();    /* not in place: the site would not test what it means to */
+		count(2, sizes[j]); /* moved or in place: an allocation of its size either way */
 		p = q;
 	}
 	return p;
