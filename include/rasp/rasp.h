@@ -135,7 +135,8 @@ RASP_API void *rasp_alloc_zeroed(rasp_heap_t *heap, const rasp_type_t *type, siz
 				 size_t size, unsigned flags);
 /* As rasp_alloc, the result aligned to `alignment` (a power of 2, up to 1 MiB; EINVAL
  * otherwise). Freed with rasp_free. The object takes a block of size + alignment + 8 bytes:
- * that block is what sampling counts (its ObjectSize), and what a sample names (its
+ * that block is what sampling counts (its ObjectSize; with requested_sizes, size less the
+ * pad), and what a sample names (its
  * Address is the block's, before the pointer returned; docs/runtime.md). rasp_realloc keeps
  * the alignment asked. */
 RASP_API void *rasp_alloc_aligned(rasp_heap_t *heap, const rasp_type_t *type, size_t size,
