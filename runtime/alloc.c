@@ -341,8 +341,7 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 	return alloc_slow(c, type, size, flags, size);
 }
 
-/* rasp__alloc_asked's: its own block always through the generic path (its window's next block
- * all the same), which knows the size asked. */
+/* rasp__alloc_asked's miss: the generic path, which knows the size asked. */
 RASP__NOINLINE static void *alloc_asked_slow(struct rasp_context *c, const rasp_type_t *type,
 					     size_t size, unsigned flags, size_t asked)
 {
@@ -645,12 +644,32 @@ void *rasp__alloc_asked(rasp_heap_t *h, const rasp_type_t *type, size_t size, un
 		errno = EINVAL;
 		return NULL;
 	}
+	uintptr_t q = (size + RASP_OBJECT_HEADER_SIZE + 7) >> 3, k;
+	struct rasp__header *p;
+	struct rasp__hot *hc;
+
 	if (!h->cfg.requested_sizes)
 		return rasp_alloc(h, type, size, flags);
 	c = rasp__context_cache_is(h) ? rasp__context_cache_ctx() : rasp__context_attach(h);
 	if (!c)
 		return NULL;
-	return alloc_asked_slow(c, type, size, flags, asked);
+	/* alloc_fast's pop (a window's blocks before its sampled one are no sample, whatever
+	 * size is asked), its miss the generic way with the size asked (through the generic way
+	 * every time, an aligned allocation and free took 205 instructions more, callgrind:
+	 * 592 against 387 counting blocks; 420 with the pop). */
+	if (flags != 0 || type == NULL)
+		return alloc_asked_slow(c, type, size, flags, asked);
+	k = RASP__LIKELY(q <= RASP__TABLE_MAX / 8) ? rasp__table_hot[q] : 0;
+	hc = (struct rasp__hot *)((char *)c->hot + k);
+	if (RASP__UNLIKELY(--hc->n < 0)) {
+		hc->n = 0; /* as the lean miss puts it back */
+		return alloc_asked_slow(c, type, size, flags, asked);
+	}
+	p = hc->free;
+	hc->free = rasp__hdr_next(p);
+	RASP__UNPOISON(p + 1, hc->bsize - RASP_OBJECT_HEADER_SIZE);
+	p->word = (uintptr_t)type; /* RASP_KIND_SMALL */
+	return p + 1;
 }
 
 /* The old allocation ends (its sample's free, told as any free's: before anything else can
