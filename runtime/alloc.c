@@ -638,16 +638,16 @@ void *rasp_context_alloc(rasp_context_t *c, const rasp_type_t *type, size_t size
 void *rasp__alloc_asked(rasp_heap_t *h, const rasp_type_t *type, size_t size, unsigned flags,
 			size_t asked)
 {
+	/* (A size within 15 of SIZE_MAX wraps to class 0, as in alloc_fast: the generic way.) */
+	uintptr_t q = (size + RASP_OBJECT_HEADER_SIZE + 7) >> 3, k;
 	struct rasp_context *c;
+	struct rasp__header *p;
+	struct rasp__hot *hc;
 
 	if (!h) {
 		errno = EINVAL;
 		return NULL;
 	}
-	uintptr_t q = (size + RASP_OBJECT_HEADER_SIZE + 7) >> 3, k;
-	struct rasp__header *p;
-	struct rasp__hot *hc;
-
 	if (!h->cfg.requested_sizes)
 		return rasp_alloc(h, type, size, flags);
 	c = rasp__context_cache_is(h) ? rasp__context_cache_ctx() : rasp__context_attach(h);
