@@ -2,7 +2,8 @@
  * each), malloc's must be 16-aligned: each takes 8 bytes more, and where the object is at 8
  * mod 16 the pointer returned is 8 bytes into it, its first word 0. free tells the two
  * apart by the word before the pointer: 0 there, else the object's own header (a type's
- * address, never 0). The cost: 8 bytes an allocation, counted in the sampled ObjectSize. */
+ * address, never 0). The cost: 8 bytes an allocation; the heap counts sizes asked
+ * (heap.c), so a sample counts n, not them. */
 #include <errno.h>
 #include <string.h>
 
@@ -166,8 +167,9 @@ void *rasp__malloc_aligned(enum rasp__family fam, size_t n, size_t alignment)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* Its own object, the aligned pointer (the word before it its header, never 0). */
-	obj = heap_alloc(fam, n ? n : 1, alignment);
+	/* Its own object, the aligned pointer (the word before it its header, never 0), 8 bytes
+	 * more than asked as malloc's are (the heap counts the size less 8: n, 0 included). */
+	obj = heap_alloc(fam, n + 8, alignment);
 	if (!obj)
 		errno = ENOMEM;
 	return obj;

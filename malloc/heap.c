@@ -1,5 +1,6 @@
 /* The heap behind librasp-malloc: created by the library's constructor (after librasp's, a
- * dependency, has run), with the RASP_* environment, and one type per family of calls. Until
+ * dependency, has run), with the RASP_* environment, counting the sizes asked, and one type per
+ * family of calls. Until
  * it exists, and while this thread is inside the runtime (whose own bookkeeping, event output
  * and unwinder load allocate), every call goes to glibc: the guard below. */
 #define _GNU_SOURCE
@@ -27,13 +28,23 @@ static const char *const family_names[RASP__FAM_COUNT] = {
  * given back to it). The heap is never destroyed: the last destructor may still allocate. */
 __attribute__((constructor(101))) static void create_heap(void)
 {
+	rasp_config_t cfg;
 	rasp_heap_t *h;
 	int err;
 
 	rasp__malloc_busy = 1;
 	/* glibc's malloc_usable_size, for its pointers; dlsym allocates, hence here. */
 	rasp__malloc_glibc_usable = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
-	err = rasp_heap_create(&h, NULL);
+	/* The RASP_* environment, and the sizes asked counted, not the blocks: each size the
+	 * runtime is given holds block.c's 8-byte word on top of the program's (docs/usage.md,
+	 * "What is estimated"). */
+	rasp_config_init(&cfg);
+	err = rasp_config_from_env(&cfg);
+	if (!err) {
+		cfg.requested_sizes = 1;
+		cfg.request_pad = 8;
+		err = rasp_heap_create(&h, &cfg);
+	}
 	if (err) {
 		/* Bad RASP_* variables (reported by the runtime): the program runs on glibc. */
 		fprintf(stderr, "rasp: librasp-malloc: no heap (%s); allocating with glibc\n",

@@ -36,6 +36,9 @@ void __libc_free(void *p);
 bool rasp__mapped(const void *p);
 /* And runtime/stack.c's: loads the unwinder of the samples' stacks now. */
 void rasp__stack_load(void);
+/* And runtime/alloc.c's: obj, of heap h, resized in place to `size` bytes (the word of block.c
+ * included): the old allocation freed, the new one of `type` drawn (requested sizes). */
+void rasp__resized(rasp_heap_t *h, void *obj, size_t size, const rasp_type_t *type);
 
 /* The largest alignment the heap takes (rasp_alloc_aligned); larger ones go to glibc. */
 #define RASP__MALLOC_MAX_ALIGN ((size_t)1 << 20)

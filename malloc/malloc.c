@@ -3,6 +3,7 @@
  * malloc(0) a unique pointer, realloc(p, 0) frees p and returns NULL, requests past
  * PTRDIFF_MAX and overflowing products fail with ENOMEM, glibc's own pointers stay glibc's. */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "heap.h"
@@ -34,9 +35,24 @@ RASP_MALLOC_API void *calloc(size_t count, size_t n)
 	return p;
 }
 
-/* A resize that keeps the block (the new size fits and uses at least half of it) is done in
- * place and allocates nothing, so it is no trial; any other allocates a block of the family
- * realloc and frees the old one (docs/usage.md, "What is estimated"). */
+/* p, of rasp's heap, resized in place to n bytes: to the runtime, an allocation of n bytes
+ * of the family realloc with trials of its own, and the old allocation's end (its sample's
+ * free, if it was sampled). The object as block.c's to_object finds it. */
+static void resized(void *p, size_t n)
+{
+	uintptr_t *w = p;
+
+	rasp__malloc_busy++;
+	rasp__resized(rasp__malloc_heap, w[-1] == 0 ? (void *)(w - 1) : p, n + 8,
+		      rasp__malloc_types[RASP__FAM_REALLOC]);
+	rasp__malloc_busy--;
+}
+
+/* Every realloc that returns memory is an allocation of the new size, of the family realloc,
+ * and the old one's end (docs/usage.md, "What is estimated"). A resize that keeps the block
+ * (the new size fits and uses at least half of it) is done in place: no block moves, but its
+ * n bytes are trials as any allocation's (resized); any other allocates a block and frees
+ * the old one. */
 RASP_MALLOC_API void *realloc(void *p, size_t n)
 {
 	size_t have;
@@ -51,8 +67,10 @@ RASP_MALLOC_API void *realloc(void *p, size_t n)
 	if (!rasp__malloc_ours(p))
 		return __libc_realloc(p, n);
 	have = rasp__malloc_usable(p);
-	if (n <= have && n >= have / 2)
+	if (n <= have && n >= have / 2) {
+		resized(p, n);
 		return p;
+	}
 	q = rasp__malloc_alloc(RASP__FAM_REALLOC, n);
 	if (!q)
 		return NULL;

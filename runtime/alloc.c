@@ -143,6 +143,7 @@ static inline __attribute__((always_inline)) void window_set(struct rasp_context
  * class goes on with trials of the old state (the announcement covers them all). */
 static void windows_redraw(struct rasp_context *c)
 {
+	c->resize_known = false; /* resizes' trials: drawn under the old state too */
 	for (unsigned k = 1; k < RASP__NCLASS; k++) {
 		rasp__window_forget(&c->win[k]); /* an empty window's remainder too: drawn under the
 						  * old state */
@@ -196,7 +197,9 @@ static int list_refill(struct rasp_context *c, unsigned k)
 	return 0;
 }
 
-static void *alloc_large(struct rasp_context *c, const rasp_type_t *type, size_t z, int kind)
+/* zs: what a sample counts (rasp__asked_z), the trials' bytes. */
+static void *alloc_large(struct rasp_context *c, const rasp_type_t *type, size_t z, int kind,
+			 uint64_t zs)
 {
 	bool sampled = false;
 	uint64_t budget = 0;
@@ -207,7 +210,7 @@ static void *alloc_large(struct rasp_context *c, const rasp_type_t *type, size_t
 		windows_redraw(c);
 	if (c->sampling) {
 		budget = rasp__geometric(c);
-		sampled = budget < z;
+		sampled = budget < zs;
 	}
 	obj = rasp__large_alloc(c->heap, z, kind, type);
 	if (!obj) {
@@ -215,19 +218,22 @@ static void *alloc_large(struct rasp_context *c, const rasp_type_t *type, size_t
 		return NULL;
 	}
 	if (sampled)
-		rasp__emit_sample(c, (uint32_t)kind, type, obj, z, budget);
+		rasp__emit_sample(c, (uint32_t)kind, type, obj, zs, budget);
 	return obj;
 }
 
 /* A small object of class k and kind: the sampling decision (docs/runtime.md, "Sampling"), the
  * block from the window, the list's rest or a refill, the event, the thread's adoption of a new
- * sampling state, and the next window. Inlined into both slow paths below. */
+ * sampling state, and the next window. zs: what a sample counts (rasp__asked_z), the first zs
+ * of the block's trials: a success in the block past them samples nothing, and, as a success
+ * does, ends the draw (the next one starts after the block: memoryless, so no bytes are
+ * favoured). Inlined into both slow paths below. */
 static inline __attribute__((always_inline)) void *
-alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kind)
+alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kind, uint64_t zs)
 {
 	uint64_t budget = 0, r = 0;
 	uintptr_t b = rasp__class_size[k], avail; /* blocks left in the window */
-	bool was_sampling, sampled = false;
+	bool was_sampling, sampled = false, hit = false;
 	struct rasp__hot *hc = &c->hot[k];
 	struct rasp__window *w = &c->win[k];
 	struct rasp__header *p;
@@ -251,9 +257,10 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 			r = hc->n * b + w->after;
 		else
 			r = rasp__geometric(c);
-		sampled = r < b;
+		hit = r < b;
+		sampled = r < zs; /* (zs <= b) */
 		budget = r;
-		if (!sampled)
+		if (!hit)
 			r -= b;
 	}
 
@@ -278,10 +285,10 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	RASP__UNPOISON(p + 1, b - RASP_OBJECT_HEADER_SIZE);
 	p->word = (uintptr_t)type | ((uintptr_t)kind << RASP__HDR_KIND_SHIFT);
 	if (sampled)
-		rasp__emit_sample(c, (uint32_t)kind, type, p + 1, b, budget);
+		rasp__emit_sample(c, (uint32_t)kind, type, p + 1, zs, budget);
 	/* The draw goes on into the next window unless it was spent on this object. */
 	if (!was_sampling || !rasp__state_check_due(c) || !rasp__sampling_update(c))
-		window_set(c, k, avail, c->sampling, c->sampling && !sampled, r);
+		window_set(c, k, avail, c->sampling, c->sampling && !hit, r);
 	else
 		windows_redraw(c); /* class k's included */
 	return p + 1;
@@ -298,9 +305,11 @@ static inline void pending_work(struct rasp_context *c)
 }
 
 /* Everything else before it: argument errors, queued frees, a collect's trim, large and
- * pinned objects. Cold and never inlined. */
-RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
-				      unsigned flags)
+ * pinned objects; `asked` the size whose bytes a sample counts on a heap of requested sizes
+ * (rasp__asked_z). Inlined into the two below. */
+static inline __attribute__((always_inline)) void *alloc_slow(struct rasp_context *c,
+							      const rasp_type_t *type, size_t size,
+							      unsigned flags, size_t asked)
 {
 	struct rasp_heap *h = c->heap;
 	size_t z;
@@ -316,10 +325,27 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 	}
 	pending_work(c);
 	if (z > RASP__SMALL_MAX_Z)
-		return alloc_large(
-		    c, type, z, (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_LARGE);
+		return alloc_large(c, type, z,
+				   (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_LARGE,
+				   rasp__asked_z(h, asked, z));
 	return alloc_small(c, type, rasp__class_of(z),
-			   (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_SMALL);
+			   (flags & RASP_ALLOC_PINNED) ? RASP_KIND_PINNED : RASP_KIND_SMALL,
+			   rasp__asked_z(h, asked, rasp__class_size[rasp__class_of(z)]));
+}
+
+/* The fast path's way for flags, a missing type, sizes past the small classes. Cold and never
+ * inlined. */
+RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
+				      unsigned flags)
+{
+	return alloc_slow(c, type, size, flags, size);
+}
+
+/* rasp__alloc_asked's miss: the generic path, which knows the size asked. */
+RASP__NOINLINE static void *alloc_asked_slow(struct rasp_context *c, const rasp_type_t *type,
+					     size_t size, unsigned flags, size_t asked)
+{
+	return alloc_slow(c, type, size, flags, asked);
 }
 
 /* ---- The misses ---- */
@@ -327,19 +353,20 @@ RASP__NOINLINE void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t 
 /* The miss's generic way: apart from the lean miss, so that it keeps few registers (the
  * generic path inlined beside it cost every miss 14 instructions of saved registers). */
 RASP__NOINLINE static void *miss_generic(struct rasp_context *c, const rasp_type_t *type,
-					 struct rasp__hot *hc)
+					 size_t size, struct rasp__hot *hc)
 {
 	pending_work(c);
-	return alloc_small(c, type, (unsigned)(hc - c->hot), RASP_KIND_SMALL);
+	return alloc_small(c, type, (unsigned)(hc - c->hot), RASP_KIND_SMALL,
+			   rasp__asked_z(c->heap, size, hc->bsize));
 }
 
 /* The lean miss found the thread's sampling state changed: the generic way adopts it, told
  * that a check is due (the lean misses do not count `unchecked`). */
 RASP__NOINLINE static void *miss_changed(struct rasp_context *c, const rasp_type_t *type,
-					 struct rasp__hot *hc)
+					 size_t size, struct rasp__hot *hc)
 {
 	c->unchecked = c->heap->cfg.alloc_quantum;
-	return miss_generic(c, type, hc);
+	return miss_generic(c, type, size, hc);
 }
 
 /* An argument error: errno EINVAL, no object (cold, called last). */
@@ -363,17 +390,20 @@ static inline struct rasp__header *take_block(struct rasp__hot *hc, const rasp_t
 /* The lean miss at the sampled block, from its draw on: the class's next window starts with
  * that draw (window_set, `avail` blocks left of the window, then the list's rest), as
  * alloc_small does for a sampled object whose thread has no state to adopt, and the event
- * goes out with the sample's offset in it, last, as a tail call. */
+ * goes out with the sample's offset in it, last, as a tail call; unless the success fell past
+ * the zs bytes a sample counts (requested sizes: alloc_small says why that is no sample). */
 static inline __attribute__((always_inline)) void *
 sampled_finish(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
 	       const rasp_type_t *type, uintptr_t avail, uint64_t off, struct rasp__header *p,
-	       double e)
+	       double e, uint64_t zs)
 {
 	w->gap = 0;
 	w->flush_in = w->flush_at; /* a miss: the owner's frees are counted from here (free.c) */
 	window_set_at(c, w, hc, avail, true, true, rasp__geometric_of(c, e));
+	if (off >= zs)
+		return p + 1;
 	if (RASP__UNLIKELY(rasp__sample_counted_listened(c)))
-		return rasp__emit_listened(c, RASP_KIND_SMALL, type, p + 1, hc->bsize, off);
+		return rasp__emit_listened(c, RASP_KIND_SMALL, type, p + 1, zs, off);
 	return p + 1;
 }
 
@@ -381,27 +411,29 @@ sampled_finish(struct rasp_context *c, struct rasp__window *w, struct rasp__hot 
 RASP__NOINLINE static void *sampled_slow(struct rasp_context *c, struct rasp__window *w,
 					 struct rasp__hot *hc, const rasp_type_t *type,
 					 uintptr_t avail, uint64_t off, struct rasp__header *p,
-					 uint64_t u)
+					 uint64_t u, uint64_t zs)
 {
-	return sampled_finish(c, w, hc, type, avail, off, p, rasp__exponential_slow(c->rng, u));
+	return sampled_finish(c, w, hc, type, avail, off, p, rasp__exponential_slow(c->rng, u), zs);
 }
 
 /* The lean miss at the sampled block: the object takes the list's next block, the next
  * window a fresh draw, the event goes out. Out of line, one call per sample, and with no call
  * but in tail position, so that it saves no registers (with the draw's slow path and the
- * event called in its middle, it saved six: 14 instructions a sample, callgrind). Returns the
+ * event called in its middle, it saved six: 14 instructions a sample, callgrind). The hot
+ * entry from the window (six arguments in registers, `size` one of them). Returns the
  * object. */
 RASP__OUTLINE __attribute__((returns_nonnull)) static void *
-miss_sampled(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
-	     const rasp_type_t *type, uintptr_t avail, uint64_t off)
+miss_sampled(struct rasp_context *c, struct rasp__window *w, const rasp_type_t *type, size_t size,
+	     uintptr_t avail, uint64_t off)
 {
+	struct rasp__hot *hc = &c->hot[w - c->win];
 	struct rasp__header *p = take_block(hc, type);
-	uint64_t u;
+	uint64_t zs = rasp__asked_z(c->heap, size, hc->bsize), u;
 	double e;
 
 	if (RASP__UNLIKELY(!rasp__exponential_fast(c->rng, &u, &e)))
-		return sampled_slow(c, w, hc, type, avail, off, p, u);
-	return sampled_finish(c, w, hc, type, avail, off, p, e);
+		return sampled_slow(c, w, hc, type, avail, off, p, u, zs);
+	return sampled_finish(c, w, hc, type, avail, off, p, e, zs);
 }
 
 /* The lean miss with sampling on whose draw ends in this object or in the next window, or that
@@ -410,18 +442,21 @@ miss_sampled(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *h
  * window_set cuts it. Out of line: about one miss in six at 2 KiB blocks and the default mean,
  * fewer at smaller ones, and the others test one sign for all three. */
 RASP__OUTLINE static void *miss_near(struct rasp_context *c, struct rasp__window *w,
-				     struct rasp__hot *hc, const rasp_type_t *type, uint32_t left,
+				     const rasp_type_t *type, size_t size, uint32_t left,
 				     uint32_t wb)
 {
+	/* The hot entry from the window: six arguments in registers, `size` one of them
+	 * (recomputing left and wb instead cost 9 instructions a call, callgrind). */
+	struct rasp__hot *hc = &c->hot[w - c->win];
 	uintptr_t b = hc->bsize, n;
 	uint64_t r;
 	struct rasp__header *p;
 
 	if (w->after < b) { /* the sample falls in this object, the list's next block */
 		if (!w->known)
-			return miss_generic(c, type, hc);
+			return miss_generic(c, type, size, hc);
 		rasp__rest_set(w, left);
-		return miss_sampled(c, w, hc, type, 0, w->after);
+		return miss_sampled(c, w, type, size, 0, w->after);
 	}
 	p = take_block(hc, type);
 	rasp__rest_set(w, left - wb);
@@ -439,7 +474,7 @@ RASP__OUTLINE static void *miss_near(struct rasp_context *c, struct rasp__window
  * is c->sampling, a constant in each of miss_take_any's two copies. */
 static inline __attribute__((always_inline)) void *
 miss_take(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
-	  const rasp_type_t *type, const bool sampling)
+	  const rasp_type_t *type, size_t size, const bool sampling)
 {
 	uintptr_t b = hc->bsize;
 	uint64_t r = 0;	    /* trials, as alloc_small counts them: up to ~37 means, past 32 bits */
@@ -456,7 +491,7 @@ miss_take(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
 	if (sampling) {
 		r = w->after - b - (uint64_t)wb * b;
 		if (RASP__UNLIKELY((int64_t)r < 0))
-			return miss_near(c, w, hc, type, (uint32_t)left, (uint32_t)wb);
+			return miss_near(c, w, type, size, (uint32_t)left, (uint32_t)wb);
 	}
 	/* Then in an order that keeps few values live (each value held past here took a saved
 	 * register, 12 instructions a miss for six): the block, the list and its account, and
@@ -472,25 +507,24 @@ miss_take(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
 
 /* miss_take, its sampling test made once: a copy for each way (two tests of c->sampling took
  * 4 instructions a miss). */
-static inline __attribute__((always_inline)) void *miss_take_any(struct rasp_context *c,
-								 struct rasp__window *w,
-								 struct rasp__hot *hc,
-								 const rasp_type_t *type)
+static inline __attribute__((always_inline)) void *
+miss_take_any(struct rasp_context *c, struct rasp__window *w, struct rasp__hot *hc,
+	      const rasp_type_t *type, size_t size)
 {
 	if (c->sampling)
-		return miss_take(c, w, hc, type, true);
-	return miss_take(c, w, hc, type, false);
+		return miss_take(c, w, hc, type, size, true);
+	return miss_take(c, w, hc, type, size, false);
 }
 
 /* The lean miss whose list needs blocks first: refilled, or topped up, then taken as any. */
-RASP__OUTLINE static void *miss_refill(struct rasp_context *c, struct rasp__hot *hc,
-				       const rasp_type_t *type)
+RASP__OUTLINE static void *miss_refill(struct rasp_context *c, const rasp_type_t *type, size_t size,
+				       struct rasp__hot *hc)
 {
 	unsigned k = (unsigned)(hc - c->hot);
 
 	if (list_refill(c, k) != 0 && !rasp__rest(&c->win[k]))
-		return miss_generic(c, type, hc); /* it says ENOMEM */
-	return miss_take_any(c, &c->win[k], hc, type);
+		return miss_generic(c, type, size, hc); /* it says ENOMEM */
+	return miss_take_any(c, &c->win[k], hc, type, size);
 }
 
 /* The fast path's miss: flags 0, a type, and the hot entry of the size's class, whose window
@@ -534,17 +568,17 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 	 * than two tests). */
 	if (RASP__UNLIKELY(
 		(c->batch_n | (uint32_t)atomic_load_explicit(&c->trim, memory_order_relaxed)) != 0))
-		return miss_generic(c, type, hc);
+		return miss_generic(c, type, size, hc);
 	/* The thread's sampling state, at every lean miss: a full window is at least a quantum
 	 * (window_blocks), so that is about once a quantum of the class's allocation, and a
 	 * separate test of whether a quantum had passed (with its count kept at every miss) took
 	 * 5 instructions a miss to save none where a window is a quantum or more. */
 	if (RASP__UNLIKELY(!rasp__sampling_unchanged(c)))
-		return miss_changed(c, type, hc);
+		return miss_changed(c, type, size, hc);
 	if (w->gap) { /* the window ended at its sampled block: this object */
 		if (c->sampling)
-			return miss_sampled(c, w, hc, type, w->gap - 1, w->off);
-		return miss_generic(c, type, hc);
+			return miss_sampled(c, w, type, size, w->gap - 1, w->off);
+		return miss_generic(c, type, size, hc);
 	}
 	/* Refilled when used up, and topped up (the page's list before the blocks left) while
 	 * the window would be short and the owner's frees come back to the list: alternating
@@ -556,8 +590,8 @@ RASP__OUTLINE void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *
 	/* keep is at least 1, so an empty list is a short one: where the list is long enough,
 	 * one compare (an empty list tested first took two more a miss). */
 	if (rest < w->keep && (!rest || w->flush_in != w->flush_at))
-		return miss_refill(c, hc, type);
-	return miss_take_any(c, w, hc, type);
+		return miss_refill(c, type, size, hc);
+	return miss_take_any(c, w, hc, type, size);
 }
 
 /* ---- The entry points ---- */
@@ -591,4 +625,127 @@ void *rasp_context_alloc(rasp_context_t *c, const rasp_type_t *type, size_t size
 		return NULL;
 	}
 	return ALLOC(c, type, size, flags);
+}
+
+/* ---- Requested sizes ---- */
+
+/* rasp_alloc for `size` bytes whose sample counts `asked` (rasp__asked_z): rasp_alloc_aligned's
+ * block on a heap of requested sizes, where the block's size is not what was asked. */
+void *rasp__alloc_asked(rasp_heap_t *h, const rasp_type_t *type, size_t size, unsigned flags,
+			size_t asked)
+{
+	/* (A size within 15 of SIZE_MAX wraps to class 0, as in alloc_fast: the generic way.) */
+	uintptr_t q = (size + RASP_OBJECT_HEADER_SIZE + 7) >> 3, k;
+	struct rasp_context *c;
+	struct rasp__header *p;
+	struct rasp__hot *hc;
+
+	if (!h) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!h->cfg.requested_sizes)
+		return rasp_alloc(h, type, size, flags);
+	c = rasp__context_cache_is(h) ? rasp__context_cache_ctx() : rasp__context_attach(h);
+	if (!c)
+		return NULL;
+	/* alloc_fast's pop (a window's blocks before its sampled one are no sample, whatever
+	 * size is asked), its miss the generic way with the size asked (through the generic way
+	 * every time, an aligned allocation and free took 205 instructions more, callgrind:
+	 * 592 against 387 counting blocks; 420 with the pop). */
+	if (flags != 0 || type == NULL)
+		return alloc_asked_slow(c, type, size, flags, asked);
+	k = RASP__LIKELY(q <= RASP__TABLE_MAX / 8) ? rasp__table_hot[q] : 0;
+	hc = (struct rasp__hot *)((char *)c->hot + k);
+	if (RASP__UNLIKELY(--hc->n < 0)) {
+		hc->n = 0; /* as the lean miss puts it back */
+		return alloc_asked_slow(c, type, size, flags, asked);
+	}
+	p = hc->free;
+	hc->free = rasp__hdr_next(p);
+	RASP__UNPOISON(p + 1, hc->bsize - RASP_OBJECT_HEADER_SIZE);
+	p->word = (uintptr_t)type; /* RASP_KIND_SMALL */
+	return p + 1;
+}
+
+/* The old allocation ends (its sample's free, told as any free's: before anything else can
+ * happen at its address) and the new one is drawn from the thread's resize stream: a geometric
+ * countdown of failed trials of its own, which resizes in place draw from and nothing else
+ * (the trials are memoryless and independent, so a separate stream of them is the same model
+ * as the windows' one). Its sample carries the block's Address, as the object's first sample
+ * did, and goes under the kind the object has. Out of line: rasp__resized's way for anything
+ * but a resize whose trials all fail within the thread's quantum. */
+RASP__NOINLINE static void resized_slow(struct rasp_heap *h, void *obj, size_t size,
+					const rasp_type_t *type)
+{
+	struct rasp_context *c;
+	struct rasp__segment *s;
+	struct rasp__header *blk, *own;
+	uint64_t z, r;
+
+	if (!h || !h->cfg.requested_sizes || !type)
+		return;
+	/* The block (for the Address, an aligned object's being its block's) only where an event
+	 * needs it: the callers' own checks (rasp_realloc's, librasp-malloc's usable size) read
+	 * the header already. */
+	own = rasp__header_of(obj);
+	if (rasp__hdr_sampled(own)) {
+		blk = rasp__block_of(h, obj, "realloc", &s);
+		if (!blk)
+			return;
+		rasp__emit_freed_in_place(
+		    h, own, blk + 1, rasp__sample_size_take(h, blk + 1, rasp_object_size(obj)));
+	}
+	c = rasp__context_cache_is(h) ? rasp__context_cache_ctx() : rasp__context_attach(h);
+	if (!c)
+		return;
+	/* As alloc_small: no trials pending, the heap's state first; else this allocation is
+	 * decided by the trials drawn, and a new state adopted after its sample is out. */
+	if (!c->sampling && rasp__state_check_due(c) && rasp__sampling_update(c))
+		windows_redraw(c);
+	z = rasp__asked_z(h, size, 0);
+	c->unchecked += z; /* (a quantum of them, and the state is checked: below) */
+	if (c->sampling && z) {
+		if (!c->resize_known) {
+			c->resize_left = rasp__geometric(c);
+			c->resize_known = true;
+		}
+		if (c->resize_left >= z) {
+			c->resize_left -= z;
+		} else {
+			r = c->resize_left;
+			c->resize_known = false; /* the next resize draws afresh after a success */
+			if (rasp__sample_counted_listened(c) &&
+			    (blk = rasp__block_of(h, obj, "realloc", &s)) != NULL)
+				rasp__emit_listened_at(c, (uint32_t)rasp__hdr_kind(own), type,
+						       blk + 1, own, z, r);
+		}
+	}
+	if (rasp__state_check_due(c) && rasp__sampling_update(c))
+		windows_redraw(c);
+}
+
+/* The common resize: an object not sampled, the thread's context cached, and, within the
+ * quantum of bytes after which the thread checks its sampling state (as a window's bytes
+ * are: a resize sees a new state within a quantum of resizes, as an allocation within a
+ * window), no success in its bytes. A few loads and no call (the whole way, with its
+ * checks and saved registers, took 69 instructions a resize, callgrind). */
+RASP_API void rasp__resized(rasp_heap_t *h, void *obj, size_t size, const rasp_type_t *type)
+{
+	struct rasp_context *c;
+	uint64_t z;
+
+	if (RASP__UNLIKELY(!h || !h->cfg.requested_sizes || !type || !rasp__context_cache_is(h) ||
+			   rasp__hdr_sampled(rasp__header_of(obj))))
+		return resized_slow(h, obj, size, type);
+	c = rasp__context_cache_ctx();
+	z = rasp__asked_z(h, size, 0);
+	if (RASP__UNLIKELY(c->unchecked + z >= h->cfg.alloc_quantum))
+		return resized_slow(h, obj, size, type);
+	if (c->sampling) {
+		if (RASP__UNLIKELY(!c->resize_known || c->resize_left < z))
+			return resized_slow(h, obj, size, type);
+		c->resize_left -= z;
+	}
+	c->unchecked += z;
 }

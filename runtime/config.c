@@ -76,6 +76,18 @@ int rasp_config_validate(const rasp_config_t *cfg)
 		fprintf(stderr, "rasp: native_frames %d is not 0 or 1\n", cfg->native_frames);
 		return -EINVAL;
 	}
+	if (cfg->requested_sizes != 0 && cfg->requested_sizes != 1) {
+		fprintf(stderr, "rasp: requested_sizes %d is not 0 or 1\n", cfg->requested_sizes);
+		return -EINVAL;
+	}
+	if (cfg->request_pad > RASP_MAX_REQUEST_PAD ||
+	    (cfg->request_pad && !cfg->requested_sizes)) {
+		fprintf(stderr,
+			"rasp: request_pad %zu is out of range: 0..%u bytes, and 0 without "
+			"requested_sizes\n",
+			cfg->request_pad, RASP_MAX_REQUEST_PAD);
+		return -EINVAL;
+	}
 	if (cfg->stack_depth > RASP_MAX_STACK_DEPTH) {
 		fprintf(stderr, "rasp: stack depth %u is out of range: 0..%u frames\n",
 			cfg->stack_depth, RASP_MAX_STACK_DEPTH);

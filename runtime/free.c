@@ -360,9 +360,13 @@ RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 
 		if (rasp__page_has_block(pg, hdr) &&
 		    (hdr->word & (RASP__HDR_FREE | RASP__HDR_SAMPLED)) == RASP__HDR_SAMPLED) {
-			/* ObjectSize: the block's, as its sample's (alloc.c), without
-			 * rasp_object_size's lookups (43 instructions). */
-			if (!rasp__emit_freed(h, hdr, hdr, s, pg->bsize))
+			/* ObjectSize: its sample's, the block's (without rasp_object_size's
+			 * lookups: 43 instructions), or the size asked the heap kept. */
+			uint64_t z = h->cfg.requested_sizes
+					 ? rasp__sample_size_take(h, hdr + 1, pg->bsize)
+					 : pg->bsize;
+
+			if (!rasp__emit_freed(h, hdr, hdr, s, z))
 				free_block(h, pg, hdr);
 			return;
 		}
@@ -373,10 +377,11 @@ RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 	/* A sampled object (the mark is on its own header: an aligned object's, inside its
 	 * block): its free is told before the block goes back to any list, so no later object
 	 * at that address can be sampled ahead of it, whichever thread takes the block. Address
-	 * and ObjectSize are its sample's: the block's. */
+	 * and ObjectSize are its sample's: the block's, or the size asked that the heap kept. */
 	own = rasp__header_of(obj);
 	if (RASP__UNLIKELY(rasp__hdr_sampled(own)) &&
-	    rasp__emit_freed(h, own, hdr, s, rasp_object_size(obj)))
+	    rasp__emit_freed(h, own, hdr, s,
+			     rasp__sample_size_take(h, hdr + 1, rasp_object_size(obj))))
 		return; /* kept until its event is out (freed.c) */
 	rasp__free_block(h, s, hdr);
 }

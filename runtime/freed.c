@@ -125,3 +125,29 @@ RASP__NOINLINE bool rasp__emit_freed(struct rasp_heap *h, struct rasp__header *o
 		rasp__freed_flush(h, c);
 	return true;
 }
+
+/* A sampled object resized in place (alloc.c): its sample ends here, told before anything else
+ * can happen at its address (its new sample, if any, follows at once), and its block stays
+ * the object's. To LTTng, what the thread kept goes first, then this free in an event of its
+ * own. */
+RASP__NOINLINE void rasp__emit_freed_in_place(struct rasp_heap *h, struct rasp__header *own,
+					      void *addr, uint64_t z)
+{
+	struct rasp_context *c;
+	uint64_t age = 0;
+	uintptr_t a = (uintptr_t)addr;
+
+	own->word &= ~RASP__HDR_SAMPLED;
+	if (h->free_hook)
+		h->free_hook(h->sample_hook_arg, addr, z);
+	if (!rasp__event_sampled_objects_freed_word()) {
+		if (rasp__event_sampled_object_freed_on())
+			rasp_event_sampled_object_freed(h->cfg.clr_instance_id, a, z);
+		return;
+	}
+	if ((c = keeper(h)) && c->freed.n)
+		rasp__freed_flush(h, c);
+	rasp_event_sampled_objects_freed(h->cfg.clr_instance_id, 1, &a, &z, &age);
+	if ((rasp__events_mask_peek() >> RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED) & 1)
+		rasp__event_sampled_object_freed_ep(h->cfg.clr_instance_id, a, z);
+}

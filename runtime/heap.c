@@ -101,6 +101,7 @@ void rasp_heap_destroy(rasp_heap_t *h)
 	rasp__segments_unmap_all(h);
 	rasp__large_unmap_all(h);
 	rasp__arenas_unmap_all(h);
+	rasp__sample_sizes_drop(h);
 	for (t = h->types; t; t = tn) {
 		tn = t->next;
 		free((char *)t->name);

@@ -438,6 +438,10 @@ bool rasp__emit_freed(struct rasp_heap *h, struct rasp__header *own, struct rasp
 extern bool rasp__freed_keep_always;
 /* The age past which a thread's next kept free sends its batch (tests: never). */
 extern uint64_t rasp__freed_age_ns;
+/* The free of a sampled object resized in place, which keeps its block (alloc.c): told now,
+ * never kept. */
+void rasp__emit_freed_in_place(struct rasp_heap *h, struct rasp__header *own, void *addr,
+			       uint64_t z);
 /* The kept frees of c: one SampledObjectsFreed (if LTTng still listens), then their blocks
  * go back (c's thread, or any thread while c's is quiescent). */
 void rasp__freed_flush(struct rasp_heap *h, struct rasp_context *c);
@@ -468,6 +472,30 @@ static inline void rasp__emit_sample(struct rasp_context *c, uint32_t kind, cons
 	if (rasp__sample_counted_listened(c))
 		rasp__emit_listened(c, kind, type, obj, z, offset);
 }
+
+/* The bytes a sample of an allocation given `size` bytes counts (its ObjectSize, over which
+ * its trials run), its block being block_z bytes: the block's, or on a heap of requested sizes
+ * (rasp_config_t.requested_sizes) the size less the heap's pad, 0 at or below it (such an
+ * allocation is never sampled). Slow paths only: two loads. */
+static inline uint64_t rasp__asked_z(const struct rasp_heap *h, size_t size, uint64_t block_z)
+{
+	if (!h->cfg.requested_sizes)
+		return block_z;
+	return size > h->cfg.request_pad ? size - h->cfg.request_pad : 0;
+}
+/* A heap of requested sizes: the ObjectSize of each sampled object still live, by its
+ * sample's Address (a block's size does not tell it), for its SampledObjectFreed (sample.c).
+ * Put at its sample (0, or -ENOMEM: its free then says the block's size, which a consumer
+ * counts as a mismatch); taken, and forgotten, at its free: the size put for addr, or z if
+ * none was (or the heap counts blocks). Any thread; the heap's lock inside. */
+int rasp__sample_size_put(struct rasp_heap *h, const void *addr, uint64_t z);
+uint64_t rasp__sample_size_take(struct rasp_heap *h, const void *addr, uint64_t z);
+/* The table's memory back (rasp_heap_destroy). */
+void rasp__sample_sizes_drop(struct rasp_heap *h);
+/* As rasp__emit_listened, the mark put on `own` (an aligned object's own header, inside the
+ * block whose object addr is): a resize in place's sample (alloc.c). */
+void rasp__emit_listened_at(struct rasp_context *c, uint32_t kind, const rasp_type_t *type,
+			    void *addr, struct rasp__header *own, uint64_t z, uint64_t offset);
 
 /* ---- thread.c -------------------------------------------------------------------------------- */
 
@@ -545,5 +573,15 @@ void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *type, size_t s
 		       struct rasp__hot *hc);
 void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
 		       unsigned flags);
+/* Requested sizes (rasp_config_t.requested_sizes): rasp_alloc of `size` bytes whose sample
+ * counts `asked` less the heap's pad (rasp_alloc_aligned's block); as rasp_alloc otherwise. */
+void *rasp__alloc_asked(rasp_heap_t *h, const rasp_type_t *type, size_t size, unsigned flags,
+			size_t asked);
+/* Requested sizes: obj (a live object of h, its owner calling) resized in place to `size`
+ * bytes (its pad included): the old allocation freed (SampledObjectFreed if it was sampled)
+ * and a new one of `type` drawn, with its own trials, sampled at the same Address. Nothing on
+ * a heap that counts blocks (a resize in place allocates no block). librasp-malloc's realloc
+ * (exported). */
+RASP_API void rasp__resized(rasp_heap_t *h, void *obj, size_t size, const rasp_type_t *type);
 
 #endif /* RASP_RUNTIME_INTERNAL_H */

@@ -1,9 +1,10 @@
 /* Sampling (docs/sampling.md, "The model"): the per-context PRNG's seeding (xoshiro256++,
  * internal.h), the mean the geometric draw (exponential.h and .c) scales by, each thread's adoption
  * of the heap's sampling state with its SamplingConfigured and SamplingStopped announcements, the
- * emission of AllocationSampled with the mark it leaves on its object (its free is freed.c's).
- * Everything here runs on slow paths only. */
+ * emission of AllocationSampled with the mark it leaves on its object (its free is freed.c's; a
+ * requested size it keeps, sample-sizes.c's). Everything here runs on slow paths only. */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
@@ -207,10 +208,13 @@ RASP__NOINLINE static void emit_stack(struct rasp_heap *h)
 }
 
 /* A sample someone may take: an announcement first if an EventPipe session started, the hook,
- * the stack, the event. */
-RASP__NOINLINE void *rasp__emit_listened(struct rasp_context *c, uint32_t kind,
-					 const rasp_type_t *type, void *obj, uint64_t z,
-					 uint64_t offset)
+ * the stack, the event, and the mark on `own`, the object's own header (its block's, or an
+ * aligned object's inside it), with its ObjectSize kept where the heap counts requested
+ * sizes. */
+static inline __attribute__((always_inline)) void emit(struct rasp_context *c, uint32_t kind,
+						       const rasp_type_t *type, void *obj,
+						       struct rasp__header *own, uint64_t z,
+						       uint64_t offset)
 {
 	struct rasp_heap *h = c->heap;
 	uint64_t mean = c->mean;
@@ -236,12 +240,31 @@ RASP__NOINLINE void *rasp__emit_listened(struct rasp_context *c, uint32_t kind,
 		rasp_event_allocation_sampled(kind, h->cfg.clr_instance_id, (uintptr_t)type,
 					      type->name, (uintptr_t)obj, z, offset);
 	} else if (!h->sample_hook) {
-		return obj; /* no one saw it: nothing to pair its free with */
+		return; /* no one saw it: nothing to pair its free with */
 	}
+	/* The size its free will say, where the block does not tell it (before the mark: the
+	 * free that reads it follows the mark). */
+	if (h->cfg.requested_sizes)
+		(void)rasp__sample_size_put(h, obj, z);
 	/* Seen: its free will say so (free.c tests the mark with the free bit, no cost to the
-	 * unsampled). The object is not the program's yet, so no other thread writes its header. */
-	rasp__header_of(obj)->word |= RASP__HDR_SAMPLED;
+	 * unsampled). The object is not the program's yet (or, resized in place, its owner's
+	 * thread is in the call), so no other thread writes its header. */
+	own->word |= RASP__HDR_SAMPLED;
 	if (!atomic_load_explicit(&h->marked, memory_order_relaxed))
 		atomic_store_explicit(&h->marked, 1, memory_order_relaxed);
+}
+
+RASP__NOINLINE void *rasp__emit_listened(struct rasp_context *c, uint32_t kind,
+					 const rasp_type_t *type, void *obj, uint64_t z,
+					 uint64_t offset)
+{
+	emit(c, kind, type, obj, rasp__header_of(obj), z, offset);
 	return obj;
+}
+
+RASP__NOINLINE void rasp__emit_listened_at(struct rasp_context *c, uint32_t kind,
+					   const rasp_type_t *type, void *addr,
+					   struct rasp__header *own, uint64_t z, uint64_t offset)
+{
+	emit(c, kind, type, addr, own, z, offset);
 }

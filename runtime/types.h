@@ -434,6 +434,11 @@ struct rasp_context {
 	/* Debug builds only (kept in every build so the layout never depends on NDEBUG). */
 	pthread_t owner;
 	_Atomic int busy; /* owner is inside an allocation call */
+	/* Requested sizes: the trials of resizes in place (alloc.c, rasp__resized), a stream of
+	 * their own: the failed trials left before its next success, while `resize_known` (a draw
+	 * under the thread's sampling state; windows_redraw forgets it). */
+	uint64_t resize_left;
+	bool resize_known;
 	/* Last: read and written by its thread's frees of sampled objects only. */
 	struct rasp__freed freed;
 };
@@ -446,6 +451,12 @@ typedef void (*rasp__announce_hook_fn)(void *arg, uint64_t mean);
 /* Every free of a sampled object (its SampledObjectFreed's Address and ObjectSize), in the
  * freeing thread, before its event. */
 typedef void (*rasp__free_hook_fn)(void *arg, void *addr, uint64_t object_size);
+
+/* One live sampled object's ObjectSize (requested sizes), by its Address; addr 0: empty. */
+struct rasp__sample_size {
+	uintptr_t addr;
+	uint64_t z;
+};
 
 struct rasp_heap {
 	uint64_t id; /* unique in the process, never reused: thread caches key on it */
@@ -515,6 +526,11 @@ struct rasp_heap {
 	rasp__announce_hook_fn announce_hook;
 	rasp__free_hook_fn free_hook;
 	void *sample_hook_arg; /* the three hooks' argument */
+	/* Requested sizes (cfg.requested_sizes): the ObjectSize of each live sampled object, by
+	 * its Address (sample.c), heap->lock: open addressing, `sizes_cap` slots (a power of 2, 0
+	 * until the first sample), `sizes_n` used. */
+	struct rasp__sample_size *sizes;
+	size_t sizes_cap, sizes_n;
 };
 
 #endif /* RASP_RUNTIME_TYPES_H */

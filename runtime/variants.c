@@ -2,7 +2,10 @@
  * Their sampling needs nothing of their own: every block they take is allocated by rasp_alloc,
  * whose trials cover it once, and a resize in place allocates no byte, so it draws no trial.
  * An estimate therefore counts the bytes of every block handed out, a moved resize included
- * (as a growing .NET List allocates a new array), and never bytes that were already counted. */
+ * (as a growing .NET List allocates a new array), and never bytes that were already counted.
+ * A heap of requested sizes (rasp_config_t.requested_sizes) counts the sizes asked instead:
+ * an aligned object's sample its size, not its block's, and a resize in place is an
+ * allocation of the new size (alloc.c, rasp__resized). */
 #include <errno.h>
 #include <string.h>
 
@@ -53,7 +56,8 @@ void *rasp_alloc_aligned(rasp_heap_t *h, const rasp_type_t *type, size_t size, s
 		errno = size ? ENOMEM : EINVAL;
 		return NULL;
 	}
-	obj = rasp_alloc(h, type, need, flags);
+	obj = h && h->cfg.requested_sizes ? rasp__alloc_asked(h, type, need, flags, size)
+					  : rasp_alloc(h, type, need, flags);
 	if (!obj)
 		return NULL;
 	/* Placed inside its block even where the block's start is aligned already (then one
@@ -110,16 +114,19 @@ void *rasp_realloc(rasp_heap_t *h, void *obj, size_t size)
 	if (blk == rasp__header_of(obj)) {
 		/* In place: the same size class, or a large object shrinking by at most half
 		 * (its ObjectSize stays what its trials covered). */
-		if (s->kind == RASP__SEG_SMALL && z <= RASP__SMALL_MAX_Z &&
-		    rasp__class_size[rasp__class_of(z)] == old_z)
+		if ((s->kind == RASP__SEG_SMALL && z <= RASP__SMALL_MAX_Z &&
+		     rasp__class_size[rasp__class_of(z)] == old_z) ||
+		    (s->kind != RASP__SEG_SMALL && z <= old_z && z > RASP__SMALL_MAX_Z &&
+		     z >= old_z / 2)) {
+			rasp__resized(h, obj, size, type);
 			return obj;
-		if (s->kind != RASP__SEG_SMALL && z <= old_z && z > RASP__SMALL_MAX_Z &&
-		    z >= old_z / 2)
-			return obj;
+		}
 		n = rasp_alloc(h, type, size, flags);
 	} else {
-		if (size <= usable && size >= usable / 2)
+		if (size <= usable && size >= usable / 2) {
+			rasp__resized(h, obj, size, type);
 			return obj;
+		}
 		/* The alignment asked, as recorded: not the pointer's, which may be far more by
 		 * chance (a 64-aligned object at a 32 KiB boundary, shrunk, would take a block of
 		 * 36864 bytes instead of 192, and its trials with it). */

@@ -63,6 +63,8 @@ enum rasp_alloc_kind {
 /* Call-stack frames captured per sample while a session wants stacks (ClrStackWalk). */
 #define RASP_DEFAULT_STACK_DEPTH 64u
 #define RASP_MAX_STACK_DEPTH	 64u
+/* The most rasp_config_t.request_pad takes: a user's word or two, not a size. */
+#define RASP_MAX_REQUEST_PAD 4096u
 
 /* Heap configuration. Initialise with rasp_config_init() (defaults), optionally apply the
  * environment with rasp_config_from_env(), then change fields. */
@@ -83,6 +85,15 @@ typedef struct rasp_config {
 	 * after the runtime's frames (outer to them in the stack event), stack_depth frames in
 	 * all; 0, the default: the runtime's frames alone. */
 	int native_frames;
+	/* What a sample counts. 0, the default: the object's block, as .NET counts an object
+	 * (its header and size class included: ObjectSize, docs/runtime.md). 1: the bytes the
+	 * heap's caller asked for, each size given to rasp_alloc or rasp_alloc_aligned less
+	 * `request_pad`, the bytes its user adds of its own (librasp-malloc's alignment word: 8);
+	 * the trials cover those bytes only (a sample's SampledByteOffset is below them, its
+	 * ObjectSize is them), and a resize in place is an allocation too (librasp-malloc's
+	 * realloc, rasp_realloc): docs/usage.md, "What is estimated". */
+	int requested_sizes;
+	size_t request_pad; /* 0..RASP_MAX_REQUEST_PAD; only with requested_sizes */
 } rasp_config_t;
 
 /* Sets the defaults: auto sampling, mean 102400, quantum 8 KiB, seeds from the OS, stacks of
@@ -124,7 +135,8 @@ RASP_API void *rasp_alloc_zeroed(rasp_heap_t *heap, const rasp_type_t *type, siz
 				 size_t size, unsigned flags);
 /* As rasp_alloc, the result aligned to `alignment` (a power of 2, up to 1 MiB; EINVAL
  * otherwise). Freed with rasp_free. The object takes a block of size + alignment + 8 bytes:
- * that block is what sampling counts (its ObjectSize), and what a sample names (its
+ * that block is what sampling counts (its ObjectSize; with requested_sizes, size less the
+ * pad), and what a sample names (its
  * Address is the block's, before the pointer returned; docs/runtime.md). rasp_realloc keeps
  * the alignment asked. */
 RASP_API void *rasp_alloc_aligned(rasp_heap_t *heap, const rasp_type_t *type, size_t size,

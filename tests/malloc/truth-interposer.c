@@ -1,10 +1,11 @@
 /* The exact truth of an unmodified program for record-real.py: preloaded in front of
  * librasp-malloc.so, it passes every allocation call through to the next definition (the
- * library's) and counts, per family, the blocks that came from rasp's heap and their
- * ObjectSize (what each one's sample would carry; a realloc that stays in place allocates
- * nothing and is not counted, as the library draws nothing for it). At exit it appends
- * "family objects bytes" lines to the file named by RASP_TRUTH_FILE, after a "pid N" line.
- * Test only. */
+ * library's) and counts, per family, the calls that returned memory of rasp's heap and the
+ * bytes they asked for (what each one's sample would carry as ObjectSize: docs/usage.md, "What
+ * is estimated"), every realloc that returns memory included, in place or moved. A call that
+ * asked for 0 bytes has nothing to sample and is not counted. At exit it appends "family
+ * objects bytes" lines to the file named by RASP_TRUTH_FILE, after a "pid N" line. Test
+ * only. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -33,7 +34,6 @@ static void *(*next_new_array)(size_t);
 static void *(*next_new_aligned)(size_t, size_t);
 static void *(*next_new_array_aligned)(size_t, size_t);
 static bool (*mapped)(const void *);
-static size_t (*object_size)(const void *);
 static _Atomic int ready;
 
 /* glibc's, while dlsym (which allocates) finds the others. */
@@ -57,20 +57,15 @@ static void init(void)
 	next_new_aligned = dlsym(RTLD_NEXT, "_ZnwmSt11align_val_t");
 	next_new_array_aligned = dlsym(RTLD_NEXT, "_ZnamSt11align_val_t");
 	mapped = dlsym(RTLD_DEFAULT, "rasp__mapped");
-	object_size = dlsym(RTLD_DEFAULT, "rasp_object_size");
 	atomic_store(&ready, 1);
 }
 
-static void count(int fam, void *p)
+static void count(int fam, void *p, size_t n)
 {
-	uintptr_t a = (uintptr_t)p;
-	const void *obj;
-
-	if (!p || !mapped || !mapped(p))
-		return; /* glibc's (before the heap, or the runtime's own) */
-	obj = *(const uintptr_t *)(a - 8) == 0 ? (const void *)(a - 8) : p;
+	if (!p || !n || !mapped || !mapped(p))
+		return; /* glibc's (before the heap, or the runtime's own), or nothing asked */
 	atomic_fetch_add_explicit(&objects[fam], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&bytes[fam], object_size(obj), memory_order_relaxed);
+	atomic_fetch_add_explicit(&bytes[fam], n, memory_order_relaxed);
 }
 
 API void *malloc(size_t n)
@@ -83,7 +78,7 @@ API void *malloc(size_t n)
 			return __libc_malloc(n);
 	}
 	p = next_malloc(n);
-	count(MALLOC, p);
+	count(MALLOC, p, n);
 	return p;
 }
 
@@ -94,7 +89,7 @@ API void *calloc(size_t c, size_t n)
 	if (!atomic_load(&ready))
 		return __libc_calloc(c, n); /* dlsym's own, during init */
 	p = next_calloc(c, n);
-	count(CALLOC, p);
+	count(CALLOC, p, p ? c * n : 0);
 	return p;
 }
 
@@ -105,8 +100,7 @@ API void *realloc(void *old, size_t n)
 	if (!atomic_load(&ready))
 		init();
 	p = next_realloc(old, n);
-	if (p != old)
-		count(REALLOC, p);
+	count(REALLOC, p, n);
 	return p;
 }
 
@@ -117,7 +111,7 @@ API int posix_memalign(void **out, size_t a, size_t n)
 	init();
 	rc = next_posix_memalign(out, a, n);
 	if (rc == 0)
-		count(ALIGNED, *out);
+		count(ALIGNED, *out, n);
 	return rc;
 }
 
@@ -127,7 +121,7 @@ API void *aligned_alloc(size_t a, size_t n)
 
 	init();
 	p = next_aligned_alloc(a, n);
-	count(ALIGNED, p);
+	count(ALIGNED, p, n);
 	return p;
 }
 
@@ -137,7 +131,7 @@ API void *memalign(size_t a, size_t n)
 
 	init();
 	p = next_memalign(a, n);
-	count(ALIGNED, p);
+	count(ALIGNED, p, n);
 	return p;
 }
 
@@ -147,7 +141,7 @@ API void *_Znwm(size_t n)
 
 	init();
 	p = next_new(n);
-	count(NEW, p);
+	count(NEW, p, n);
 	return p;
 }
 
@@ -157,7 +151,7 @@ API void *_Znam(size_t n)
 
 	init();
 	p = next_new_array(n);
-	count(NEW_ARRAY, p);
+	count(NEW_ARRAY, p, n);
 	return p;
 }
 
@@ -167,7 +161,7 @@ API void *_ZnwmSt11align_val_t(size_t n, size_t a)
 
 	init();
 	p = next_new_aligned(n, a);
-	count(NEW, p);
+	count(NEW, p, n);
 	return p;
 }
 
@@ -177,7 +171,7 @@ API void *_ZnamSt11align_val_t(size_t n, size_t a)
 
 	init();
 	p = next_new_array_aligned(n, a);
-	count(NEW_ARRAY, p);
+	count(NEW_ARRAY, p, n);
 	return p;
 }
 

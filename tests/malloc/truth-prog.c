@@ -1,12 +1,12 @@
 /* A program with four known allocation sites for the truth test (record-truth.py): it does
  * not link librasp, so `rasp record` preloads librasp-malloc.so, and it counts what it
- * allocated at each site exactly (the ObjectSize each block's sample would carry, read with
- * librasp's rasp_object_size found at run time, and realloc moves only: one in place draws
- * nothing), then writes its pid and "site objects bytes" lines to the file named by its
- * argument. The sites keep their results (no tail calls), so each is a frame of its own.
- * With "family" after the file, it then forks a child that does the same into FILE.child,
- * and another that execs the program into FILE.exec (with RASP_SEED + 7919, so that its samples
- * are its own): three processes to follow. */
+ * allocated at each site exactly (the bytes each call asked for, which a sample's ObjectSize
+ * is, and every realloc, in place or moved: docs/usage.md, "What is estimated"; site_grow's
+ * last three are in place), then writes
+ * its pid and "site objects bytes" lines to the file named by its argument. The sites keep their
+ * results (no tail calls), so each is a frame of its own. With "family" after the file, it then
+ * forks a child that does the same into FILE.child, and another that execs the program into
+ * FILE.exec (with RASP_SEED + 7919, so that its samples are its own): three processes to follow. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -19,7 +19,6 @@
 #define ROUNDS 40000
 #define KEEP   64
 
-static size_t (*object_size)(const void *);
 static void *kept[KEEP];
 static struct {
 	const char *name;
@@ -27,16 +26,11 @@ static struct {
 } truth[4] = {
     {"site_small", 0, 0}, {"site_zeroed", 0, 0}, {"site_grow", 0, 0}, {"site_aligned", 0, 0}};
 
-/* The ObjectSize of a block of librasp-malloc (malloc/block.c: a 0 word before a pointer 8
- * bytes into its object). */
-static void count(int site, void *p)
+/* One call that returned n bytes (n > 0: every site asks for some). */
+static void count(int site, size_t n)
 {
-	/* Through an integer: the compiler cannot see that the word before is the block's. */
-	uintptr_t a = (uintptr_t)p;
-	void *obj = *(const uintptr_t *)(a - 8) == 0 ? (void *)(a - 8) : p;
-
 	truth[site].objects++;
-	truth[site].bytes += object_size(obj);
+	truth[site].bytes += n;
 }
 
 static void keep(unsigned i, void *p)
@@ -47,29 +41,42 @@ static void keep(unsigned i, void *p)
 
 __attribute__((noinline)) static void *site_small(unsigned i)
 {
-	void *p = malloc(40 + i % 24);
+	size_t n = 40 + i % 24;
+	void *p = malloc(n);
 
-	count(0, p);
+	count(0, n);
 	return p;
 }
 
 __attribute__((noinline)) static void *site_zeroed(unsigned i)
 {
-	void *p = calloc(1, 2000 + (i % 7) * 300);
+	size_t n = 2000 + (i % 7) * 300;
+	void *p = calloc(1, n);
 
-	count(1, p);
+	count(1, n);
 	return p;
 }
 
+/* Grown by doubling (each realloc moves), then trimmed to fit and grown a little, in place
+ * (the block holds those sizes, and they use at least half of it): one call line, so that the
+ * report's site is one row. */
 __attribute__((noinline)) static void *site_grow(unsigned i)
 {
+	size_t sizes[16], k = 0, grown, n, last;
 	char *p = NULL;
 
-	for (size_t n = 64; n <= 16384 + (i % 5) * 1000; n *= 2) {
-		char *q = realloc(p, n);
+	for (n = 64; n <= 16384 + (i % 5) * 1000; n *= 2)
+		sizes[k++] = n;
+	grown = k;
+	last = sizes[k - 1];
+	for (size_t j = 0; j < 3; j++)
+		sizes[k++] = last - last / 4 - i % 64 + j * (last / 8);
+	for (size_t j = 0; j < k; j++) {
+		char *q = realloc(p, sizes[j]);
 
-		if (q != p)
-			count(2, q);
+		if (j >= grown && q != p)
+			abort();    /* not in place: the site would not test what it means to */
+		count(2, sizes[j]); /* moved or in place: an allocation of its size either way */
 		p = q;
 	}
 	return p;
@@ -77,11 +84,12 @@ __attribute__((noinline)) static void *site_grow(unsigned i)
 
 __attribute__((noinline)) static void *site_aligned(unsigned i)
 {
+	size_t n = 700 + i % 100;
 	void *p = NULL;
 
-	if (posix_memalign(&p, 64, 700 + i % 100) != 0)
+	if (posix_memalign(&p, 64, n) != 0)
 		abort();
-	count(3, p);
+	count(3, n);
 	return p;
 }
 
@@ -125,8 +133,8 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int rc;
 
-	object_size = (size_t(*)(const void *))dlsym(RTLD_DEFAULT, "rasp_object_size");
-	if (argc < 2 || argc > 3 || !object_size) {
+	/* librasp there (loaded by librasp-malloc.so), or nothing here is rasp's. */
+	if (argc < 2 || argc > 3 || !dlsym(RTLD_DEFAULT, "rasp_object_size")) {
 		fprintf(stderr, "usage: %s TRUTH-FILE [family], with librasp-malloc.so preloaded\n",
 			argv[0]);
 		return 2;
