@@ -1,12 +1,17 @@
 #!/bin/bash
 # The same real programs under glibc, rasp record (librasp-malloc preloaded, stacks on, mean
 # 128 KiB), jemalloc's heap profiling (Debian libjemalloc2, MALLOC_CONF=prof:true,
-# lg_prof_sample:17: a mean of 128 KiB too) and heaptrack (Debian): wall time, peak RSS (of the
-# program: GNU time's maximum resident set) and what each leaves on disk, one run each.
-# Usage: bench/malloc/peers.sh BUILD-DIR (docs/performance.md, "librasp-malloc").
+# lg_prof_sample:17: a mean of 128 KiB too) and heaptrack (Debian), and, for what the
+# allocators alone cost, librasp-malloc and jemalloc preloaded without profiling: wall time,
+# peak RSS (of the program: GNU time's maximum resident set) and what each leaves on disk.
+# Medians of RUNS runs (default 3), the configurations interleaved within each run so that a
+# shared machine's load drifts over all of them alike; then each profiler's wall time over
+# glibc's and its overhead (the ratio minus 1) against jemalloc prof's and heaptrack's.
+# Usage: bench/malloc/peers.sh BUILD-DIR [RUNS] (docs/performance.md, "librasp-malloc").
 set -uo pipefail
 export PYTHONMALLOC=malloc # python3 on the malloc measured; the others ignore it
-build=${1:?usage: peers.sh BUILD-DIR}
+build=${1:?usage: peers.sh BUILD-DIR [RUNS]}
+runs=${2:-3}
 rasp="$build/bin/rasp"
 jemalloc=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -1)
 work=$(mktemp -d)
@@ -48,7 +53,7 @@ programs=(
 	"git-log|git -C $(cd "$(dirname "$0")/../.." && pwd) log -p -n 2000"
 	"threads|$work/threads"
 )
-measure() { # label dir cmd...
+measure() { # label dir cmd...: appends "secs kib disk rc" to $work/res.label
 	local label=$1 dir=$2
 	shift 2
 	/usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>"$work/err"
@@ -56,20 +61,38 @@ measure() { # label dir cmd...
 	read -r secs kib <"$work/time"
 	local size
 	size=$(du -sk "$dir" 2>/dev/null | cut -f1)
-	printf '  %-10s %7.2f s %8d KiB RSS %8s KiB on disk%s\n' "$label" "$secs" "$kib" \
-		"${size:-0}" "$([ $rc -ne 0 ] && echo " (exit $rc)")"
+	echo "$secs $kib ${size:-0} $rc" >>"$work/res.$label"
 }
+median() { # column of $work/res.label
+	sort -n -k"$2" "$work/res.$1" | awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'
+}
+labels=(glibc rasp-malloc rasp jemalloc jemalloc-prof heaptrack)
 for p in "${programs[@]}"; do
 	name=${p%%|*} cmd=${p#*|}
-	echo "$name"
 	if [ "$name" = sqlite3 ]; then set -- sqlite3 :memory: "$sqlite_sql"; else read -r -a a <<<"$cmd"; set -- "${a[@]}"; fi
+	rm -f "$work"/res.*
 	mkdir -p "$work/none"
-	measure glibc "$work/none" "$@"
-	rm -rf "$work/rasp"
-	measure rasp "$work/rasp" "$rasp" record --mean 131072 -o "$work/rasp" -- "$@"
-	rm -rf "$work/je" && mkdir -p "$work/je"
-	measure jemalloc "$work/je" env LD_PRELOAD="$jemalloc" \
-		MALLOC_CONF="prof:true,lg_prof_sample:17,prof_final:true,prof_prefix:$work/je/jeprof" "$@"
-	rm -rf "$work/ht" && mkdir -p "$work/ht"
-	measure heaptrack "$work/ht" heaptrack -o "$work/ht/ht" "$@"
+	for ((r = 0; r < runs; r++)); do
+		measure glibc "$work/none" "$@"
+		measure rasp-malloc "$work/none" env LD_PRELOAD="$build/lib/librasp-malloc.so" "$@"
+		rm -rf "$work/rasp"
+		measure rasp "$work/rasp" "$rasp" record --mean 131072 -o "$work/rasp" -- "$@"
+		measure jemalloc "$work/none" env LD_PRELOAD="$jemalloc" "$@"
+		rm -rf "$work/je" && mkdir -p "$work/je"
+		measure jemalloc-prof "$work/je" env LD_PRELOAD="$jemalloc" \
+			MALLOC_CONF="prof:true,lg_prof_sample:17,prof_final:true,prof_prefix:$work/je/jeprof" "$@"
+		rm -rf "$work/ht" && mkdir -p "$work/ht"
+		measure heaptrack "$work/ht" heaptrack -o "$work/ht/ht" "$@"
+	done
+	echo "$name (medians of $runs)"
+	for l in "${labels[@]}"; do
+		printf '  %-13s %7.2f s %8d KiB RSS %8s KiB on disk%s\n' "$l" "$(median "$l" 1)" \
+			"$(median "$l" 2)" "$(median "$l" 3)" \
+			"$(awk '$4 != 0 { bad = 1 } END { if (bad) print " (a run failed)" }' "$work/res.$l")"
+	done
+	awk -v g="$(median glibc 1)" -v r="$(median rasp 1)" -v j="$(median jemalloc-prof 1)" \
+		-v h="$(median heaptrack 1)" 'BEGIN {
+		printf "  over glibc: rasp record %.2fx, jemalloc prof %.2fx, heaptrack %.2fx;", r / g, j / g, h / g
+		printf " rasp'"'"'s overhead %+.2f s against jemalloc prof'"'"'s %+.2f s and heaptrack'"'"'s %+.2f s (%.2f of it)\n",
+			r - g, j - g, h - g, (h - g) > 0 ? (r - g) / (h - g) : 0 }'
 done
