@@ -237,6 +237,13 @@ static int write_metadata(struct rasp_nt_stream *s, unsigned desc, uint64_t tid,
 	return rc;
 }
 
+int rasp_nt_stream_declare(struct rasp_nt_stream *s, unsigned desc, uint64_t tid, int64_t ts)
+{
+	if (desc >= rasp_event_ndescs)
+		return -EINVAL;
+	return s->meta_id[desc] ? 0 : write_metadata(s, desc, tid, ts);
+}
+
 static int flush_block(struct rasp_nt_stream *s)
 {
 	int rc = write_stacks(s);

@@ -48,6 +48,10 @@ void rasp_nt_stream_fini(struct rasp_nt_stream *s);
 int rasp_nt_stream_event(struct rasp_nt_stream *s, unsigned desc, uint64_t tid, uint32_t seq,
 			 int64_t ts, const void *payload, size_t len, const uint64_t *stack,
 			 size_t nframes);
+/* The metadata of descriptor desc, unless written already (as its first event writes it): a
+ * reader then knows the event may occur, whether or not one does. 0, -EOVERFLOW or the
+ * output's error. */
+int rasp_nt_stream_declare(struct rasp_nt_stream *s, unsigned desc, uint64_t tid, int64_t ts);
 /* A thread's sequence number without an event (events it lost last): for the next sequence
  * point. 0 or -ENOMEM. */
 int rasp_nt_stream_note(struct rasp_nt_stream *s, uint64_t tid, uint32_t seq);

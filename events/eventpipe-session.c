@@ -146,6 +146,16 @@ int rasp__ep_session_open(struct rasp__ep_session **out, int fd, bool stream, ui
 		h.processors = cpus > 0 ? (uint32_t)cpus : 1;
 		rc = rasp_nt_write_header(&s->out, &h);
 	}
+	/* The frees' metadata up front: a reader then knows frees were recorded, so a session
+	 * whose program freed no sampled object reads as "nothing freed", not "frees unknown"
+	 * (rasp report --inuse refuses an input with no free events declared). */
+	for (unsigned d = 0; !rc && d < 2; d++) {
+		unsigned desc = d ? RASP_DESC_RASP_RUNTIME_HEAPDESTROYED
+				  : RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED;
+
+		if (mask >> desc & 1)
+			rc = rasp_nt_stream_declare(&s->nt, desc, (uint64_t)gettid(), h.sync_ticks);
+	}
 	if (!rc)
 		rc = rundown(s, h.sync_ticks, false);
 	if (rc) {

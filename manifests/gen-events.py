@@ -703,7 +703,8 @@ def gen_docs(m, rel):
                     f"Event {e['id']} version {e['version']}, level {e['level_name'][4:]} ({e['level']}), "
                     f"keywords {', '.join('`%s`' % k for k in e['keywords']) or 'none'} "
                     f"(`0x{e['keyword_mask']:x}`), task `{e['task'] or '-'}`. "
-                    f"C API: `rasp_event_{e['api']}()`.", ""]
+                    f"C API: `rasp_event_{e['api']}()`."
+                    + (" LTTng only: EventPipe never carries it." if e["lttng_only"] else ""), ""]
             if e.get("doc"):
                 out += [e["doc"], ""]
             fields = e["template"]["fields"]
@@ -761,7 +762,8 @@ def gen_desc_header(m, rel, reads):
            "\tuint64_t keywords;",
            "\tconst struct rasp_field_desc *fields;",
            "\tsize_t nfields;",
-           "\tbool emitted; /* rasp emits it (else only reads it) */",
+           "\tbool emitted; /* rasp emits it to EventPipe (else only reads it, or emits it to LTTng\n"
+           "\t\t       * only) */",
            "};\n",
            "extern const struct rasp_event_desc rasp_event_descs[];",
            "extern const size_t rasp_event_ndescs;\n",
@@ -777,7 +779,9 @@ def gen_desc_header(m, rel, reads):
 
 
 def gen_desc_source(m, rel, reads):
-    emitted = {(p["name"], e["id"], e["version"]) for p in m.providers for e in p["events"]}
+    # Emitted to EventPipe: an LTTng-only event (rasp:outputs) never is.
+    emitted = {(p["name"], e["id"], e["version"]) for p in m.providers for e in p["events"]
+               if not e["lttng_only"]}
     out = [banner(rel), "/* The event descriptor tables (rasp-event-desc.h). */\n",
            "#include \"rasp-event-desc.h\"\n"]
     rows = []

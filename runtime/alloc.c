@@ -334,15 +334,11 @@ RASP__NOINLINE static void *miss_generic(struct rasp_context *c, const rasp_type
 }
 
 /* The lean miss found the thread's sampling state changed: the generic way adopts it, told
- * that a check is due (the lean misses do not count `unchecked`). Not while a new LTTng
- * listener's further announcements are pending (sample.c): the inline check then never matches
- * for 3.1 s, and a full update with its clock read at every lean miss would
- * be a miss's cost many times over; the generic way checks once a quantum of its windows. */
+ * that a check is due (the lean misses do not count `unchecked`). */
 RASP__NOINLINE static void *miss_changed(struct rasp_context *c, const rasp_type_t *type,
 					 struct rasp__hot *hc)
 {
-	if (!c->lttng_confirm_ns)
-		c->unchecked = c->heap->cfg.alloc_quantum;
+	c->unchecked = c->heap->cfg.alloc_quantum;
 	return miss_generic(c, type, hc);
 }
 

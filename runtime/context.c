@@ -106,6 +106,7 @@ void rasp__context_exit(struct rasp_context *c)
 {
 	struct rasp_heap *h = c->heap;
 
+	rasp__freed_flush(h, c); /* (its blocks' cross-thread frees join the batch below) */
 	rasp__batch_flush(c);
 	rasp__pages_abandon(c);
 	pthread_mutex_lock(&h->lock);

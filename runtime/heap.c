@@ -79,6 +79,10 @@ void rasp_heap_destroy(rasp_heap_t *h)
 	 * heap's ClrInstanceID can go to a heap created after (unregistering frees it), so a
 	 * consumer ends them all. One per live sample would need them found: every header read. */
 	rasp__invalid_summary(h);
+	/* The frees threads kept go out first (their blocks die with the heap), from this
+	 * thread: the other threads are done with the heap (rasp.h). */
+	for (c = h->contexts; c; c = c->next)
+		rasp__freed_tell(h, c);
 	if (atomic_load_explicit(&h->marked, memory_order_relaxed))
 		rasp_event_heap_destroyed(h->cfg.clr_instance_id);
 	rasp__heap_unregister(h);

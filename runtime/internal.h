@@ -418,9 +418,28 @@ static inline bool rasp__state_check_due(const struct rasp_context *c)
 void *rasp__emit_listened(struct rasp_context *c, uint32_t kind, const rasp_type_t *type, void *obj,
 			  uint64_t z, uint64_t offset);
 /* The free of a sampled object (free.c's slow path, any thread), before its block can be
- * handed out again: its mark cleared (own: the object's own header), the hook, then
- * SampledObjectFreed with the sample's Address (the block's object: addr) and ObjectSize z. */
-void rasp__emit_freed(struct rasp_heap *h, struct rasp__header *own, void *addr, uint64_t z);
+ * handed out again (freed.c): its mark cleared (own: the object's own header), the hook, then
+ * SampledObjectFreed with the sample's Address (the block's object, blk + 1) and ObjectSize z,
+ * or the free kept for the thread's next SampledObjectsFreed. True: the block is kept (or
+ * already freed with its batch); false: the caller frees it (rasp__free_block). */
+bool rasp__emit_freed(struct rasp_heap *h, struct rasp__header *own, struct rasp__header *blk,
+		      struct rasp__segment *s, uint64_t z);
+/* Test seam: keep frees as if an LTTng session enabled SampledObjectsFreed (false in programs). */
+extern bool rasp__freed_keep_always;
+/* The age past which a thread's next kept free sends its batch (tests: never). */
+extern uint64_t rasp__freed_age_ns;
+/* The kept frees of c: one SampledObjectsFreed (if LTTng still listens), then their blocks
+ * go back (c's thread, or any thread while c's is quiescent). */
+void rasp__freed_flush(struct rasp_heap *h, struct rasp_context *c);
+/* The event alone, the blocks left where they are (a heap's destruction, the process's exit). */
+void rasp__freed_tell(struct rasp_heap *h, struct rasp_context *c);
+/* A fork's child: what c kept is its parent's to tell. */
+static inline void rasp__freed_forked(struct rasp_context *c)
+{
+	c->freed.skip = c->freed.n;
+}
+/* The checked block blk of mapping s, marked free or not, goes back (free.c). */
+void rasp__free_block(struct rasp_heap *h, struct rasp__segment *s, struct rasp__header *blk);
 
 /* Counts a sample; true when someone may take it (then rasp__emit_listened goes on): a
  * session as of the thread's last state update (`listened`), or a hook. Nobody to tell
@@ -483,6 +502,8 @@ static inline uintptr_t rasp__thread_token(void)
 void rasp__heap_unregister(struct rasp_heap *h);
 int rasp__heap_register(struct rasp_heap *h);
 void rasp__thread_forget_heap(struct rasp_heap *h);
+/* fn on each of the calling thread's contexts, with its heap (registry_lock held). */
+void rasp__thread_each_context(void (*fn)(struct rasp_heap *h, struct rasp_context *c));
 /* The calling thread's entries (one per heap it attached to and that is alive, give or take
  * the heaps destroyed since its last attach): for tests. */
 size_t rasp__thread_entries(void);

@@ -138,6 +138,11 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	/* What any thread kept of its frees of sampled objects is the parent's to tell
+	 * (freed.c): the child frees those blocks with its next batch, silently. */
+	for (struct rasp_heap *h = registry; h; h = h->reg_next)
+		for (struct rasp_context *c = h->contexts; c; c = c->next)
+			rasp__freed_forked(c);
 	fork_epoch++;
 	cache_set(NO_HEAP, NULL);
 	unlock_heaps();
@@ -295,6 +300,17 @@ void rasp__thread_forget_heap(struct rasp_heap *h)
 	}
 	if (cached_heap() == h)
 		cache_set(NO_HEAP, NULL);
+}
+
+void rasp__thread_each_context(void (*fn)(struct rasp_heap *h, struct rasp_context *c))
+{
+	struct rasp_heap *h;
+
+	pthread_mutex_lock(&registry_lock);
+	for (struct thread_entry *e = tentries; e; e = e->next)
+		if ((h = registry_find(e->heap_id))) /* (else its context went with its heap) */
+			fn(h, e->ctx);
+	pthread_mutex_unlock(&registry_lock);
 }
 
 struct rasp_context *rasp__context_peek(struct rasp_heap *h)

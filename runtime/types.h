@@ -362,6 +362,20 @@ _Static_assert(sizeof(struct rasp__hot) == 32 && sizeof(struct rasp__window) == 
  * thread only, except by context enumeration while the owner is quiescent and at the owner's
  * exit. Contexts are never freed before their heap (a stale wake-up of the full list of an
  * exited thread's recycled context is harmless), and are reused by later threads. */
+/* A thread's frees of sampled objects kept for one Rasp_Runtime:SampledObjectsFreed (freed.c):
+ * each block, its mapping, its ObjectSize and the time of its free. The blocks stay off every
+ * free list (marked free, so a second free is refused) until their event is out. */
+#define RASP__FREED_MAX 64
+struct rasp__freed {
+	uint32_t n;    /* kept */
+	uint32_t skip; /* the first `skip` are a fork's parent's: freed here, not told */
+	uint64_t bytes;
+	struct rasp__header *blk[RASP__FREED_MAX];
+	struct rasp__segment *seg[RASP__FREED_MAX];
+	uint64_t size[RASP__FREED_MAX];
+	uint64_t ns[RASP__FREED_MAX]; /* the frees' times (rasp__os_now_ns) */
+};
+
 struct rasp_context {
 	struct rasp__hot hot[RASP__NCLASS]; /* first: the fast path's only data */
 	struct rasp_heap *heap;
@@ -420,6 +434,8 @@ struct rasp_context {
 	/* Debug builds only (kept in every build so the layout never depends on NDEBUG). */
 	pthread_t owner;
 	_Atomic int busy; /* owner is inside an allocation call */
+	/* Last: read and written by its thread's frees of sampled objects only. */
+	struct rasp__freed freed;
 };
 
 /* Test seams: every sample with the mean it was drawn under; every announcement (mean, or 0

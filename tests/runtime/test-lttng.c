@@ -45,7 +45,48 @@ struct counts {
 	long by_kind[3];
 	long by_type[NPROG];
 	uint64_t last_trigger;
+	/* SampledObjectsFreed: events, the frees in them, the largest, Ages past the event's
+	 * own time (a free before the clock's origin: never). */
+	long batches, batch_frees, batch_max, bad_age;
 };
+
+/* A SampledObjectsFreed: each free paired as a SampledObjectFreed would be, in array order. */
+static void count_batch(struct counts *c, const bt_event *ev, const bt_message *msg)
+{
+	const bt_field *addrs = rasp_test_event_field(ev, "Addresses");
+	const bt_field *sizes = rasp_test_event_field(ev, "ObjectSizes");
+	const bt_field *ages = rasp_test_event_field(ev, "Ages");
+	uint64_t id, n, addr, size, age, ts = 0;
+
+	if (rasp_test_field_u64(rasp_test_event_field(ev, "ClrInstanceID"), &id) ||
+	    rasp_test_field_u64(rasp_test_event_field(ev, "Frees"), &n) || !addrs || !sizes ||
+	    !ages || n == 0 || n > 64 || bt_field_array_get_length(addrs) != n ||
+	    bt_field_array_get_length(sizes) != n || bt_field_array_get_length(ages) != n) {
+		c->bad++;
+		return;
+	}
+	if (msg)
+		ts = bt_clock_snapshot_get_value(
+		    bt_message_event_borrow_default_clock_snapshot_const(msg));
+	c->batches++;
+	c->batch_frees += (long)n;
+	if ((long)n > c->batch_max)
+		c->batch_max = (long)n;
+	for (uint64_t i = 0; i < n; i++) {
+		if (rasp_test_field_u64(
+			bt_field_array_borrow_element_field_by_index_const(addrs, i), &addr) ||
+		    rasp_test_field_u64(
+			bt_field_array_borrow_element_field_by_index_const(sizes, i), &size) ||
+		    rasp_test_field_u64(bt_field_array_borrow_element_field_by_index_const(ages, i),
+					&age)) {
+			c->bad++;
+			continue;
+		}
+		if (msg && age > ts)
+			c->bad_age++;
+		live_samples_freed(c->pairs, id, addr, size);
+	}
+}
 
 static int count_events(const bt_event *ev, void *user)
 {
@@ -96,6 +137,9 @@ static int count_events(const bt_event *ev, void *user)
 			c->bad++;
 		else
 			live_samples_freed(c->pairs, id, addr, size);
+	} else if (c->pairs &&
+		   strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_LTTNG) == 0) {
+		count_batch(c, ev, NULL);
 	} else if (c->pairs && strcmp(name, RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_LTTNG) == 0) {
 		uint64_t id;
 
@@ -126,12 +170,14 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void test_recorded_events_equal_emitted(void **state)
+/* The program's events as recorded, with the frees as free_event: one SampledObjectFreed a
+ * free, or SampledObjectsFreed (kept per thread, many frees an event). */
+static void recorded_events_equal_emitted(const char *free_event, struct counts *cp)
 {
 	const char *events[] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_LTTNG,
 				RASP_EVENT_RASP_RUNTIME_SAMPLINGCONFIGURED_LTTNG,
 				RASP_EVENT_RASP_RUNTIME_SAMPLINGSTOPPED_LTTNG,
-				RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG,
+				free_event,
 				RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_LTTNG,
 				NULL};
 	const char *argv[] = {rasp_test_build_path("bin/rasp-alloc-prog"), "3000", NULL};
@@ -145,7 +191,6 @@ static void test_recorded_events_equal_emitted(void **state)
 	const char *line;
 	int status;
 
-	(void)state;
 	assert_int_equal(rasp_test_session_start(s, events), 0);
 	status = rasp_test_run(out, sizeof(out), argv, env);
 	assert_int_equal(rasp_test_session_stop(s), 0);
@@ -190,6 +235,33 @@ static void test_recorded_events_equal_emitted(void **state)
 			fail_msg("%s: %ld samples recorded, expected %.1f +- %.1f",
 				 prog_types[i].name, c.by_type[i], exp, se);
 	}
+	*cp = c;
+}
+
+static void test_recorded_events_equal_emitted(void **state)
+{
+	struct counts c;
+
+	(void)state;
+	recorded_events_equal_emitted(RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG, &c);
+	assert_int_equal(c.batches, 0);
+}
+
+/* The same with the frees kept per thread: every sample freed once, after it and before its
+ * address is sampled again (the kept block is not reused before its event), in events of up
+ * to 64 frees (each round of the program frees a large object, whose free sends the batch:
+ * about 22 frees an event, seed 7). */
+static void test_batched_frees_equal_emitted(void **state)
+{
+	struct counts c;
+
+	(void)state;
+	recorded_events_equal_emitted(RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_LTTNG, &c);
+	printf("%ld batches of %ld frees, largest %ld\n", c.batches, c.batch_frees, c.batch_max);
+	assert_true(c.batches > 0);
+	assert_true(c.batch_max > 1 && c.batch_max <= 64);
+	assert_true(c.batch_frees > 4 * c.batches);
+	assert_int_equal(c.bad_age, 0);
 }
 
 static double now(void)
@@ -526,6 +598,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_mean_flips_weigh_each_sample_with_its_mean, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_recorded_events_equal_emitted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batched_frees_equal_emitted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_enable_event_on_running_process, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_late_listener_gets_the_mean, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_report_unchanged_by_frees, setup, teardown),
