@@ -75,12 +75,14 @@ const char *rasp_live_unavailable_why(const struct rasp_live *l)
 		       "past the limit of the live heap's table (report/live.h), so what is still "
 		       "allocated is not known; a larger sampling mean (rasp record --mean) "
 		       "samples fewer objects.";
-	return "the input holds no Rasp_Runtime:SampledObjectFreed or HeapDestroyed event, so "
+	return "the input holds no Rasp_Runtime:SampledObjectFreed, SampledObjectsFreed or "
+	       "HeapDestroyed event, so "
 	       "it cannot say which sampled objects died and what is still allocated (a "
 	       "report would show everything as live). A .nettrace file from .NET has none: "
 	       ".NET emits no event when an object is collected. A program on rasp's runtime "
 	       "emits them: record it with rasp record (which enables Rasp_Runtime:*), or "
-	       "enable Rasp_Runtime:SampledObjectFreed and Rasp_Runtime:HeapDestroyed in an "
+	       "enable Rasp_Runtime:SampledObjectsFreed (or SampledObjectFreed) and "
+	       "Rasp_Runtime:HeapDestroyed in an "
 	       "LTTng session beside DotNETRuntime:AllocationSampled.";
 }
 
