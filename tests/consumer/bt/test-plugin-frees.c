@@ -4,7 +4,9 @@
  * own time (at the end only Batch.C is live), rasp convert writes one SampledObjectFreed per
  * free at its own time (rasp report --inuse --at 0.125 on the file: Batch.A is freed by then,
  * Batch.B live, Batch.C not yet allocated), and an Age that puts a free before the clock's
- * origin is refused naming the field and the value. (A .nettrace names types as C# does unless
+ * origin is refused naming the field and the value; a free sent after events more than 1 s
+ * later were written is written late, and rasp convert says so. (A .nettrace names types as C# does
+ * unless
  * --raw-names: Batch.A would be A.) */
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,6 +126,27 @@ static void test_plugin_frees_batch(void **state)
 	rasp_test_session_destroy(&s, 0);
 }
 
+/* A free sent 1.5 s after it, once later events were written: rasp convert writes it at the
+ * last time written and says so. */
+static void test_plugin_frees_idle(void **state)
+{
+	(void)state;
+	struct rasp_test_session s;
+	char nettrace[PATH_MAX + 16], pid[32];
+	long p = record(&s, "idle");
+	const char *conv[] = {"convert", "--pid", pid, "-o", nettrace, s.dir, NULL};
+
+	snprintf(nettrace, sizeof(nettrace), "%s.nettrace", s.dir);
+	snprintf(pid, sizeof(pid), "%ld", p);
+	if (rasp(conv) != 0)
+		fail_msg("rasp convert: %s", out);
+	if (!strstr(out, "warning: 1 of 1 frees"))
+		fail_msg("rasp convert said:\n%s", out);
+	assert_non_null(strstr(out, "written at the time written last"));
+	remove(nettrace);
+	rasp_test_session_destroy(&s, 0);
+}
+
 /* An Age past int64: refused, the field and the value named; skipped with strict=false. */
 static void test_plugin_frees_bad_age(void **state)
 {
@@ -149,6 +172,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_plugin_frees_batch),
+	    cmocka_unit_test(test_plugin_frees_idle),
 	    cmocka_unit_test(test_plugin_frees_bad_age),
 	};
 
