@@ -213,5 +213,12 @@ int rasp_cli_convert(int argc, char **argv)
 		    st.lost_unknown ? " (a lost packet counts as one: the true number is "
 				      "unknown, so readers will under-count)"
 				    : "");
+	if (st.frees_late)
+		rasp_cli_error(cmd,
+			       "warning: %" PRIu64 " of %" PRIu64
+			       " frees (from LTTng's SampledObjectsFreed) were sent more than 1 s "
+			       "after them, once later events were written: they are written at "
+			       "the time written last, up to %.3f s after their own",
+			       st.frees_late, st.frees, (double)st.frees_late_max_ns / 1e9);
 	return 0;
 }

@@ -46,7 +46,8 @@ static const struct {
     [RASP_F_INSTANCE] = {RASP_EVENT_DOTNETRUNTIME_ALLOCATIONSAMPLED_FIELD_CLRINSTANCEID, F_INT,
 			 true,
 			 ROLE(RASP_ROLE_SAMPLED) | ROLE(RASP_ROLE_CONFIGURED) |
-			     ROLE(RASP_ROLE_FREED) | ROLE(RASP_ROLE_HEAP_DESTROYED)},
+			     ROLE(RASP_ROLE_FREED) | ROLE(RASP_ROLE_HEAP_DESTROYED) |
+			     ROLE(RASP_ROLE_FREES)},
     [RASP_F_AMOUNT] = {RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V2_FIELD_ALLOCATIONAMOUNT, F_INT,
 		       false, ROLE(RASP_ROLE_TICK)},
     [RASP_F_AMOUNT64] = {RASP_EVENT_DOTNETRUNTIME_GCALLOCATIONTICK_V2_FIELD_ALLOCATIONAMOUNT64,
@@ -86,6 +87,15 @@ static const struct {
 			   ROLE(RASP_ROLE_OBJECT)},
     [RASP_F_O_PATH] = {RASP_EVENT_RASP_RUNTIME_OBJECTLOADED_FIELD_PATH, F_STRING, false,
 		       ROLE(RASP_ROLE_OBJECT)},
+    /* A batch of one thread's frees (LTTng only): event.c checks the lengths against Frees. */
+    [RASP_F_B_FREES] = {RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_FIELD_FREES, F_INT, false,
+			ROLE(RASP_ROLE_FREES)},
+    [RASP_F_B_ADDRESSES] = {RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_FIELD_ADDRESSES, F_ARRAY,
+			    false, ROLE(RASP_ROLE_FREES)},
+    [RASP_F_B_SIZES] = {RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_FIELD_OBJECTSIZES, F_ARRAY,
+			false, ROLE(RASP_ROLE_FREES)},
+    [RASP_F_B_AGES] = {RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_FIELD_AGES, F_ARRAY, false,
+		       ROLE(RASP_ROLE_FREES)},
 };
 
 const char *rasp_bt_field_name(int f)
@@ -445,6 +455,29 @@ int rasp_bt_event_decode(struct rasp_bt_class *c, const bt_message *msg, struct 
 		for (size_t i = 0; i < e->build_id_len; i++)
 			c->bytes[i] = (uint8_t)b[i];
 		e->build_id = c->bytes;
+		return 0;
+	}
+	if (c->role == RASP_ROLE_FREES) {
+		static const int arrays[] = {RASP_F_B_ADDRESSES, RASP_F_B_SIZES, RASP_F_B_AGES};
+		uint64_t *out[] = {c->free_addresses, c->free_sizes, c->free_ages};
+		uint64_t *lens[] = {&e->free_addresses_len, &e->free_sizes_len, &e->free_ages_len};
+
+		e->nfrees = v[RASP_F_B_FREES];
+		for (int a = 0; a < 3; a++) {
+			size_t n;
+
+			/* At most RASP_FREES_MAX read; the length kept, for event.c to refuse
+			 * one other than Frees (never a batch cut short). */
+			*lens[a] = bt_field_array_get_length(f[arrays[a]]);
+			if (field_array(f[arrays[a]], out[a], RASP_FREES_MAX, &n)) {
+				*field = fields[arrays[a]].name;
+				*reason = "negative";
+				return -EINVAL;
+			}
+		}
+		e->free_addresses = c->free_addresses;
+		e->free_sizes = c->free_sizes;
+		e->free_ages = c->free_ages;
 		return 0;
 	}
 	if (f[RASP_F_BUILD_ID]) {

@@ -40,6 +40,11 @@ enum {
 	RASP_F_O_FLAGS,
 	RASP_F_O_BUILD_ID,
 	RASP_F_O_PATH,
+	/* Rasp_Runtime:SampledObjectsFreed's */
+	RASP_F_B_FREES,
+	RASP_F_B_ADDRESSES,
+	RASP_F_B_SIZES,
+	RASP_F_B_AGES,
 	RASP_NFIELDS
 };
 
@@ -50,9 +55,12 @@ struct rasp_bt_class {
 	uint64_t vpid, vtid, procname; /* common-context member index, UINT64_MAX if absent */
 	int bad_field;		       /* RASP_F_* of the first unusable field, -1 if none */
 	const char *bad_reason;
-	/* Where an event's array fields are decoded (stack frames, build id bytes). */
+	/* Where an event's array fields are decoded (stack frames, build id bytes, a batch of
+	 * frees' addresses, sizes and ages). */
 	uint64_t frames[RASP_STACK_MAX_FRAMES];
 	uint8_t bytes[RASP_BUILD_ID_MAX];
+	uint64_t free_addresses[RASP_FREES_MAX], free_sizes[RASP_FREES_MAX],
+	    free_ages[RASP_FREES_MAX];
 	/* .NET's own LTTng provider packs events of many fields into one byte sequence,
 	 * __data__, laid out as the EventPipe payload: blob_desc decodes it (METHOD only). */
 	const struct rasp_event_desc *blob_desc;

@@ -15,6 +15,11 @@ struct rasp_nettrace_sink_stats {
 	uint64_t other_pid; /* events of other processes, skipped (pid=N) */
 	uint64_t lost;	    /* events lost upstream, written as gaps */
 	bool lost_unknown;  /* some losses had no count (lost packets): `lost` is a floor */
+	/* SampledObjectFreed written from LTTng's SampledObjectsFreed (one per free), and of those
+	 * written later than their time (older than RASP_NT_HOLD_NS, sink-nettrace.c: the events
+	 * after it were written already), with the most late. */
+	uint64_t frees, frees_late;
+	int64_t frees_late_max_ns;
 };
 
 #endif /* RASP_CONSUMER_SINK_NETTRACE_STATS_H */

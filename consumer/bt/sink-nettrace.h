@@ -1,5 +1,6 @@
 /* sink.rasp.nettrace: writes the events rasp knows (AllocationSampled, rasp's SamplingConfigured
- * and SamplingStopped, GCAllocationTick) of one process as an EventPipe NetTrace V4 file that
+ * and SamplingStopped, GCAllocationTick, the frees of sampled objects: LTTng's batches become
+ * one SampledObjectFreed per free) of one process as an EventPipe NetTrace V4 file that
  * .NET tools open, through the same encoder as the runtime's EventPipe session
  * (codec/nettrace-stream.h). Parameters: path="FILE" (required), pid=N (the process to keep
  * when the input holds several). Lost events become sequence-number gaps, which TraceEvent and

@@ -369,7 +369,7 @@ static void declares_frees(struct sink *s, const bt_stream *stream)
 		enum rasp_role r = rasp_role_of(bt_event_class_get_name(
 		    bt_stream_class_borrow_event_class_by_index_const(sc, i)));
 
-		if (r == RASP_ROLE_FREED || r == RASP_ROLE_HEAP_DESTROYED)
+		if (r == RASP_ROLE_FREED || r == RASP_ROLE_FREES || r == RASP_ROLE_HEAP_DESTROYED)
 			rasp_live_declare(s->tally->live);
 	}
 }

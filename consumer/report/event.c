@@ -26,6 +26,8 @@ enum rasp_role rasp_role_of(const char *name)
 		return RASP_ROLE_FREED;
 	if (strcmp(name, RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_LTTNG) == 0)
 		return RASP_ROLE_HEAP_DESTROYED;
+	if (strcmp(name, RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_LTTNG) == 0)
+		return RASP_ROLE_FREES;
 	if (strcmp(name, RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V1_LTTNG) == 0 ||
 	    strcmp(name, RASP_EVENT_DOTNETRUNTIME_METHODLOADVERBOSE_V2_LTTNG) == 0 ||
 	    strcmp(name, RASP_EVENT_DOTNETRUNTIMERUNDOWN_METHODDCENDVERBOSE_V1_LTTNG) == 0 ||
@@ -59,6 +61,63 @@ static int method(struct rasp_tally *t, const struct rasp_event *e)
 	    rasp_modules_add_clr_method(&t->modules, e->pid, e->base, e->memsz, e->method_namespace,
 					e->method_name ? e->method_name : "?", e->method_signature);
 	return ret == -EINVAL ? 0 : ret;
+}
+
+/* A SampledObjectsFreed: every field checked before any free is applied (a malformed event
+ * changes nothing), then each free at its own time, the event's minus its Age, in array
+ * order. Those times are before the event's, and may be before events of other threads
+ * already applied: rasp_live_free corrects what was taken meanwhile. */
+static int frees(struct rasp_tally *t, const struct rasp_event *e, const char **field, char *why,
+		 size_t whylen)
+{
+	static const char *const names[] = {
+	    RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_FIELD_ADDRESSES,
+	    RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_FIELD_OBJECTSIZES,
+	    RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_FIELD_AGES};
+	const uint64_t lens[] = {e->free_addresses_len, e->free_sizes_len, e->free_ages_len};
+
+	if (e->nfrees == 0 || e->nfrees > RASP_FREES_MAX) {
+		*field = RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_FIELD_FREES;
+		snprintf(why, whylen, "out-of-range (Frees=%" PRIu64 ", 1 to %d)", e->nfrees,
+			 RASP_FREES_MAX);
+		return -EINVAL;
+	}
+	for (int a = 0; a < 3; a++)
+		if (lens[a] != e->nfrees) {
+			*field = names[a];
+			snprintf(why, whylen,
+				 "length-not-Frees (length=%" PRIu64 " Frees=%" PRIu64 ")", lens[a],
+				 e->nfrees);
+			return -EINVAL;
+		}
+	for (size_t i = 0; i < e->nfrees; i++) {
+		if (e->free_sizes[i] == 0) {
+			*field = RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_FIELD_OBJECTSIZES;
+			snprintf(why, whylen,
+				 "zero (ObjectSizes[%zu]=0 Addresses[%zu]=0x%" PRIx64 ")", i, i,
+				 e->free_addresses[i]);
+			return -EINVAL;
+		}
+		/* A free before the clock's origin, or an Age past int64, is no time at all. */
+		if (e->timed && e->free_ages[i] &&
+		    (e->free_ages[i] > (uint64_t)INT64_MAX || (int64_t)e->free_ages[i] > e->ns)) {
+			*field = RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_FIELD_AGES;
+			snprintf(why, whylen,
+				 "before-the-clock-origin (Ages[%zu]=%" PRIu64 " event at %" PRId64
+				 " ns)",
+				 i, e->free_ages[i], e->ns);
+			return -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < e->nfrees; i++) {
+		int ret = rasp_live_free(t->live, e->pid, e->instance, e->free_addresses[i],
+					 e->free_sizes[i], e->timed,
+					 e->timed ? e->ns - (int64_t)e->free_ages[i] : 0);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const char **field,
@@ -106,8 +165,10 @@ int rasp_event_apply(struct rasp_tally *t, const struct rasp_event *e, const cha
 			snprintf(why, whylen, "zero (ObjectSize=0)");
 			return -EINVAL;
 		}
-		rasp_live_free(t->live, e->pid, e->instance, e->address, e->size, e->timed, e->ns);
-		return 0;
+		return rasp_live_free(t->live, e->pid, e->instance, e->address, e->size, e->timed,
+				      e->ns);
+	case RASP_ROLE_FREES:
+		return frees(t, e, field, why, whylen);
 	case RASP_ROLE_HEAP_DESTROYED:
 		return rasp_live_heap_destroyed(t->live, e->pid, e->instance, e->timed, e->ns);
 	case RASP_ROLE_STACK:

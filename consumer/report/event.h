@@ -32,7 +32,13 @@ enum rasp_role {
 	 * sampled object of a heap (Rasp_Runtime:HeapDestroyed): what is still live. */
 	RASP_ROLE_FREED,
 	RASP_ROLE_HEAP_DESTROYED,
+	/* One thread's frees of sampled objects in one event (Rasp_Runtime:SampledObjectsFreed,
+	 * LTTng only): each a FREED at the event's time minus its age. */
+	RASP_ROLE_FREES,
 };
+
+/* The most frees a SampledObjectsFreed carries (its Frees field, 1 to this). */
+#define RASP_FREES_MAX 64
 
 /* The role of an event class by its name (names from the generated rasp/event-meta.h). */
 enum rasp_role rasp_role_of(const char *event_name);
@@ -61,6 +67,11 @@ struct rasp_event {
 	const uint8_t *build_id; /* BUILD_ID, OBJECT (build_id_len 0: none) */
 	size_t build_id_len;
 	const char *method_namespace, *method_name, *method_signature; /* METHOD */
+	/* FREES: the Frees field, and each array's elements (at most RASP_FREES_MAX read) with
+	 * its length as the event has it; apply checks that the lengths are Frees. */
+	uint64_t nfrees;
+	const uint64_t *free_addresses, *free_sizes, *free_ages;
+	uint64_t free_addresses_len, free_sizes_len, free_ages_len;
 };
 
 /* Applies one decoded event to t. A malformed event returns -EINVAL with the field and the

@@ -75,12 +75,14 @@ const char *rasp_live_unavailable_why(const struct rasp_live *l)
 		       "past the limit of the live heap's table (report/live.h), so what is still "
 		       "allocated is not known; a larger sampling mean (rasp record --mean) "
 		       "samples fewer objects.";
-	return "the input holds no Rasp_Runtime:SampledObjectFreed or HeapDestroyed event, so "
+	return "the input holds no Rasp_Runtime:SampledObjectFreed, SampledObjectsFreed or "
+	       "HeapDestroyed event, so "
 	       "it cannot say which sampled objects died and what is still allocated (a "
 	       "report would show everything as live). A .nettrace file from .NET has none: "
 	       ".NET emits no event when an object is collected. A program on rasp's runtime "
 	       "emits them: record it with rasp record (which enables Rasp_Runtime:*), or "
-	       "enable Rasp_Runtime:SampledObjectFreed and Rasp_Runtime:HeapDestroyed in an "
+	       "enable Rasp_Runtime:SampledObjectsFreed (or SampledObjectFreed) and "
+	       "Rasp_Runtime:HeapDestroyed in an "
 	       "LTTng session beside DotNETRuntime:AllocationSampled.";
 }
 
@@ -214,7 +216,18 @@ static int64_t lifetime(int64_t ns, int64_t born)
 	return life;
 }
 
-/* A sample ends at ns: its cell's sums, its lifetime, the journal when the moment saw it. */
+/* Whether a sample that ends at ns (timed) was already gone at the moment: a free at or
+ * before an --at time (events up to it are applied before it), or before the peak's sample
+ * (events of its timestamp that came after it are after it). Only a late free (from a batch,
+ * SampledObjectsFreed) can end a sample before a moment already set. */
+static bool gone_at_moment(const struct rasp_live *l, bool timed, int64_t ns)
+{
+	return timed && l->moment_ns != UNTIMED &&
+	       (ns < l->moment_ns || (l->moment == RASP_LIVE_AT && ns == l->moment_ns));
+}
+
+/* A sample ends at ns: its cell's sums, its lifetime, the journal when the moment saw it
+ * (alive then), the peak's total when it was not. */
 static int end_sample(struct rasp_live *l, const struct rasp_live_sample *s, bool timed, int64_t ns,
 		      bool counted)
 {
@@ -235,9 +248,16 @@ static int end_sample(struct rasp_live *l, const struct rasp_live_sample *s, boo
 		}
 	}
 	if (wants_journal(l, s)) {
-		int ret = rasp_array_grow((void **)&l->journal, &l->capjournal, l->njournal,
-					  sizeof(*l->journal));
+		int ret;
 
+		if (gone_at_moment(l, timed, ns)) {
+			/* Counted in the peak's total when the peak was chosen, gone by then. */
+			if (l->moment == RASP_LIVE_PEAK)
+				l->peak_total = fmax(l->peak_total - w, 0.0);
+			return 0;
+		}
+		ret = rasp_array_grow((void **)&l->journal, &l->capjournal, l->njournal,
+				      sizeof(*l->journal));
 		if (ret)
 			return ret;
 		l->journal[l->njournal++] = *s;
@@ -270,18 +290,26 @@ static int64_t point_ns(int64_t origin, size_t k, int64_t step)
 	return at;
 }
 
-/* Keeps every other point (the first stays), doubling the step. */
+/* Keeps every other point (the first stays), doubling the step. A point shares the entries
+ * of the one before when both have the same range: the same first and the same count (an
+ * empty point's first is where the next one's entries begin, so the first alone does not
+ * tell). */
 static void thin(struct rasp_live *l)
 {
-	size_t k = 0, e = 0, last_first = SIZE_MAX, last_new = 0;
+	size_t k = 0, e = 0, last_first = SIZE_MAX, last_n = 0, last_new = 0;
 
+	/* The last point gone (an even count), what changed since the one now last is unknown:
+	 * the next point is taken afresh, never shared with it. */
+	if (l->npoints % 2 == 0)
+		l->last_activity = UINT64_MAX;
 	for (size_t i = 0; i < l->npoints; i += 2) {
 		struct rasp_live_point p = l->points[i];
 
-		if (p.first == last_first) {
+		if (p.first == last_first && p.n == last_n) {
 			p.first = last_new; /* shares the entries of the point before */
 		} else {
 			last_first = p.first;
+			last_n = p.n;
 			if (p.n) /* none: entries may still be NULL */
 				memmove(&l->entries[e], &l->entries[p.first],
 					p.n * sizeof(*l->entries));
@@ -331,6 +359,68 @@ static int take_point(struct rasp_live *l, int64_t ns, bool changed)
 static uint64_t activity(const struct rasp_live *l)
 {
 	return l->seq + l->frees + l->heap_freed + l->replaced;
+}
+
+/* A late free (ns before points already taken: a SampledObjectsFreed's free at its own
+ * time): the points after ns counted its sample s, and no longer do. They are the timeline's
+ * tail; its entries are rebuilt in point order right after the entries of the points before it
+ * (what thin() expects), the first point of the tail unshared from the one before it, a cell
+ * left with no sample dropped as take_point would. Built past the end, then moved down: no
+ * other buffer. O(entries of the tail) per late free, nothing for a timely one. */
+static int unfree_points(struct rasp_live *l, const struct rasp_live_sample *s, int64_t ns)
+{
+	const struct rasp_live_cell *c = &l->cells[s->cell];
+	size_t k0 = l->npoints, base, total = 0, t, last_src = SIZE_MAX, last_srcn = 0,
+	       last_dst = 0, last_n = 0;
+	int ret;
+
+	while (k0 && l->points[k0 - 1].ns > ns)
+		k0--;
+	/* An untimed sample was counted at the points taken after it came: unknown here. */
+	if (k0 == l->npoints || s->ns == UNTIMED)
+		return 0;
+	base = k0 ? l->points[k0 - 1].first + l->points[k0 - 1].n : 0;
+	for (size_t k = k0; k < l->npoints; k++)
+		if (k == k0 || l->points[k].first != l->points[k - 1].first ||
+		    l->points[k].n != l->points[k - 1].n)
+			total += l->points[k].n;
+	if (!total)
+		return 0;
+	ret = rasp_array_grow((void **)&l->entries, &l->capentries, l->nentries + total - 1,
+			      sizeof(*l->entries));
+	if (ret)
+		return ret;
+	t = l->nentries;
+	for (size_t k = k0; k < l->npoints; k++) {
+		struct rasp_live_point *p = &l->points[k];
+		size_t dst = t;
+
+		if (k > k0 && p->first == last_src && p->n == last_srcn) {
+			p->first = last_dst;
+			p->n = last_n;
+			continue;
+		}
+		last_src = p->first;
+		last_srcn = p->n;
+		for (size_t j = 0; j < p->n; j++) {
+			struct rasp_live_entry e = l->entries[p->first + j];
+
+			if (e.cell == s->cell) {
+				stats_add(&e.s, c->p, s->size, s->offset, -1.0);
+				if (!e.s.samples)
+					continue;
+			}
+			l->entries[t++] = e;
+		}
+		p->first = last_dst = dst;
+		p->n = last_n = t - dst;
+	}
+	memmove(&l->entries[base], &l->entries[l->nentries],
+		(t - l->nentries) * sizeof(*l->entries));
+	for (size_t k = k0; k < l->npoints; k++)
+		l->points[k].first = l->points[k].first - l->nentries + base;
+	l->nentries = base + (t - l->nentries);
+	return 0;
 }
 
 int rasp_live_clock(struct rasp_live *l, int64_t ns, int64_t first_ns)
@@ -451,18 +541,19 @@ void rasp_live_sample_untracked(struct rasp_live *l, uint32_t cell, uint64_t siz
 	l->no_address++;
 }
 
-void rasp_live_free(struct rasp_live *l, int64_t pid, uint64_t instance, uint64_t address,
-		    uint64_t size, bool timed, int64_t ns)
+int rasp_live_free(struct rasp_live *l, int64_t pid, uint64_t instance, uint64_t address,
+		   uint64_t size, bool timed, int64_t ns)
 {
 	size_t i;
+	int ret;
 
 	l->frees++;
 	if (l->overflow)
-		return;
+		return 0;
 	i = find(l, pid, instance, address);
 	if (i == SIZE_MAX) {
 		l->frees_unmatched++;
-		return;
+		return 0;
 	}
 	if (l->has_replacing && timed && l->slots[i].seq == l->replacing.seq &&
 	    ns == l->replacing.ns) {
@@ -486,16 +577,22 @@ void rasp_live_free(struct rasp_live *l, int64_t pid, uint64_t instance, uint64_
 			if (life <= RASP_LIVE_LONG_NS)
 				c->freed_long += w;
 		}
-		return;
+		return 0;
 	}
+	/* A free's time is never before its sample's (the same clock, the same object): one
+	 * that says otherwise is taken at the sample's, so the sample counts nowhere. */
+	if (timed && l->slots[i].ns != UNTIMED && ns < l->slots[i].ns)
+		ns = l->slots[i].ns;
+	/* Both may need memory: on failure the sample stays live, the free uncounted. */
+	if (timed && (ret = unfree_points(l, &l->slots[i], ns)) != 0)
+		return ret;
+	if ((ret = end_sample(l, &l->slots[i], timed, ns, true)) != 0)
+		return ret;
 	l->frees_paired++;
 	if (l->slots[i].size != size)
 		l->size_mismatch++;
-	/* The journal may need memory; without it the peak's figures would be wrong, so the
-	 * failure is reported by the next sample's reserve at the latest: keep the sample. */
-	if (end_sample(l, &l->slots[i], timed, ns, true))
-		return;
 	remove_slot(l, i);
+	return 0;
 }
 
 int rasp_live_heap_destroyed(struct rasp_live *l, int64_t pid, uint64_t instance, bool timed,

@@ -166,11 +166,17 @@ int rasp_live_sample(struct rasp_live *l, uint32_t cell, int64_t pid, uint64_t i
 /* A sample without an Address field: counted, never live. */
 void rasp_live_sample_untracked(struct rasp_live *l, uint32_t cell, uint64_t size);
 
-/* A SampledObjectFreed: ends the latest sample of (pid, instance, address). One with no such
- * sample is counted, nothing more; a size other than the sample's is counted (the sample still
- * ends: the address is exact). */
-void rasp_live_free(struct rasp_live *l, int64_t pid, uint64_t instance, uint64_t address,
-		    uint64_t size, bool timed, int64_t ns);
+/* A SampledObjectFreed, or one free of a SampledObjectsFreed: ends the latest sample of (pid,
+ * instance, address) at ns. One with no such sample is counted, nothing more; a size other
+ * than the sample's is counted (the sample still ends: the address is exact). A free at a time
+ * before events already applied (a batch's, late) leaves the figures as if it had come at its
+ * time: the timeline's points after ns stop counting the sample, and so does the moment (--at,
+ * the peak: its total too) when ns is before it. What stays approximate: which moment is the
+ * peak is chosen as events come, so a peak chosen while frees were still to come stays the
+ * moment even when the corrected figures of another would be higher (its own figures are
+ * exact). -ENOMEM (the sample then stays live). */
+int rasp_live_free(struct rasp_live *l, int64_t pid, uint64_t instance, uint64_t address,
+		   uint64_t size, bool timed, int64_t ns);
 /* A HeapDestroyed: every live sample of (pid, instance) ends. O(live samples). */
 int rasp_live_heap_destroyed(struct rasp_live *l, int64_t pid, uint64_t instance, bool timed,
 			     int64_t ns);

@@ -211,20 +211,20 @@ static int live_notes(const struct rasp_tally *t, const struct rasp_rows *rows,
 	if (!rows->live_known)
 		return add(out, "no-lifetimes", "%s", rasp_live_unavailable_why(l));
 	if (l->frees_unmatched)
-		ret = add(
-		    out, "unmatched-frees",
-		    "%" PRIu64 " of %" PRIu64 " %s events had no sample live at their "
-		    "address (objects allocated before the recording started, or whose sample "
-		    "was lost): counted, and no figure changes for them. Objects allocated "
-		    "before the recording started and still live are in no in-use figure.",
-		    l->frees_unmatched, l->frees, RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG);
+		ret = add(out, "unmatched-frees",
+			  "%" PRIu64 " of %" PRIu64 " frees (%s events, or one of a "
+			  "SampledObjectsFreed) had no sample live at their address (objects "
+			  "allocated before the recording started, or whose sample "
+			  "was lost): counted, and no figure changes for them. Objects allocated "
+			  "before the recording started and still live are in no in-use figure.",
+			  l->frees_unmatched, l->frees,
+			  RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG);
 	if (!ret && l->replaced)
-		ret =
-		    add(out, "lost-frees",
-			"%" PRIu64 " sample%s had no free before another sample came at the same "
-			"address (a lost SampledObjectFreed event): each counts as freed when the "
-			"next sample came.",
-			l->replaced, plural(l->replaced));
+		ret = add(out, "lost-frees",
+			  "%" PRIu64 " sample%s had no free before another sample came at the same "
+			  "address (a lost free event): each counts as freed when the "
+			  "next sample came.",
+			  l->replaced, plural(l->replaced));
 	if (!ret && l->size_mismatch)
 		ret = add(out, "lost-frees",
 			  "%" PRIu64 " free%s gave another ObjectSize than %s sample: the events "

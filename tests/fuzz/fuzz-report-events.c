@@ -1,7 +1,8 @@
 /* libFuzzer target: decoded events, as any source hands them to the consumer, applied to a
  * tally and rendered by every writer. Whatever the events (sizes, offsets, means, ids, type
  * and process names of any bytes; stacks, loaded objects, build ids and .NET methods at any
- * addresses; frees and heaps destroyed at addresses in a small window, so that they meet
+ * * addresses; frees, one at a time or in batches of any age, and heaps destroyed at addresses
+ * in a small window, so that they meet
  * samples), nothing may crash or hang, every json report must parse, in-use reports at the
  * end, the peak or a time included, and rasp diff's statistics must take two such tallies. Objects
  * are named from a fixed list of paths (this program itself, a missing file, a directory, a
@@ -55,6 +56,7 @@ static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean,
 	struct rasp_tally *t = rasp_tally_create(group_by, mean);
 	char type[48], proc[48], why[160], ns[48], name[48];
 	uint64_t frames[70];
+	uint64_t addresses[RASP_FREES_MAX], sizes[RASP_FREES_MAX], ages[RASP_FREES_MAX];
 	uint8_t id[24];
 
 	if (!t || rasp_report_prepare(t, moment))
@@ -71,7 +73,7 @@ static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean,
 				rasp_tally_add_discarded_packets(t, take(in, 1), op & 2);
 			continue;
 		}
-		e.role = (enum rasp_role)(op % (RASP_ROLE_HEAP_DESTROYED + 1));
+		e.role = (enum rasp_role)(op % (RASP_ROLE_FREES + 1));
 		e.type = op & 0x10 ? str(in, type) : NULL;
 		e.kind = take(in, 1) % 5;
 		/* Sizes across the whole range, but mostly small. */
@@ -110,6 +112,26 @@ static struct rasp_tally *fill(struct in *in, unsigned group_by, double mean,
 			e.build_id = id;
 			e.method_namespace = op & 0x40 ? str(in, ns) : NULL;
 			e.method_name = op & 0x80 ? str(in, name) : NULL;
+		}
+		if (e.role == RASP_ROLE_FREES) {
+			/* A batch of frees at the samples' addresses, of any age: Frees up to 69
+			 * (past the limit), an array now and then of another length. */
+			uint8_t lens = (uint8_t)take(in, 1);
+
+			e.nfrees = take(in, 1) % 70;
+			for (size_t k = 0; k < e.nfrees && k < RASP_FREES_MAX; k++) {
+				uint8_t a = (uint8_t)take(in, 1);
+
+				addresses[k] = (uint64_t)(a >> 3) << 4;
+				sizes[k] = a & 1 ? take(in, 2) : take(in, 1);
+				ages[k] = a & 2 ? take(in, 8) : take(in, 3);
+			}
+			e.free_addresses = addresses;
+			e.free_sizes = sizes;
+			e.free_ages = ages;
+			e.free_addresses_len = e.nfrees + (lens == 1);
+			e.free_sizes_len = e.nfrees - (lens == 2 && e.nfrees);
+			e.free_ages_len = e.nfrees + 2 * (lens == 3);
 		}
 		if (rasp_event_apply(t, &e, &field, why, sizeof(why)) == -EINVAL)
 			rasp_tally_add_skipped(t);

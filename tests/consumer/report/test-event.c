@@ -285,6 +285,88 @@ static void test_event_tick_and_other(void **state)
 	rasp_tally_destroy(t);
 }
 
+/* A SampledObjectsFreed: every free checked before any is applied, then each applied at the
+ * event's time minus its Age (its lifetime from its sample's time), in array order. */
+static void test_event_frees(void **state)
+{
+	(void)state;
+	struct rasp_tally *t = tally();
+	uint64_t addresses[3] = {0x1000, 0x2000, 0x3000}, sizes[3] = {64, 64, 64},
+		 ages[3] = {2000000, 10, 0};
+	struct rasp_event e = {.role = RASP_ROLE_FREES,
+			       .pid = 10,
+			       .tid = 12,
+			       .timed = true,
+			       .ns = 3000000,
+			       .nfrees = 3,
+			       .free_addresses = addresses,
+			       .free_sizes = sizes,
+			       .free_ages = ages,
+			       .free_addresses_len = 3,
+			       .free_sizes_len = 3,
+			       .free_ages_len = 3};
+	const char *field = NULL;
+	char why[160] = "";
+	struct rasp_event s;
+
+	assert_int_equal(rasp_role_of(RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_LTTNG),
+			 RASP_ROLE_FREES);
+	assert_int_equal(rasp_role_of("Rasp_Runtime:SampledObjectsFreed"), RASP_ROLE_FREES);
+	for (int i = 0; i < 3; i++) {
+		s = sampled("Foo", 64, 0);
+		s.timed = true;
+		s.ns = 1000 * (i + 1);
+		s.has_address = true;
+		s.address = addresses[i];
+		assert_int_equal(rasp_event_apply(t, &s, &field, why, sizeof(why)), 0);
+	}
+
+	/* Malformed: refused with the field and the values, nothing applied. */
+	e.nfrees = 0;
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, "Frees");
+	assert_string_equal(why, "out-of-range (Frees=0, 1 to 64)");
+	e.nfrees = 65;
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "out-of-range (Frees=65, 1 to 64)");
+	e.nfrees = 3;
+	e.free_sizes_len = 2;
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, "ObjectSizes");
+	assert_string_equal(why, "length-not-Frees (length=2 Frees=3)");
+	e.free_sizes_len = 3;
+	e.free_ages_len = 4;
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, "Ages");
+	e.free_ages_len = 3;
+	sizes[2] = 0;
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, "ObjectSizes");
+	assert_string_equal(why, "zero (ObjectSizes[2]=0 Addresses[2]=0x3000)");
+	sizes[2] = 64;
+	ages[1] = 3000001; /* before the clock's origin */
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(field, "Ages");
+	assert_string_equal(why, "before-the-clock-origin (Ages[1]=3000001 event at 3000000 ns)");
+	ages[1] = UINT64_MAX; /* past int64 */
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "before-the-clock-origin (Ages[1]=18446744073709551615 event at "
+				 "3000000 ns)");
+	assert_int_equal(t->live->frees, 0);
+	assert_true(t->live->cells[0].now.samples == 3.0);
+
+	/* Well formed: three frees, at 1 ms, 2999990 ns and 3 ms; lifetimes from there. */
+	ages[1] = 10;
+	assert_int_equal(rasp_event_apply(t, &e, &field, why, sizeof(why)), 0);
+	assert_int_equal(t->live->frees, 3);
+	assert_int_equal(t->live->frees_paired, 3);
+	assert_true(t->live->cells[0].now.samples == 0.0);
+	/* The first lived 999 us (sampled at 1 us, freed at 1 ms): within 1 ms; the others 3 ms. */
+	assert_true(t->live->cells[0].freed_short > 0.0);
+	assert_true(t->live->cells[0].freed_short < t->live->cells[0].freed / 2);
+	rasp_tally_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +376,7 @@ int main(void)
 	    cmocka_unit_test(test_event_object),
 	    cmocka_unit_test(test_event_configured),
 	    cmocka_unit_test(test_event_tick_and_other),
+	    cmocka_unit_test(test_event_frees),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

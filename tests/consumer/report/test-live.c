@@ -1,5 +1,6 @@
 /* consumer/report/live.c: pairing frees with samples (exact address, lost frees, frees
- * without their sample, heaps destroyed, the table's deletion) and, by simulation, the
+ * without their sample, heaps destroyed, the table's deletion), frees that come late (the
+ * timeline and the moment against a brute-force reference) and, by simulation, the
  * in-use estimates: workloads of several types and sites on four threads, each object with a
  * lifetime (leaks, short and long lives), sampled with exact per-byte Bernoulli trials; the
  * 95% intervals of in-use bytes and objects at the end and at a fixed time must hold the
@@ -206,6 +207,181 @@ static void test_live_peak(void **state)
 	assert_true(l->cells[c].now.bytes == 300.0);
 	assert_true(rasp_live_npoints(l) >= 100);
 	rasp_live_destroy(l);
+}
+
+/* ---- Late frees ----------------------------------------------------------------------------- */
+
+/* Frees that come late (SampledObjectsFreed carries a thread's frees after them, each at its
+ * own time): the timeline's points, the --at moment and the peak must be what they would be
+ * had each free come at its time. The reference is brute force: from the full list of (sample
+ * time, free time) the exact live set at each point's time and at the moment. Sample times are
+ * 1 mod 4, free times 3 mod 4, so that no free shares a time with a sample (the order of
+ * events of one timestamp is the input's). */
+#define LATE_OBJECTS 700
+#define LATE_NEVER   INT64_MAX
+
+struct late_obj {
+	int64_t born, died; /* died: LATE_NEVER when never freed */
+	uint64_t size;
+	uint32_t cell;
+};
+
+struct late_ev {
+	int64_t at; /* when it comes */
+	int obj;
+	bool free;
+};
+
+static int late_ev_cmp(const void *a, const void *b)
+{
+	const struct late_ev *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->free != y->free ? (x->free ? -1 : 1) : x->obj - y->obj;
+}
+
+static void late_ref(const struct late_obj *o, const double *p, size_t ncells, bool at_inclusive,
+		     int64_t t, struct rasp_live_stats *out)
+{
+	memset(out, 0, ncells * sizeof(*out));
+	for (int i = 0; i < LATE_OBJECTS; i++) {
+		bool born = at_inclusive ? o[i].born <= t : o[i].born < t;
+		bool dead = at_inclusive ? o[i].died <= t : o[i].died < t;
+		double z = (double)o[i].size;
+		double h = p[o[i].cell] >= 1.0 ? 1.0 : -expm1(z * log1p(-p[o[i].cell]));
+
+		if (!born || dead)
+			continue;
+		out[o[i].cell].samples += 1.0;
+		out[o[i].cell].bytes += z / h;
+		out[o[i].cell].objects += 1.0 / h;
+	}
+}
+
+static void late_same(double got, double want, const char *what, int64_t t)
+{
+	if (fabs(got - want) > 1e-9 * fabs(want) + 1e-6) {
+		fprintf(stderr, "%s at %lld: %.9g, exact %.9g\n", what, (long long)t, got, want);
+		fail();
+	}
+}
+
+static void late_run(uint64_t seed, enum rasp_live_moment moment)
+{
+	static struct late_obj o[LATE_OBJECTS];
+	static struct late_ev ev[2 * LATE_OBJECTS];
+	const double p[] = {1.0, 1.0 / 512, 1.0 / 4096};
+	const size_t ncells = 3;
+	struct rasp_live_stats ref[3];
+	struct rng r;
+	struct rasp_live *l = rasp_live_create();
+	uint32_t cell;
+	int64_t t = 1, first, end;
+	size_t nev = 0, npoints;
+
+	assert_non_null(l);
+	rng_seed(&r, seed);
+	/* The moment: at 40% of the recording for --at (in seconds; the times are ns). */
+	assert_int_equal(rasp_live_set_moment(l, moment, 0.0004), 0);
+	rasp_live_declare(l);
+	for (size_t c = 0; c < ncells; c++)
+		assert_int_equal(rasp_live_cell_add(l, p[c], &cell), 0);
+	for (int i = 0; i < LATE_OBJECTS; i++) {
+		uint64_t life =
+		    rng_below(&r, 8) == 0 ? rng_below(&r, 600000) : rng_below(&r, 20000);
+
+		t += 4 * (int64_t)(1 + rng_below(&r, 400)); /* about 1 ms in all */
+		o[i] = (struct late_obj){.born = t,
+					 .died = rng_below(&r, 5) == 0 ? LATE_NEVER
+								       : t + 2 + 4 * (int64_t)life,
+					 .size = 16 + 8 * rng_below(&r, 600),
+					 .cell = (uint32_t)rng_below(&r, ncells)};
+		ev[nev++] = (struct late_ev){.at = t, .obj = i};
+		if (o[i].died != LATE_NEVER) {
+			/* Late by nothing, a little (a batch's usual), or by much (an idle
+			 * thread's). */
+			uint64_t k = rng_below(&r, 4);
+			int64_t delay = 4 * (int64_t)(k == 0   ? 0
+						      : k == 3 ? rng_below(&r, 150000)
+							       : rng_below(&r, 5000));
+
+			ev[nev++] =
+			    (struct late_ev){.at = o[i].died + delay, .obj = i, .free = true};
+		}
+	}
+	qsort(ev, nev, sizeof(*ev), late_ev_cmp);
+	first = ev[0].at;
+	end = ev[nev - 1].at;
+	for (size_t i = 0; i < nev; i++) {
+		const struct late_obj *b = &o[ev[i].obj];
+		uint64_t address = 16 * (uint64_t)(ev[i].obj + 1);
+
+		assert_int_equal(rasp_live_clock(l, ev[i].at, first), 0);
+		if (ev[i].free)
+			assert_int_equal(rasp_live_free(l, 1, 0, address, b->size, true, b->died),
+					 0);
+		else
+			assert_int_equal(
+			    rasp_live_sample(l, b->cell, 1, 0, address, b->size, 0, true, b->born),
+			    0);
+	}
+	assert_int_equal(rasp_live_finish(l, true, end), 0);
+
+	/* Every point, the end included: a point at t is the state before the events at t. */
+	npoints = rasp_live_npoints(l);
+	assert_true(npoints >= 100);
+	for (size_t k = 0; k < npoints; k++) {
+		const struct rasp_live_entry *v;
+		size_t n;
+		int64_t at = rasp_live_point(l, k, &v, &n);
+		size_t want = 0;
+
+		if (k + 1 == npoints)
+			late_ref(o, p, ncells, true, at, ref); /* the end: after every event */
+		else
+			late_ref(o, p, ncells, false, at, ref);
+		for (size_t c = 0; c < ncells; c++)
+			want += ref[c].samples > 0.0;
+		if (n != want) {
+			fprintf(stderr, "point %zu at %lld: %zu cells live, exact %zu\n", k,
+				(long long)at, n, want);
+			fail();
+		}
+		for (size_t j = 0; j < n; j++) {
+			late_same(v[j].s.samples, ref[v[j].cell].samples, "samples", at);
+			late_same(v[j].s.bytes, ref[v[j].cell].bytes, "bytes", at);
+			late_same(v[j].s.objects, ref[v[j].cell].objects, "objects", at);
+		}
+	}
+	/* The moment: the samples live at its time, whatever came after. */
+	{
+		int64_t m = rasp_live_moment_ns(l);
+		double total = 0.0;
+
+		late_ref(o, p, ncells, true, m, ref);
+		for (size_t c = 0; c < ncells; c++) {
+			late_same((double)l->cells[c].at.samples, ref[c].samples, "moment samples",
+				  m);
+			late_same(l->cells[c].at.bytes, ref[c].bytes, "moment bytes", m);
+			total += ref[c].bytes;
+		}
+		if (moment == RASP_LIVE_AT)
+			assert_true(m == first + 400000);
+		if (moment == RASP_LIVE_PEAK)
+			late_same(l->peak_total, total, "peak total", m);
+	}
+	rasp_live_destroy(l);
+}
+
+static void test_live_late_frees(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		late_run(seed, RASP_LIVE_END);
+		late_run(seed, RASP_LIVE_AT);
+		late_run(seed, RASP_LIVE_PEAK);
+	}
 }
 
 /* ---- Simulation ------------------------------------------------------------------------------ */
@@ -612,6 +788,7 @@ int main(void)
 	    cmocka_unit_test(test_live_lost_and_heaps),
 	    cmocka_unit_test(test_live_same_timestamp),
 	    cmocka_unit_test(test_live_peak),
+	    cmocka_unit_test(test_live_late_frees),
 	    cmocka_unit_test(test_live_timeline_empty),
 	    cmocka_unit_test(test_live_clock_extremes),
 	    cmocka_unit_test(test_live_coverage_end),
