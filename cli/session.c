@@ -325,11 +325,30 @@ int rasp_session_stop(const char *cmd, struct rasp_session *s)
 
 	if (!s->started)
 		return 0;
-	/* Waits until the consumer daemon has written every buffer. */
-	ret = lttng_stop_tracing(s->name);
+	/* Then waits until the consumer daemon has written every buffer. lttng_stop_tracing
+	 * waits too, but sleeps 200 ms whenever data is still pending at its first check (as
+	 * it was, for every recording with stacks: their state dump's events), so rasp polls
+	 * itself: 1 ms, doubling to 20 ms, for at most 60 s. */
+	ret = lttng_stop_tracing_no_wait(s->name);
 	if (ret < 0)
 		return fail(cmd, "cannot stop session", s->name, ret);
 	s->started = false;
+	for (long waited_ms = 0, step = 1; waited_ms < 60000; waited_ms += step) {
+		struct timespec ts = {0, step * 1000000L};
+
+		ret = lttng_data_pending(s->name);
+		if (ret < 0)
+			return fail(cmd, "cannot tell whether the trace is complete for session",
+				    s->name, ret);
+		if (ret == 0)
+			return 0;
+		nanosleep(&ts, NULL);
+		step = step < 20 ? step * 2 : 20;
+	}
+	rasp_cli_error(cmd,
+		       "warning: the consumer daemon still had data of session %s to write "
+		       "after 60 s; the trace may be incomplete",
+		       s->name);
 	return 0;
 }
 

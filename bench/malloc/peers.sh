@@ -16,7 +16,10 @@ rasp="$build/bin/rasp"
 jemalloc=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -1)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-py=$(command -v python3.11 || command -v python3)
+# Debian's own interpreter, not a wrapper script found first on PATH (pyenv's shims are
+# shell scripts: heaptrack and the preload would measure the shell).
+py=/usr/bin/python3
+[ -x "$py" ] || py=$(python3 -c 'import sys; print(sys.executable)')
 cat >"$work/work.py" <<'PY'
 import json, random
 random.seed(1)
