@@ -2,9 +2,12 @@
  * real babeltrace2 reads the trace back, and DotNETRuntime:AllocationSampled has CoreCLR's
  * layout: field names and order, integer sizes and signedness, TypeName a string; the fields
  * it shares with CoreCLR's own GCAllocationTick_V3 (a perfcollect trace) have the same shape.
- * rasp's own Rasp_Runtime:SampledObjectFreed and HeapDestroyed, recorded from rasp-ep-prog
- * (which frees every object it allocates, then destroys its heap), have the manifest's. */
+ * rasp's own Rasp_Runtime:SampledObjectsFreed (the batch a session enabling Rasp_Runtime:*
+ * gets) and HeapDestroyed, recorded from rasp-ep-prog (which frees every object it allocates,
+ * then destroys its heap), and SampledObjectFreed, from a second run under a session that
+ * enables it alone, have the manifest's. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -21,8 +24,8 @@
 
 #define EMITTED 500
 
-static struct rasp_test_session session;
-static uint64_t emitter_pid, freer_pid;
+static struct rasp_test_session session, single;
+static uint64_t emitter_pid, freer_pid, single_pid;
 
 /* Shape of a field as babeltrace2 sees it: type, and size in bits for integers. */
 struct shape {
@@ -47,6 +50,15 @@ static void shape_of(const bt_field_class *fc, const char *name, struct shape *s
 {
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->type = bt_field_class_get_type(fc);
+	/* An array: its elements' (LTTng's sequences, a manifest's count= fields). */
+	if (bt_field_class_type_is(s->type, BT_FIELD_CLASS_TYPE_ARRAY)) {
+		fc = bt_field_class_array_borrow_element_field_class_const(fc);
+		s->bits =
+		    bt_field_class_type_is(bt_field_class_get_type(fc), BT_FIELD_CLASS_TYPE_INTEGER)
+			? bt_field_class_integer_get_field_value_range(fc)
+			: 0;
+		return;
+	}
 	s->bits = bt_field_class_type_is(s->type, BT_FIELD_CLASS_TYPE_INTEGER)
 		      ? bt_field_class_integer_get_field_value_range(fc)
 		      : 0;
@@ -125,13 +137,31 @@ static int record(void **state)
 		}
 		freer_pid = strtoull(strstr(out, " pid=") + 5, NULL, 10);
 	}
-	return rasp_test_session_stop(&session);
+	if (rasp_test_session_stop(&session) != 0)
+		return -1;
+	{
+		const char *ev[] = {"DotNETRuntime:AllocationSampled",
+				    "Rasp_Runtime:SampledObjectFreed", NULL};
+		const char *prog[] = {rasp_test_build_path("bin/rasp-ep-prog"), "1", "200", NULL};
+		const char *env[] = {"RASP_SAMPLING_MEAN=4096", NULL};
+
+		if (rasp_test_session_start(&single, ev) != 0)
+			return -1;
+		rc = rasp_test_run(out, sizeof(out), prog, env);
+		if (rc != 0 || !strstr(out, " pid=")) {
+			fprintf(stderr, "rasp-ep-prog failed (%d): %s\n", rc, out);
+			return -1;
+		}
+		single_pid = strtoull(strstr(out, " pid=") + 5, NULL, 10);
+	}
+	return rasp_test_session_stop(&single);
 }
 
 static int cleanup(void **state)
 {
 	(void)state;
 	rasp_test_session_destroy(&session, 0);
+	rasp_test_session_destroy(&single, 0);
 	return 0;
 }
 
@@ -209,22 +239,41 @@ static void test_shared_fields_match_coreclr_trace(void **state)
 }
 
 /* An event of rasp's own provider has the manifest's fields (names from the generated
- * metadata, in order) with the LTTng types the manifest's inTypes give. */
+ * metadata, in order) with the LTTng types the manifest's inTypes give: unsigned integers, or
+ * where arrays[i], a sequence of them (babeltrace2 shows each with the member LTTng adds for
+ * its length, _NAME_length, before it: skipped). */
+static void expect_layout_in(const struct rasp_test_session *s, uint64_t pid, const char *event,
+			     const char *const *names, size_t n, const uint64_t *bits,
+			     const bool *arrays)
+{
+	struct layout l = {.event = event, .vpid = pid};
+	size_t k = 0;
+
+	assert_true(rasp_test_trace_foreach(s->dir, collect_layout, &l, NULL) > 0);
+	if (!l.found)
+		fail_msg("no %s in the trace of rasp-ep-prog (pid %llu)", event,
+			 (unsigned long long)pid);
+	for (size_t i = 0; i < l.n; i++) {
+		size_t len = strlen(l.f[i].name);
+
+		if (l.f[i].name[0] == '_' && len > 7 && !strcmp(l.f[i].name + len - 7, "_length"))
+			continue;
+		assert_true(k < n);
+		assert_string_equal(l.f[i].name, names[k]);
+		if (arrays && arrays[k])
+			assert_true(bt_field_class_type_is(l.f[i].type, BT_FIELD_CLASS_TYPE_ARRAY));
+		else
+			assert_int_equal(l.f[i].type, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER);
+		assert_int_equal(l.f[i].bits, bits[k]);
+		k++;
+	}
+	assert_int_equal(k, n);
+}
+
 static void expect_layout(const char *event, const char *const *names, size_t n,
 			  const uint64_t *bits)
 {
-	struct layout l = {.event = event, .vpid = freer_pid};
-
-	assert_true(rasp_test_trace_foreach(session.dir, collect_layout, &l, NULL) > 0);
-	if (!l.found)
-		fail_msg("no %s in the trace of rasp-ep-prog (pid %llu)", event,
-			 (unsigned long long)freer_pid);
-	assert_int_equal(l.n, n);
-	for (size_t i = 0; i < n; i++) {
-		assert_string_equal(l.f[i].name, names[i]);
-		assert_int_equal(l.f[i].type, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER);
-		assert_int_equal(l.f[i].bits, bits[i]);
-	}
+	expect_layout_in(&session, freer_pid, event, names, n, bits, NULL);
 }
 
 static void test_lifetime_events_have_manifest_layout(void **state)
@@ -240,8 +289,22 @@ static void test_lifetime_events_have_manifest_layout(void **state)
 	assert_string_equal(freed[1], "Address");
 	assert_string_equal(freed[2], "ObjectSize");
 	assert_int_equal(RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_FIELD_COUNT, 1);
-	expect_layout(RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG, freed, 3, freed_bits);
+	expect_layout_in(&single, single_pid, RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTFREED_LTTNG,
+			 freed, 3, freed_bits, NULL);
 	expect_layout(RASP_EVENT_RASP_RUNTIME_HEAPDESTROYED_LTTNG, destroyed, 1, destroyed_bits);
+}
+
+/* The batch: win:UInt16 twice, then sequences of win:Pointer, win:UInt64, win:UInt64. */
+static void test_batched_frees_have_manifest_layout(void **state)
+{
+	static const char *const batch[] = RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_FIELD_NAMES;
+	static const uint64_t bits[] = {16, 16, 8 * sizeof(size_t), 64, 64};
+	static const bool arrays[] = {false, false, true, true, true};
+
+	(void)state;
+	assert_int_equal(RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_FIELD_COUNT, 5);
+	expect_layout_in(&session, freer_pid, RASP_EVENT_RASP_RUNTIME_SAMPLEDOBJECTSFREED_LTTNG,
+			 batch, 5, bits, arrays);
 }
 
 int main(void)
@@ -251,6 +314,7 @@ int main(void)
 	    cmocka_unit_test(test_allocation_sampled_has_coreclr_layout),
 	    cmocka_unit_test(test_shared_fields_match_coreclr_trace),
 	    cmocka_unit_test(test_lifetime_events_have_manifest_layout),
+	    cmocka_unit_test(test_batched_frees_have_manifest_layout),
 	};
 
 	return cmocka_run_group_tests_name("provider-layout", tests, record, cleanup);
