@@ -360,7 +360,8 @@ static bt_component_class_sink_consume_method_status handle_event(struct sink *s
 }
 
 /* Whether the stream's class declares the lifetime events: a recording with them enabled
- * (LTTng's metadata lists every event enabled), where no free means none happened. */
+ * (LTTng's metadata lists every event enabled; a rasp program's EventPipe session writes
+ * their metadata at its start), where no free means none happened. */
 static void declares_frees(struct sink *s, const bt_stream *stream)
 {
 	const bt_stream_class *sc = bt_stream_borrow_class_const(stream);
@@ -433,6 +434,12 @@ static bt_component_class_sink_consume_method_status handle(struct sink *s, cons
 		return handle_event(s, msg);
 	case BT_MESSAGE_TYPE_STREAM_BEGINNING:
 		return handle_stream(s, msg);
+	case BT_MESSAGE_TYPE_STREAM_END:
+		/* Again: a .nettrace's classes come with its metadata records as the source
+		 * reads them, after the stream began (a rasp program's session declares the
+		 * free events up front, whether or not any free follows). */
+		declares_frees(s, bt_message_stream_end_borrow_stream_const(msg));
+		break;
 	case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
 		avail = bt_message_discarded_events_get_count(msg, &count);
 		rasp_tally_add_discarded_events(s->tally, count,

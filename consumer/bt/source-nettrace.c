@@ -453,6 +453,19 @@ rasp__nettrace_iter_next(bt_self_message_iterator *self, bt_message_array_const 
 	}
 	if (it->state == S_END && n + 5 <= capacity) {
 		uint64_t end = it->last_ts == INT64_MIN ? 0 : (uint64_t)it->last_ts;
+		static const unsigned declared[] = {RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED,
+						    RASP_DESC_RASP_RUNTIME_HEAPDESTROYED};
+
+		/* The free events the file declares but holds none of get their classes too,
+		 * before the stream ends: a sink learns from the stream's classes that frees were
+		 * recorded (none happened), not unknown (rasp report --inuse). */
+		for (size_t i = 0; i < sizeof(declared) / sizeof(declared[0]); i++) {
+			const struct rasp_nt_meta *m =
+			    rasp_nt_meta_of_desc(it->r, &rasp_event_descs[declared[i]]);
+
+			if (m && !rasp__nt_source_event_class(it, m, rasp_nt_end_offset(it->r)))
+				goto error;
+		}
 
 		if (packet_close(it, out, &n, end))
 			goto error;

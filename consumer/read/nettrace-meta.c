@@ -86,6 +86,15 @@ struct rasp_nt_meta *rasp__nt_meta_get(const struct rasp_nt_reader *r, uint32_t 
 	return id < r->nmeta && r->meta[id] ? &r->meta[id]->m : NULL;
 }
 
+const struct rasp_nt_meta *rasp_nt_meta_of_desc(const struct rasp_nt_reader *r,
+						const struct rasp_event_desc *d)
+{
+	for (size_t i = 0; i < r->nmeta; i++)
+		if (r->meta[i] && r->meta[i]->m.desc == d)
+			return &r->meta[i]->m;
+	return NULL;
+}
+
 void rasp__nt_meta_flush(struct rasp_nt_reader *r)
 {
 	for (size_t i = 0; i < r->nmeta; i++)

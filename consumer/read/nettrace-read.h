@@ -124,5 +124,10 @@ const struct rasp_nt_stats *rasp_nt_stats(const struct rasp_nt_reader *r);
 
 /* Whether the file at path starts with the NetTrace magic. */
 bool rasp_nt_is_nettrace(const char *path);
+/* The current metadata definition of known event d read so far, or NULL: a file may declare
+ * an event none of whose kind it holds (a rasp program's session declares its free events at
+ * its start). */
+const struct rasp_nt_meta *rasp_nt_meta_of_desc(const struct rasp_nt_reader *r,
+						const struct rasp_event_desc *d);
 
 #endif /* RASP_CONSUMER_NETTRACE_READ_H */

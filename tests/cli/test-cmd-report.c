@@ -1080,6 +1080,40 @@ static void test_nettrace_without_samples_gets_eventpipe_advice(void **state)
 	free(out);
 }
 
+/* A rasp program's EventPipe session that recorded the frees' keyword but saw no sampled
+ * object freed (it exits holding all it allocated): the file declares the free events, so
+ * --inuse reports every sample live. Old: the metadata came with the first free, and such a
+ * file was refused as one without frees. */
+static void test_nettrace_without_frees_declares_them(void **state)
+{
+	char *out = malloc(CMD_OUT);
+	const char *file = cmd_work("nofrees.nettrace");
+	char path[4200];
+
+	(void)state;
+	snprintf(path, sizeof(path), "DOTNET_EventPipeOutputPath=%s", file);
+	{
+		const char *run[] = {"/usr/bin/env", "DOTNET_EnableEventPipe=1", path,
+				     "DOTNET_EventPipeConfig=Microsoft-Windows-DotNETRuntime:"
+				     "0x80000000000:4,Rasp-Runtime:0x3:4",
+				     "RASP_LTTNG=0",
+				     /* samples, no free, no heap destroyed */
+				     "RASP_SAMPLING_MEAN=65536",
+				     RASP_TEST_BUILD_DIR "/bin/rasp-ep-prog", "1", "100", "keep",
+				     NULL};
+
+		cmd_tool(run);
+	}
+	{
+		const char *a[] = {"report", "--inuse", file, NULL};
+
+		assert_int_equal(cmd_rasp(out, CMD_OUT, a, NULL), 0);
+		cmd_expect_not_in(out, "holds no Rasp_Runtime:SampledObjectFreed", file);
+		cmd_expect_in(out, "Ep.Large", file);
+	}
+	free(out);
+}
+
 /* Operands that are no trace, each named for what it is. Old: a missing .nettrace file was
  * "cannot read trace directory", and a FIFO blocked rasp report forever (its check opened
  * it for reading). */
@@ -1240,6 +1274,7 @@ int main(void)
 	    cmocka_unit_test(test_no_samples_is_explained),
 	    cmocka_unit_test(test_directory_without_trace_is_explained),
 	    cmocka_unit_test(test_nettrace_without_samples_gets_eventpipe_advice),
+	    cmocka_unit_test(test_nettrace_without_frees_declares_them),
 	    cmocka_unit_test(test_operands_named_for_what_they_are),
 	    cmocka_unit_test(test_operand_names_inert),
 	    cmocka_unit_test(test_output_file_kept_on_failure),

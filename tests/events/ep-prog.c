@@ -8,7 +8,9 @@
  * of stream: what reaches the file is what the heap's destruction flushed).
  * MODE fork: after the threads, a child allocates too and prints "child samples=N pid=P".
  * MODE small: small objects only (fast: many events in little time).
- * MODE leak: every 8th round's objects are kept until the heap's destruction. */
+ * MODE leak: every 8th round's objects are kept until the heap's destruction.
+ * MODE keep: no object is freed and the heap is never destroyed (a program that exits
+ * holding everything it allocated). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,7 +26,8 @@ static const rasp_type_t *types[3];
 static long rounds;
 static int ntypes = 3;
 
-static int leak; /* MODE leak */
+static int leak; /* MODE leak or keep */
+static const char *mode_name = "";
 
 static int round_of_allocations(long r)
 {
@@ -36,7 +39,7 @@ static int round_of_allocations(long r)
 
 		if (!p)
 			return -1;
-		if (!leak || r % 8)
+		if (!leak || (r % 8 && strcmp(mode_name, "keep") != 0))
 			rasp_free(heap, p);
 	}
 	return 0;
@@ -55,6 +58,8 @@ int main(int argc, char **argv)
 {
 	int threads = argc > 2 ? atoi(argv[1]) : 0, err;
 	const char *mode = argc > 3 ? argv[3] : "";
+
+	mode_name = mode;
 	pthread_t th[64];
 	rasp_config_t cfg;
 	rasp_heap_stats_t st;
@@ -62,7 +67,7 @@ int main(int argc, char **argv)
 	rounds = argc > 2 ? atol(argv[2]) : 0;
 	if (threads < 1 || threads > 64 || rounds < 1) {
 		fprintf(stderr,
-			"usage: ep-prog THREADS(1-64) ROUNDS [quick-exit|fork|small|leak]\n");
+			"usage: ep-prog THREADS(1-64) ROUNDS [quick-exit|fork|small|leak|keep]\n");
 		return 2;
 	}
 	rasp_config_init(&cfg);
@@ -72,7 +77,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(mode, "small") == 0)
 		ntypes = 1;
-	leak = strcmp(mode, "leak") == 0;
+	leak = strcmp(mode, "leak") == 0 || strcmp(mode, "keep") == 0;
 	types[0] = rasp_type_register(heap, "Ep.Small");
 	types[1] = rasp_type_register(heap, "Ep.Large");
 	types[2] = rasp_type_register(heap, "Ep.Pinned");
@@ -109,6 +114,8 @@ int main(int argc, char **argv)
 	printf("samples=%" PRIu64 " starts=%" PRIu64 " pid=%ld\n", st.samples, st.sampling_starts,
 	       (long)getpid());
 	fflush(stdout);
+	if (strcmp(mode, "keep") == 0)
+		return 0;
 	rasp_heap_destroy(heap);
 	if (strcmp(mode, "quick-exit") == 0)
 		_exit(0);
