@@ -7,9 +7,12 @@ Records `rasp-lua --truth` under `rasp record --seed SEED --mean MEAN`, reports 
 by type and site (JSON), and prints for each what share of the exact byte and object counts
 the 95% intervals hold. A cell the report has no row for (no sample) holds its bytes when they
 are at most -ln(0.05) * MEAN (the 95% bound with no sample). With --check, exits 1 unless
-every per-type byte interval but one holds, and the per-(type, site) byte intervals hold at
-least 0.95 - 3 standard errors of a binomial share over that many cells (and at least 10
-cells are compared). Standard library only."""
+the per-type and the per-(type, site) byte intervals each hold at least 0.95 - 3 standard
+errors of a binomial share over that many cells (8 types: 6 of them; "all but one", the rule
+before, fails 5.7% of seeds by chance alone at a true 95% coverage, and seed 7 of closures.lua
+did once the runtime reused blocks in another order: 67 of 72 type intervals held over 9
+seeds then, 362 of 369 (type, site) ones), with at least 10 (type, site) cells compared.
+Standard library only."""
 import json
 import math
 import os
@@ -87,8 +90,10 @@ def main(argv):
     if ns < 10:
         print(f"FAIL: {ns} (type, function) cells, fewer than 10")
         return 1
-    if bt < nt - 1:
-        print(f"FAIL: per type, {nt - bt} byte intervals missed the truth")
+    floor_t = 0.95 - 3 * math.sqrt(0.05 * 0.95 / max(nt, 1))
+    if bt < floor_t * nt:
+        print(f"FAIL: per type, {nt - bt} of {nt} byte intervals missed the truth "
+              f"(held {bt}, below {floor_t:.3f} of them)")
         return 1
     if bs < floor * ns:
         print(f"FAIL: per (type, function), {bs}/{ns} held, below {floor:.3f}")
