@@ -366,7 +366,8 @@ RASP__NOINLINE static void free_slow(struct rasp_heap *h, void *obj)
 					 ? rasp__sample_size_take(h, hdr + 1, pg->bsize)
 					 : pg->bsize;
 
-			if (!rasp__emit_freed(h, hdr, hdr, s, z))
+			if (!rasp__freed_keep_small(h, hdr, s, z) &&
+			    !rasp__emit_freed(h, hdr, hdr, s, z))
 				free_block(h, pg, hdr);
 			return;
 		}

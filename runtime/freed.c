@@ -16,9 +16,8 @@
  * thread's next free of a sampled object (1 s: a consumer places each free at its own time, so
  * lateness costs only the live view's delay; at 10 or 100 ms, batches under callgrind's slowed
  * clock held fewer frees the busier the machine, and the instructions measured moved with the
- * load), or when its blocks hold FREED_HOLD_MAX (memory the program gave back and cannot reuse
- * yet); a large object's free sends it at once (its pages go back now). */
-#define FREED_HOLD_MAX (1u << 20)
+ * load), or when its blocks hold RASP__FREED_HOLD_MAX (memory the program gave back and cannot
+ * reuse yet); a large object's free sends it at once (its pages go back now). */
 uint64_t rasp__freed_age_ns = 1000000000u;
 
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -63,19 +62,16 @@ void rasp__freed_tell(struct rasp_heap *h, struct rasp_context *c)
 void rasp__freed_flush(struct rasp_heap *h, struct rasp_context *c)
 {
 	struct rasp__freed *f = &c->freed;
-	struct rasp__header *blk[RASP__FREED_MAX];
-	struct rasp__segment *seg[RASP__FREED_MAX];
 	uint32_t n = f->n;
 
 	if (!n)
 		return;
-	for (uint32_t i = 0; i < n; i++) {
-		blk[i] = f->blk[i];
-		seg[i] = f->seg[i];
-	}
-	rasp__freed_tell(h, c); /* empties f: a free the blocks' return causes starts anew */
+	/* The event first (it empties the batch, its arrays left as they are), then the blocks
+	 * from those arrays: their return frees no sampled object, so nothing joins the batch
+	 * meanwhile. */
+	rasp__freed_tell(h, c);
 	for (uint32_t i = 0; i < n; i++)
-		rasp__free_block(h, seg[i], blk[i]);
+		rasp__free_block(h, f->seg[i], f->blk[i]);
 }
 
 /* The thread's context on h to keep the free in: its cached one, else its entry's (a thread
@@ -120,7 +116,7 @@ RASP__NOINLINE bool rasp__emit_freed(struct rasp_heap *h, struct rasp__header *o
 	f->ns[f->n] = now;
 	f->n++;
 	f->bytes += z;
-	if (f->n == RASP__FREED_MAX || f->bytes >= FREED_HOLD_MAX ||
+	if (f->n == RASP__FREED_MAX || f->bytes >= RASP__FREED_HOLD_MAX ||
 	    now - f->ns[0] >= rasp__freed_age_ns || s->kind == RASP__SEG_LARGE)
 		rasp__freed_flush(h, c);
 	return true;

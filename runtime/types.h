@@ -366,6 +366,9 @@ _Static_assert(sizeof(struct rasp__hot) == 32 && sizeof(struct rasp__window) == 
  * each block, its mapping, its ObjectSize and the time of its free. The blocks stay off every
  * free list (marked free, so a second free is refused) until their event is out. */
 #define RASP__FREED_MAX 64
+/* A batch goes out when its blocks hold this much (memory the program gave back and cannot
+ * reuse yet). */
+#define RASP__FREED_HOLD_MAX (1u << 20)
 struct rasp__freed {
 	uint32_t n;    /* kept */
 	uint32_t skip; /* the first `skip` are a fork's parent's: freed here, not told */
@@ -399,6 +402,7 @@ struct rasp_context {
 	 * (sample.c). */
 	uint64_t lttng_confirm_ns;
 	uint32_t lttng_confirms, lttng_confirm_wait_ms;
+	uint32_t confirm_tick; /* samples while confirmations are pending: the clock every 16th */
 	uint64_t seen_mask;
 	/* The EventPipe epoch and mask in one word (rasp__events_state_peek) as its last update
 	 * read it first: the inline check compares this, not the two. */
