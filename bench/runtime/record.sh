@@ -25,6 +25,9 @@ instructions() { # the callgrind total in a callgrind log
 }
 cg() { echo valgrind --tool=callgrind --callgrind-out-file=/dev/null --log-file="$1"; }
 
+# BASE_ONLY=1: only the comparison with the base librasp (below).
+[ -n "${BASE_ONLY:-}" ] && [ -n "$base" ] && set -- skip
+[ "${1:-}" = skip ] || {
 printf "%-10s %14s %14s %14s %9s %9s %7s %10s\n" workload "off" "record" "record+stacks" \
   "record" "+stacks" samples "B/sample"
 for w in small mixed docstore; do
@@ -49,6 +52,7 @@ for w in small mixed docstore; do
 done
 echo "(record, +stacks: instructions against sampling off; B/sample: trace bytes per sample"
 echo " without/with stacks, the state dump and metadata included)"
+}
 
 [ -n "$base" ] || exit 0
 # The same bench against the base librasp (its rpath), both librasps' runs interleaved, RUNS
