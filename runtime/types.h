@@ -402,7 +402,7 @@ struct rasp_context {
 	 * (sample.c). */
 	uint64_t lttng_confirm_ns;
 	uint32_t lttng_confirms, lttng_confirm_wait_ms;
-	uint32_t confirm_tick; /* samples while confirmations are pending: the clock every 16th */
+	uint32_t confirm_tick; /* samples while confirmations are pending (sample.c) */
 	uint64_t seen_mask;
 	/* The EventPipe epoch and mask in one word (rasp__events_state_peek) as its last update
 	 * read it first: the inline check compares this, not the two. */
