@@ -2,6 +2,9 @@
  * their Itanium ABI names so that the library needs no libstdc++: a C++ program has loaded it,
  * and its new handler and std::bad_alloc are reached through weak references. new and new[]
  * are the families new and new[]; the deletes ignore the size (the block knows it). */
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "heap.h"
@@ -31,11 +34,28 @@ static void *new_or_throw(enum rasp__family fam, size_t n, size_t alignment)
 	}
 }
 
-/* The nothrow forms: NULL at once (the new handler is not called: it may throw, and C
- * cannot catch). */
-static void *new_nothrow(enum rasp__family fam, size_t n, size_t alignment)
+/* The nothrow forms. The standard has them call the new handler as the throwing forms do
+ * and give NULL where those would throw, which takes a catch that C cannot write. So on a
+ * failure with a handler installed they call the C++ library's own nothrow form (the next
+ * definition after this library's: libstdc++'s and libc++'s call the throwing form, this
+ * library's, in a try block and give NULL for any exception). Looked up at the first such
+ * failure, not before: dlsym allocates, and a failure is rare (a request too large). With no
+ * handler, or no C++ library's form, NULL. `sym` names the form; `aligned` says whether it
+ * takes an alignment. */
+static void *new_nothrow(enum rasp__family fam, size_t n, size_t alignment, const char *sym,
+			 bool aligned, const void *nt)
 {
-	return rasp__malloc_aligned(fam, n, alignment);
+	void *p = rasp__malloc_aligned(fam, n, alignment);
+	void *next;
+
+	if (p || !_ZSt15get_new_handlerv || !_ZSt15get_new_handlerv())
+		return p;
+	next = dlsym(RTLD_NEXT, sym);
+	if (!next)
+		return NULL;
+	if (aligned)
+		return ((void *(*)(size_t, size_t, const void *))next)(n, alignment, nt);
+	return ((void *(*)(size_t, const void *))next)(n, nt);
 }
 
 #define ALIGN_DEFAULT 0
@@ -56,13 +76,11 @@ RASP_MALLOC_API void *_Znam(size_t n)
 }
 RASP_MALLOC_API void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt)
 {
-	(void)nt;
-	return new_nothrow(RASP__FAM_NEW, n, ALIGN_DEFAULT);
+	return new_nothrow(RASP__FAM_NEW, n, ALIGN_DEFAULT, "_ZnwmRKSt9nothrow_t", false, nt);
 }
 RASP_MALLOC_API void *_ZnamRKSt9nothrow_t(size_t n, const void *nt)
 {
-	(void)nt;
-	return new_nothrow(RASP__FAM_NEW_ARRAY, n, ALIGN_DEFAULT);
+	return new_nothrow(RASP__FAM_NEW_ARRAY, n, ALIGN_DEFAULT, "_ZnamRKSt9nothrow_t", false, nt);
 }
 RASP_MALLOC_API void *_ZnwmSt11align_val_t(size_t n, size_t a)
 {
@@ -74,13 +92,12 @@ RASP_MALLOC_API void *_ZnamSt11align_val_t(size_t n, size_t a)
 }
 RASP_MALLOC_API void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *nt)
 {
-	(void)nt;
-	return new_nothrow(RASP__FAM_NEW, n, a);
+	return new_nothrow(RASP__FAM_NEW, n, a, "_ZnwmSt11align_val_tRKSt9nothrow_t", true, nt);
 }
 RASP_MALLOC_API void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *nt)
 {
-	(void)nt;
-	return new_nothrow(RASP__FAM_NEW_ARRAY, n, a);
+	return new_nothrow(RASP__FAM_NEW_ARRAY, n, a, "_ZnamSt11align_val_tRKSt9nothrow_t", true,
+			   nt);
 }
 
 RASP_MALLOC_API void _ZdlPv(void *p)

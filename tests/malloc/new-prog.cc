@@ -1,6 +1,7 @@
 // librasp-malloc's operator new and delete, preloaded (CTest sets LD_PRELOAD): every form
 // returns a block of rasp's heap of the family new or new[], aligned as asked; a request too
-// large throws std::bad_alloc (after the new handler gives up) or, nothrow, returns nullptr.
+// large throws std::bad_alloc (after the new handler gives up) or, nothrow, returns nullptr
+// (after the new handler gives up or throws).
 // Exits 0 when all hold, 1 with the failed check named, 77 under a sanitizer.
 #include <cstdint>
 #include <cstdio>
@@ -27,6 +28,13 @@ static const char *family(void *p)
 	const rasp_type_t *t = rasp_object_type(obj);
 
 	return t ? rasp_type_name(t) : "(none)";
+}
+
+static int throwing_calls;
+static void throwing_handler()
+{
+	throwing_calls++;
+	throw std::bad_alloc();
 }
 
 struct alignas(64) Line {
@@ -98,6 +106,21 @@ int main()
 		thrown = true;
 	}
 	CHECK(thrown);
+
+	// nothrow with a new handler: the handler runs as for the throwing forms; nullptr once it
+	// gives up (uninstalls itself) or throws std::bad_alloc, and the program goes on.
+	handler_calls = 0;
+	std::set_new_handler(handler);
+	CHECK(::operator new(huge, std::nothrow) == nullptr);
+	CHECK(handler_calls == 1);
+	std::set_new_handler(throwing_handler);
+	CHECK(::operator new[](huge, std::align_val_t(64), std::nothrow) == nullptr);
+	CHECK(throwing_calls == 1);
+	CHECK(::operator new[](huge, std::nothrow) == nullptr);
+	CHECK(throwing_calls == 2);
+	std::set_new_handler(nullptr);
+	CHECK(::operator new(huge, std::align_val_t(64), std::nothrow) == nullptr);
+	CHECK(throwing_calls == 2);
 
 	std::vector<std::vector<int>> vv; // the library's everyday use
 	for (int i = 0; i < 1000; i++)
