@@ -23,13 +23,6 @@ extern char **environ;
 
 #define CHANNEL	       "rasp"
 #define SESSION_PREFIX "rasp-record-"
-/* The metadata channel's switch timer, in microseconds. Without one, the metadata a program
- * declares as it registers reaches the consumer daemon only when the program exits, and the
- * daemon then sleeps 200 ms (its fixed wait for metadata to be flushed) before the session
- * may stop: 0.2 s added to every recording, long or short. With it, the daemon pulls new
- * metadata every 20 ms while the program runs, which costs both daemons about 1 ms of CPU a
- * second, and a program that lives past its first tick stops at once. */
-#define METADATA_SWITCH_US 20000
 
 /* What rasp record enables: .NET's event, rasp's own provider (the sampling mean, and the
  * frees of sampled objects and heaps' destruction: what is still live), and the older
@@ -263,20 +256,6 @@ int rasp_session_start(const char *cmd, struct rasp_session *s)
 	h = lttng_create_handle(s->name, &dom);
 	chan = lttng_channel_create(&dom);
 	if (!h || !chan) {
-		rc = fail(cmd, "cannot set up the session", NULL, -LTTNG_ERR_NOMEM);
-		goto out;
-	}
-	snprintf(chan->name, sizeof(chan->name), "metadata"); /* LTTng's name for it */
-	chan->enabled = 1;
-	chan->attr.switch_timer_interval = METADATA_SWITCH_US;
-	ret = lttng_enable_channel(h, chan);
-	if (ret < 0) {
-		rc = fail(cmd, "cannot set up the metadata channel", NULL, ret);
-		goto out;
-	}
-	lttng_channel_destroy(chan);
-	chan = lttng_channel_create(&dom);
-	if (!chan) {
 		rc = fail(cmd, "cannot set up the session", NULL, -LTTNG_ERR_NOMEM);
 		goto out;
 	}
