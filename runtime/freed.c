@@ -86,8 +86,6 @@ RASP__NOINLINE bool rasp__emit_freed(struct rasp_heap *h, struct rasp__header *o
 {
 	uintptr_t addr = (uintptr_t)(blk + 1);
 	struct rasp_context *c;
-	struct rasp__freed *f;
-	uint64_t now;
 
 	own->word &= ~RASP__HDR_SAMPLED;
 	if (h->free_hook)
@@ -105,20 +103,9 @@ RASP__NOINLINE bool rasp__emit_freed(struct rasp_heap *h, struct rasp__header *o
 	}
 	if ((rasp__events_mask_peek() >> RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED) & 1)
 		rasp__event_sampled_object_freed_ep(h->cfg.clr_instance_id, addr, z);
-	f = &c->freed;
-	if (!f->n)
+	if (!c->freed.n)
 		pthread_once(&exit_once, exit_register);
-	now = rasp__os_now_ns();
-	blk->word |= RASP__HDR_FREE; /* until rasp__free_block: a second free is refused */
-	f->blk[f->n] = blk;
-	f->seg[f->n] = s;
-	f->size[f->n] = z;
-	f->ns[f->n] = now;
-	f->n++;
-	f->bytes += z;
-	if (f->n == RASP__FREED_MAX || f->bytes >= RASP__FREED_HOLD_MAX ||
-	    now - f->ns[0] >= rasp__freed_age_ns || s->kind == RASP__SEG_LARGE)
-		rasp__freed_flush(h, c);
+	rasp__freed_append(h, c, blk, s, z, s->kind == RASP__SEG_LARGE);
 	return true;
 }
 

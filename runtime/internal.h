@@ -584,36 +584,50 @@ void *rasp__alloc_asked(rasp_heap_t *h, const rasp_type_t *type, size_t size, un
  * (exported). */
 RASP_API void rasp__resized(rasp_heap_t *h, void *obj, size_t size, const rasp_type_t *type);
 
-/* A sampled small block's free kept for the thread's next SampledObjectsFreed (freed.c), inline
- * in free.c's quick route for the common case: an LTTng session wants batches, no hook, no
- * EventPipe session wants the free, the thread's cached context is on h and already keeps
- * frees (so its exit handler is in place). Saves rasp__emit_freed's call and frame, about 20
- * instructions a sampled free. False: the caller goes the general way (rasp__emit_freed). */
-static inline bool rasp__freed_keep_small(struct rasp_heap *h, struct rasp__header *blk,
-					  struct rasp__segment *s, uint64_t z)
+/* The one append to a thread's batch of frees (freed.c): blk's free of z bytes, of segment s,
+ * kept in c's batch and marked free (a second free is refused until rasp__free_block takes the
+ * block back); the batch goes out when it is full, holds RASP__FREED_HOLD_MAX bytes, its first
+ * free is rasp__freed_age_ns old, or `send` (a large object's free). */
+static inline void rasp__freed_append(struct rasp_heap *h, struct rasp_context *c,
+				      struct rasp__header *blk, struct rasp__segment *s, uint64_t z,
+				      bool send)
 {
-	struct rasp_context *c;
-	struct rasp__freed *f;
-	uint64_t now;
+	struct rasp__freed *f = &c->freed;
+	uint64_t now = rasp__os_now_ns();
 
-	if (!rasp__event_sampled_objects_freed_word() || h->free_hook ||
-	    !rasp__context_cache_is(h) ||
-	    ((rasp__events_mask_peek() >> RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED) & 1))
-		return false;
-	c = rasp__context_cache_ctx();
-	f = &c->freed;
-	if (!f->n)
-		return false;
-	now = rasp__os_now_ns();
-	blk->word = (blk->word & ~(uintptr_t)RASP__HDR_SAMPLED) | RASP__HDR_FREE;
+	blk->word |= RASP__HDR_FREE;
 	f->blk[f->n] = blk;
 	f->seg[f->n] = s;
 	f->size[f->n] = z;
 	f->ns[f->n] = now;
+	f->n++;
 	f->bytes += z;
-	if (++f->n == RASP__FREED_MAX || f->bytes >= RASP__FREED_HOLD_MAX ||
+	if (send || f->n == RASP__FREED_MAX || f->bytes >= RASP__FREED_HOLD_MAX ||
 	    now - f->ns[0] >= rasp__freed_age_ns)
 		rasp__freed_flush(h, c);
+}
+
+/* A sampled small block's free kept for the thread's next SampledObjectsFreed (freed.c), inline
+ * in free.c's quick route for the common case (release builds: debug builds check every free
+ * the general way): an LTTng session wants batches (or the seam rasp__freed_keep_always), no
+ * hook, no EventPipe session wants the free, the thread's
+ * cached context is on h and already keeps frees (so its exit handler is in place). Saves
+ * rasp__emit_freed's call and frame, about 20 instructions a sampled free. False: the caller
+ * goes the general way (rasp__emit_freed). */
+static inline bool rasp__freed_keep_small(struct rasp_heap *h, struct rasp__header *blk,
+					  struct rasp__segment *s, uint64_t z)
+{
+	struct rasp_context *c;
+
+	if (!(rasp__event_sampled_objects_freed_word() || rasp__freed_keep_always) ||
+	    h->free_hook || !rasp__context_cache_is(h) ||
+	    ((rasp__events_mask_peek() >> RASP_DESC_RASP_RUNTIME_SAMPLEDOBJECTFREED) & 1))
+		return false;
+	c = rasp__context_cache_ctx();
+	if (!c->freed.n)
+		return false;
+	blk->word &= ~(uintptr_t)RASP__HDR_SAMPLED;
+	rasp__freed_append(h, c, blk, s, z, false);
 	return true;
 }
 
