@@ -7,11 +7,15 @@
 # Medians of RUNS runs (default 3), the configurations interleaved within each run so that a
 # shared machine's load drifts over all of them alike; then each profiler's wall time over
 # glibc's and its overhead (the ratio minus 1) against jemalloc prof's and heaptrack's.
-# Usage: bench/malloc/peers.sh BUILD-DIR [RUNS] (docs/performance.md, "librasp-malloc").
+# SCALE=N (default 1) makes every program but git's N times as long (git log -p already reads
+# this repository's whole history), which tells a profiler's fixed cost per run from its cost
+# per second. Usage: [SCALE=N] bench/malloc/peers.sh BUILD-DIR [RUNS] (docs/performance.md,
+# "librasp-malloc").
 set -uo pipefail
 export PYTHONMALLOC=malloc # python3 on the malloc measured; the others ignore it
 build=${1:?usage: peers.sh BUILD-DIR [RUNS]}
 runs=${2:-3}
+scale=${SCALE:-1}
 rasp="$build/bin/rasp"
 jemalloc=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -1)
 work=$(mktemp -d)
@@ -20,18 +24,18 @@ trap 'rm -rf "$work"' EXIT
 # shell scripts: heaptrack and the preload would measure the shell).
 py=/usr/bin/python3
 [ -x "$py" ] || py=$(python3 -c 'import sys; print(sys.executable)')
-cat >"$work/work.py" <<'PY'
+cat >"$work/work.py" <<PY
 import json, random
 random.seed(1)
-d = {str(i): [random.random() for _ in range(5)] for i in range(300000)}
+d = {str(i): [random.random() for _ in range(5)] for i in range(300000 * $scale)}
 s = json.dumps(d)
 print(len(s), len(json.loads(s)))
 PY
 sqlite_sql="create table t(a integer, b text);
-with recursive n(i) as (select 1 union all select i + 1 from n where i < 300000)
+with recursive n(i) as (select 1 union all select i + 1 from n where i < 300000 * $scale)
 insert into t select i, printf('%.*c', i % 200, 'x') from n;
 create index ti on t(b); select count(*) from t group by a % 7 limit 1;"
-cat >"$work/threads.cc" <<'CC'
+cat >"$work/threads.cc" <<CC
 #include <map>
 #include <string>
 #include <thread>
@@ -40,7 +44,7 @@ int main() {
 	std::vector<std::thread> ts;
 	for (int t = 0; t < 4; t++)
 		ts.emplace_back([t] {
-			for (int r = 0; r < 20; r++) {
+			for (int r = 0; r < 20 * $scale; r++) {
 				std::map<int, std::string> m;
 				for (int i = 0; i < 50000; i++) m[i * 7 + t] = std::string(i % 100, 'x');
 			}
@@ -51,7 +55,7 @@ CC
 g++ -O2 -pthread -o "$work/threads" "$work/threads.cc"
 programs=(
 	"python3|$py $work/work.py"
-	"perl|perl -e my%h;for(1..500000){\$h{\$_}=\"x\"x(\$_%300)}print(scalar(keys%h))"
+	"perl|perl -e my%h;for(1..500000*$scale){\$h{\$_}=\"x\"x(\$_%300)}print(scalar(keys%h))"
 	"sqlite3|sqlite3 :memory: $sqlite_sql"
 	"git-log|git -C $(cd "$(dirname "$0")/../.." && pwd) log -p -n 2000"
 	"threads|$work/threads"
