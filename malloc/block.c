@@ -1,12 +1,13 @@
 /* Blocks as malloc hands them out. rasp's objects are 8-aligned (an 8-byte header before
- * each), malloc's must be 16-aligned. The heap's small blocks start at 8 mod 16 (heap.c's
- * block_offset), and malloc asks for blocks of multiples of 16 bytes (n + 8 rounded up to 16:
- * a class of its own at every such size, sizeclass.c), so a small object's payload is
- * 16-aligned as it is; a large object is 16-aligned in its mapping (large.c), an aligned one
- * placed so. The pointer returned is the object, with its header before it, as rasp_free
- * takes it. The cost: the class's rounding to 16, on top of the header (a word of 0 before an
- * object at 8 mod 16 took 8 bytes more an allocation and 2 to 4 instructions). The heap counts
- * sizes asked (heap.c), so a sample counts n, not the block. */
+ * each), malloc's must be 16-aligned. The heap's small blocks start at 8 mod 16 (heap.c,
+ * rasp__heap_block_offset), and malloc asks for blocks of multiples of 16 bytes (n + 8 rounded
+ * up to 16: each multiple of 16 up to 128 is a class, and every class past 128 a multiple of
+ * 16, sizeclass.c), so a small object's payload is 16-aligned as it is; a large one is
+ * 16-aligned in its span or mapping (arena.c, large.c), an aligned one placed so. The pointer
+ * returned is the object, its header before it, as rasp_free takes it. The cost: the class's
+ * rounding to 16 (a word of 0 before each object at 8 mod 16 took 8 bytes more and 2 to 4
+ * instructions a malloc). The heap counts sizes asked (heap.c), so a sample counts n, not the
+ * block. */
 #include <errno.h>
 #include <string.h>
 
