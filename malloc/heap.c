@@ -35,15 +35,17 @@ __attribute__((constructor(101))) static void create_heap(void)
 	rasp__malloc_busy = 1;
 	/* glibc's malloc_usable_size, for its pointers; dlsym allocates, hence here. */
 	rasp__malloc_glibc_usable = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
-	/* The RASP_* environment, and the sizes asked counted, not the blocks: each size the
-	 * runtime is given holds block.c's 8-byte word on top of the program's (docs/usage.md,
-	 * "What is estimated"). */
+	/* The RASP_* environment, and the sizes asked counted, not the blocks: each size asked
+	 * is given to the runtime as 8 bytes more (docs/usage.md, "What is estimated"); and
+	 * small blocks at 8 mod 16, which block.c's sizes need. */
 	rasp_config_init(&cfg);
 	err = rasp_config_from_env(&cfg);
 	if (!err) {
 		cfg.requested_sizes = 1;
 		cfg.request_pad = 8;
 		err = rasp_heap_create(&h, &cfg);
+		if (!err && (err = rasp__heap_block_offset(h, 8)) != 0)
+			rasp_heap_destroy(h);
 	}
 	if (err) {
 		/* Bad RASP_* variables (reported by the runtime): the program runs on glibc. */

@@ -44,18 +44,20 @@ extern uintptr_t rasp__malloc_map_units;
 #pragma GCC visibility pop
 
 #ifdef RASP__INLINE_ON
-/* Offsets of each payload's class into a context's hot entries, by eighths (block.c). */
+/* Offsets of each malloc size's class into a context's hot entries, by eighths of n + 8
+ * (block.c). */
 extern uint16_t rasp__malloc_class_hot[RASP_INLINE_MAX_SIZE / 8 + 1]
     __attribute__((visibility("hidden")));
 #endif
 
 /* malloc's fast path, in each entry point's own frame (no call, no frame): n bytes of the
  * family popped off the thread's list of their class under its window, as rasp_alloc's fast
- * path would (rasp/inline.h), the word before an 8-mod-16 object set to 0 (block.c). Else
- * (a size past the inline ones, the thread inside the runtime, its cache on another heap or
- * none, the window used up) slow(fam, n), in tail position. A cache that names the heap
- * implies it is ready: the thread reached it through block.c's heap_alloc. 24 instructions,
- * 26 for an object 8 bytes off 16 (callgrind, bench/malloc/pair.sh). */
+ * path would (rasp/inline.h). The class is that of n + 8 rounded up to 16 (block.c's
+ * payload_of), whose blocks, at 8 mod 16, have 16-aligned payloads: no word to write, no test
+ * (they took 2 instructions, 4 for an object 8 bytes off 16). Else (a size past the inline
+ * ones, the thread inside the runtime, its cache on another heap or none, the window used up)
+ * slow(fam, n), in tail position. A cache that names the heap implies it is ready: the thread
+ * reached it through block.c's heap_alloc. 22 instructions (callgrind, bench/malloc/pair.sh). */
 static inline __attribute__((always_inline)) void *
 rasp__malloc_fast(enum rasp__family fam, size_t n, void *(*slow)(enum rasp__family, size_t))
 {
@@ -72,10 +74,8 @@ rasp__malloc_fast(enum rasp__family fam, size_t n, void *(*slow)(enum rasp__fami
 				uintptr_t *b = (uintptr_t *)hc->free;
 
 				hc->free = (void *)(*b & ~(uintptr_t)1);
-				*b++ = (uintptr_t)rasp__malloc_types[fam];
-				if ((uintptr_t)b & (RASP__MALLOC_ALIGN - 1))
-					*b++ = 0;
-				return b;
+				*b = (uintptr_t)rasp__malloc_types[fam];
+				return b + 1;
 			}
 			hc->n = 0; /* as it was, for rasp_alloc (rasp/inline.h says why) */
 		}
@@ -86,14 +86,12 @@ rasp__malloc_fast(enum rasp__family fam, size_t n, void *(*slow)(enum rasp__fami
 
 /* free's fast path, in each entry point's own frame: rasp_free's checks on the pointer
  * (a small segment of this heap in the segment map, before any word at it is read; a block's
- * start, by its position; not free, not sampled), then the owner's free inline
- * (runtime/owner-free.h). Anything else (NULL, glibc's pointers, large and aligned objects,
- * sampled ones, double frees, another thread's block, a free that flushes or empties a page)
- * is rasp__malloc_free_slow's, which checks and explains as rasp_free does. The unit tested
- * is that of the word before the pointer, which is read only then; none of a segment's magic
- * bytes (its first word) is 0, so a 0 word, which puts the header 16 bytes back, is never
- * read at the unit's start, and the header is in the unit too. 45 instructions onto the
- * thread's list, 53 onto the page's past its bound (callgrind, bench/malloc/pair.sh;
+ * start, by its position, before its header is read; not free, not sampled), then the owner's
+ * free inline (runtime/owner-free.h). Anything else (NULL, glibc's pointers, large and aligned
+ * objects, sampled ones, double frees, another thread's block, a free that flushes or empties
+ * a page) is rasp__malloc_free_slow's, which checks and explains as rasp_free does. The header
+ * is the word before the pointer (block.c: no word of malloc's own). 43 instructions onto the
+ * thread's list, 51 onto the page's past its bound (callgrind, bench/malloc/pair.sh;
  * docs/performance.md, "librasp-malloc", says where they go). */
 static inline __attribute__((always_inline)) void rasp__malloc_free(void *p)
 {
@@ -110,7 +108,7 @@ static inline __attribute__((always_inline)) void rasp__malloc_free(void *p)
 		rasp_heap_t *h = __atomic_load_n(&rasp__malloc_fast_heap, __ATOMIC_RELAXED);
 
 		if (__builtin_expect(s->small_heap == h, 1)) {
-			struct rasp__header *hdr = (struct rasp__header *)(w[-1] ? w - 1 : w - 2);
+			struct rasp__header *hdr = (struct rasp__header *)(w - 1);
 			struct rasp__page *pg = rasp__page_at(s, hdr);
 
 			if (__builtin_expect(

@@ -1,6 +1,6 @@
 /* librasp-malloc's shared state: the heap every call allocates from, one type per family of
- * calls (the event's TypeName), the guard that sends the runtime's own allocations and those
- * made before the heap exists to glibc, and the word that keeps every pointer 16-aligned.
+ * calls (the event's TypeName), and the guard that sends the runtime's own allocations and
+ * those made before the heap exists to glibc.
  * Nothing here is exported: the library's only exports are the C and C++ allocation API. */
 #ifndef RASP_MALLOC_INTERNAL_H
 #define RASP_MALLOC_INTERNAL_H
@@ -36,9 +36,15 @@ void __libc_free(void *p);
 bool rasp__mapped(const void *p);
 /* And runtime/stack.c's: loads the unwinder of the samples' stacks now. */
 void rasp__stack_load(void);
-/* And runtime/alloc.c's: obj, of heap h, resized in place to `size` bytes (the word of block.c
- * included): the old allocation freed, the new one of `type` drawn (requested sizes). */
+/* And runtime/alloc.c's: obj, of heap h, resized in place to `size` bytes (the pad of 8 that
+ * heap.c sets included): the old allocation freed, the new one of `type` drawn (requested
+ * sizes). */
 void rasp__resized(rasp_heap_t *h, void *obj, size_t size, const rasp_type_t *type);
+/* And segment.c's: small blocks of h at 8 mod 16 (before its first allocation). */
+int rasp__heap_block_offset(rasp_heap_t *h, size_t offset);
+/* And alloc.c's: a block for `size` payload bytes whose sample counts `asked` less the pad. */
+void *rasp__alloc_asked(rasp_heap_t *h, const rasp_type_t *type, size_t size, unsigned flags,
+			size_t asked);
 
 /* The largest alignment the heap takes (rasp_alloc_aligned); larger ones go to glibc. */
 #define RASP__MALLOC_MAX_ALIGN ((size_t)1 << 20)

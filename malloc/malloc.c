@@ -37,14 +37,11 @@ RASP_MALLOC_API void *calloc(size_t count, size_t n)
 
 /* p, of rasp's heap, resized in place to n bytes: to the runtime, an allocation of n bytes
  * of the family realloc with trials of its own, and the old allocation's end (its sample's
- * free, if it was sampled). The object as block.c's to_object finds it. */
+ * free, if it was sampled). The size given is 8 bytes more, as block.c's are (heap.c's pad). */
 static void resized(void *p, size_t n)
 {
-	uintptr_t *w = p;
-
 	rasp__malloc_busy++;
-	rasp__resized(rasp__malloc_heap, w[-1] == 0 ? (void *)(w - 1) : p, n + 8,
-		      rasp__malloc_types[RASP__FAM_REALLOC]);
+	rasp__resized(rasp__malloc_heap, p, n + 8, rasp__malloc_types[RASP__FAM_REALLOC]);
 	rasp__malloc_busy--;
 }
 

@@ -167,6 +167,12 @@ static inline void rasp__mapping_unlink(struct rasp__segment **head, struct rasp
 	s->next = s->prev = NULL;
 }
 
+/* Small pages' blocks of h start `offset` bytes (0 or 8) past a 16-aligned address: at 8, an
+ * object whose block is a multiple of 16 bytes (every class but 24, 40, 56, 72, 88, 104 and
+ * 120) has a 16-aligned payload, malloc's alignment (librasp-malloc, exported; no field of
+ * rasp_config_t, whose size is the ABI's). A page whose blocks filled its slots to the byte
+ * holds one fewer. Before h has a segment: 0, -EBUSY after, -EINVAL for another offset. */
+RASP_API int rasp__heap_block_offset(struct rasp_heap *h, size_t offset);
 /* A run of `span` free slots formatted as an empty page of class cls, or NULL. */
 struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls);
 /* An empty page back to its segment (purged past RASP__RETAIN_SLOTS, and an empty segment
@@ -574,9 +580,10 @@ void *rasp__alloc_miss(struct rasp_context *c, const rasp_type_t *type, size_t s
 void *rasp__alloc_slow(struct rasp_context *c, const rasp_type_t *type, size_t size,
 		       unsigned flags);
 /* Requested sizes (rasp_config_t.requested_sizes): rasp_alloc of `size` bytes whose sample
- * counts `asked` less the heap's pad (rasp_alloc_aligned's block); as rasp_alloc otherwise. */
-void *rasp__alloc_asked(rasp_heap_t *h, const rasp_type_t *type, size_t size, unsigned flags,
-			size_t asked);
+ * counts `asked` less the heap's pad (rasp_alloc_aligned's block; librasp-malloc's, of a class
+ * it chose: exported); as rasp_alloc otherwise. */
+RASP_API void *rasp__alloc_asked(rasp_heap_t *h, const rasp_type_t *type, size_t size,
+				 unsigned flags, size_t asked);
 /* Requested sizes: obj (a live object of h, its owner calling) resized in place to `size`
  * bytes (its pad included): the old allocation freed (SampledObjectFreed if it was sampled)
  * and a new one of `type` drawn, with its own trials, sampled at the same Address. Nothing on

@@ -187,6 +187,21 @@ static bool formatted_keep(struct rasp_heap *h, struct rasp__segment *s, struct 
 	return true;
 }
 
+int rasp__heap_block_offset(struct rasp_heap *h, size_t offset)
+{
+	int rc = 0;
+
+	if (!h || (offset != 0 && offset != 8))
+		return -EINVAL;
+	pthread_mutex_lock(&h->lock);
+	if (h->segments) /* pages may be placed already, and records kept of them */
+		rc = h->block_offset == offset ? 0 : -EBUSY;
+	else
+		h->block_offset = offset;
+	pthread_mutex_unlock(&h->lock);
+	return rc;
+}
+
 struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 {
 	unsigned span = rasp__class_span[cls];
@@ -241,8 +256,11 @@ struct rasp__page *rasp__segment_page_new(struct rasp_heap *h, unsigned cls)
 	pg->div = rasp__page_div(pg->bsize);
 	pg->span = (uint8_t)span;
 	pg->slot = (uint8_t)i;
-	pg->start = i ? (uintptr_t)s + (size_t)i * RASP__SLOT_SIZE : s->slot0_start;
-	pg->bytes = slot_bytes(s, (unsigned)i, span) / pg->bsize * pg->bsize;
+	/* Past the heap's block offset (rasp__heap_block_offset), within the page's own slots:
+	 * a purge of a neighbour's slot never touches its blocks. */
+	pg->start =
+	    (i ? (uintptr_t)s + (size_t)i * RASP__SLOT_SIZE : s->slot0_start) + h->block_offset;
+	pg->bytes = (slot_bytes(s, (unsigned)i, span) - h->block_offset) / pg->bsize * pg->bsize;
 	pg->lim = pg->bytes / pg->bsize * (pg->bsize * pg->div);
 	if (kept_formatted) {
 		pg->local_free = kept_free;

@@ -466,6 +466,9 @@ struct rasp_heap {
 	uint64_t id; /* unique in the process, never reused: thread caches key on it */
 	pthread_mutex_t lock;
 	rasp_config_t cfg;
+	/* Where each small page's blocks start past its slots' 16-aligned start: 0, or 8 for
+	 * librasp-malloc's heap (rasp__heap_block_offset). Fixed before the first segment. */
+	size_t block_offset;
 	_Atomic int sampling_mode;	/* enum rasp_sampling_mode */
 	_Atomic uint64_t sampling_mean; /* bytes */
 	/* Bumped (release) after every rasp_heap_set_sampling: a thread that sees it change

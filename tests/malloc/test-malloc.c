@@ -41,13 +41,11 @@ static void *opaque_null(void)
 	return v;
 }
 
-/* The rasp object behind a pointer malloc returned (malloc/block.c: a 0 word before it when
- * it is 8 bytes into its object). */
+/* The rasp object behind a pointer malloc returned: the pointer itself, its header before it
+ * (malloc/block.c: no word of malloc's own). */
 static void *object_of(void *p)
 {
-	uintptr_t *w = p;
-
-	return w[-1] == 0 ? (void *)(w - 1) : p;
+	return p;
 }
 
 static void *opaque_ptr(void *p)
@@ -83,12 +81,20 @@ static void test_preloaded(void **state)
 	free(p);
 }
 
+/* Every size up to past the inline path's (8184) and around the last small class (84992:
+ * n + 8 rounded up to 16 at it and past it), each 16-aligned in its own class. */
 static void test_sizes_aligned_and_usable(void **state)
 {
-	static const size_t big[] = {8184, 8192, 65536, 84999, 85000, 100000, 1 << 20, 5 << 20};
+	static const size_t big[] = {8192, 65536, 85000, 100000, 1 << 20, 5 << 20};
 
 	(void)state;
-	for (size_t n = 0; n <= 1100; n++) {
+	for (size_t n = 0; n <= 8300; n++) {
+		void *p = malloc(n);
+
+		check_block(p, n, "malloc");
+		free(p);
+	}
+	for (size_t n = 84992 - 40; n <= 84992 + 40; n++) {
 		void *p = malloc(n);
 
 		check_block(p, n, "malloc");

@@ -2,8 +2,9 @@
  * kept committed up to RASP__RETAIN_SLOTS and purged past it once they stayed empty from one
  * purge tick to the next, collect purges the rest and unmaps empty segments; segments with room
  * come first; released pages keep their blocks formatted; a cross-thread free in flight keeps its
- * segment mapped. */
+ * segment mapped; a heap's blocks at 8 mod 16 (rasp__heap_block_offset). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -431,6 +432,71 @@ static void test_remote_free_in_flight_keeps_segment(void **state)
 	remote_free_in_flight(false);
 }
 
+static int count_object(void *obj, const rasp_type_t *type, size_t object_size, int kind, void *arg)
+{
+	(void)obj, (void)type, (void)object_size, (void)kind;
+	++*(size_t *)arg;
+	return 0;
+}
+
+/* librasp-malloc's placement: with the offset at 8, every block starts at 8 mod 16, so the
+ * payload of every class whose blocks are multiples of 16 bytes is 16-aligned, for each block
+ * of its pages (20 a class: past the 7 that a 64 KiB page of 8 KiB blocks holds now), and the
+ * objects are whole, freed and walked as any. The offset is fixed once the heap has a
+ * segment; 0 and 8 only. A heap left at 0 keeps its blocks 16-aligned. */
+static void test_block_offset_places_blocks_at_8_mod_16(void **state)
+{
+	enum { PER = 20 };
+	rasp_heap_t *h = make_heap(), *plain = make_heap();
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	const rasp_type_t *tp = rasp_type_register(plain, "t");
+	static void *objs[RASP__NCLASS][PER];
+	size_t classes = 0, walked = 0;
+	void *q;
+
+	(void)state;
+	assert_int_equal(rasp__heap_block_offset(h, 4), -EINVAL);
+	assert_int_equal(rasp__heap_block_offset(h, 16), -EINVAL);
+	assert_int_equal(rasp__heap_block_offset(NULL, 8), -EINVAL);
+	assert_int_equal(rasp__heap_block_offset(h, 8), 0);
+	for (unsigned k = 1; k < RASP__NCLASS; k++) {
+		size_t z = rasp__class_size[k];
+
+		if (z % 16)
+			continue;
+		classes++;
+		for (int i = 0; i < PER; i++) {
+			void *p = rasp_alloc(h, t, z - RASP_OBJECT_HEADER_SIZE, 0);
+
+			assert_non_null(p);
+			assert_int_equal((uintptr_t)p % 16, 0);
+			assert_int_equal(rasp_object_size(p), z);
+			memset(p, (int)k, z - RASP_OBJECT_HEADER_SIZE);
+			objs[k][i] = p;
+		}
+	}
+	assert_int_equal(classes, RASP__NCLASS - 1 - 7); /* all but 24, 40, ..., 120 */
+	assert_int_equal(rasp_heap_walk(h, count_object, &walked), 0);
+	assert_int_equal(walked, classes * PER);
+	assert_int_equal(rasp__heap_block_offset(h, 0), -EBUSY);
+	assert_int_equal(rasp__heap_block_offset(h, 8), 0); /* (as it is) */
+	for (unsigned k = 1; k < RASP__NCLASS; k++)
+		for (int i = 0; i < PER && objs[k][i]; i++) {
+			const unsigned char *b = objs[k][i];
+
+			assert_true(b[0] == (unsigned char)k &&
+				    b[rasp__class_size[k] - RASP_OBJECT_HEADER_SIZE - 1] ==
+					(unsigned char)k);
+			rasp_free(h, objs[k][i]);
+		}
+	/* A heap at the default offset: blocks 16-aligned, payloads 8 past. */
+	q = rasp_alloc(plain, tp, 24, 0);
+	assert_int_equal((uintptr_t)q % 16, 8);
+	rasp_free(plain, q);
+	rasp_heap_destroy(plain);
+	rasp_heap_destroy(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +505,7 @@ int main(void)
 	    cmocka_unit_test(test_segments_with_room_first),
 	    cmocka_unit_test(test_released_pages_keep_their_format),
 	    cmocka_unit_test(test_remote_free_in_flight_keeps_segment),
+	    cmocka_unit_test(test_block_offset_places_blocks_at_8_mod_16),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
