@@ -2,8 +2,8 @@
 """rasp record on real programs that do not link librasp (python3 with PYTHONMALLOC=malloc,
 perl, sqlite3 on a generated database), through the real lttng-sessiond, with the test's
 interposer (truth-interposer.c) preloaded in front of librasp-malloc.so counting every block
-exactly: the report's 95% intervals per type (the call's family) and for the total, bytes and
-objects, against that count, per process, over fixed seeds.
+exactly: the report's 95% intervals per process and type (the call's family), bytes and
+objects, against that count, over fixed seeds.
 
 Usage: record-real.py RASP INTERPOSER WORKDIR [--seeds N]
 A program that is not installed is skipped (all of them: exit 77). At 95% coverage n intervals
