@@ -40,9 +40,11 @@ insert into t select i, printf('%.*c', i % 200, 'x') from n;
 create index ti on t(b);
 select count(*), sum(length(b)) from t group by a % 7 order by 1 limit 3;
 """
+# Fixed hash seeds, so that a seed records the same allocations each time (perl's and
+# python's hashes are randomized per run otherwise).
 PROGRAMS = [
-    ("python3", ["python3", "-c", PYTHON], {"PYTHONMALLOC": "malloc"}),
-    ("perl", ["perl", "-e", PERL], {}),
+    ("python3", ["python3", "-c", PYTHON], {"PYTHONMALLOC": "malloc", "PYTHONHASHSEED": "0"}),
+    ("perl", ["perl", "-e", PERL], {"PERL_HASH_SEED": "0", "PERL_PERTURB_KEYS": "0"}),
     ("sqlite3", ["sqlite3", ":memory:", SQL], {}),
 ]
 
@@ -101,8 +103,9 @@ def run(name, argv, env_extra, seed, rasp, interposer, work, rows_seen):
                 print("%s seed %d process %d %s: no samples (truth %d objects, %d bytes)" %
                       (name, seed, pid, fam, objects, nbytes))
                 for what, held in (("bytes", nbytes <= UNSEEN_BYTES), ("objects", False)):
-                    row = rows_seen.setdefault((name, fam, what), [0, 0, 0])
+                    row = rows_seen.setdefault((name, fam, what), [0, 0, 0, []])
                     row[0] += 1
+                    row[3].append(-1.0)  # the estimate is 0
                     total += 1
                     if not held:
                         row[2] += 1
@@ -114,8 +117,9 @@ def run(name, argv, env_extra, seed, rasp, interposer, work, rows_seen):
                     ("bytes", nbytes, float(r["bytes_low"]), float(r["bytes_high"])),
                     ("objects", objects, float(r["objects_low"]), float(r["objects_high"]))):
                 total += 1
-                row = rows_seen.setdefault((name, fam, what), [0, 0, 0])
+                row = rows_seen.setdefault((name, fam, what), [0, 0, 0, []])
                 row[0] += 1
+                row[3].append(float(r[what]) / true - 1.0)
                 if not lo <= true <= hi:
                     misses += 1
                     row[1 if true < lo else 2] += 1
@@ -154,9 +158,16 @@ def main():
         sys.exit("no block counted: the interposer (the user's LD_PRELOAD) did not come before "
                  "librasp-malloc.so, or the library was not preloaded")
     if seeds > SEEDS:
-        print("per row: intervals, misses below / above the truth")
-        for (name, fam, what), (n, low, high) in sorted(rows_seen.items()):
-            print("  %s %s %s: %d, %d / %d" % (name, fam, what, n, low, high))
+        # The estimate is unbiased: its mean error over the seeds, in its standard errors, says
+        # whether the truth counts what the samples estimate (lost or extra calls shift it).
+        print("per row: intervals, misses below / above the truth, the estimate's mean error "
+              "(standard errors)")
+        for (name, fam, what), (n, low, high, err) in sorted(rows_seen.items()):
+            mean = sum(err) / n
+            sd = math.sqrt(sum((e - mean) ** 2 for e in err) / (n - 1)) if n > 1 else 0.0
+            print("  %s %s %s: %d, %d / %d, %+.2f%% (%+.1f)" %
+                  (name, fam, what, n, low, high, 100.0 * mean,
+                   mean / (sd / math.sqrt(n)) if sd > 0 else 0.0))
     cov = (total - misses) / total
     print("all: %d of %d intervals hold the truth (%.1f%%, standard error %.1f points)" %
           (total - misses, total, 100.0 * cov, 100.0 * math.sqrt(cov * (1 - cov) / total)))
