@@ -4,7 +4,11 @@
  * bytes and objects intervals hold the truth at 90/95/99%, with the objects interval of ff18ef7
  * ("before", its formula kept here) beside the current one ("after", the library's).
  *   rasp-bench-coverage [--reps N] [--jobs J] [--seed S] [--only NAME] [--all]
- * Deterministic: every configuration has its own seed, whatever the job count. */
+ *   rasp-bench-coverage --sizes FILE [--mean M] [--reps N] [--seed S]
+ * Deterministic: every configuration has its own seed, whatever the job count. --sizes reads
+ * a real program's populations ("family size count" lines, as tests/malloc/truth-interposer.c
+ * writes them with RASP_TRUTH_SIZES; its first process) and prints the coverage of each
+ * family's intervals at 95%, as record-real.py measures them end to end. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -441,6 +445,137 @@ static void print_table(const struct config *v, size_t n, int extra)
 	}
 }
 
+/* ---- Populations of a real program (--sizes) ----------------------------------------------- */
+
+#define SIZES_MAX_FAMILIES 8
+#define SIZES_MAX_RUNS	   (1u << 20)
+
+/* The first process's "family size count" lines of path into pops (one per family, sizes
+ * ascending); the number of families, or -1 with a message naming the line. */
+static int sizes_read(const char *path, struct pop *pops, char names[][16])
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	int nf = 0, pids = 0;
+	long lineno = 0;
+
+	if (!f) {
+		fprintf(stderr, "rasp-bench-coverage: cannot open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char fam[16];
+		unsigned long long size, count;
+		int k;
+
+		lineno++;
+		if (strncmp(line, "pid ", 4) == 0) {
+			if (++pids > 1)
+				break;
+			continue;
+		}
+		if (sscanf(line, "%15s %llu %llu", fam, &size, &count) != 3 || !size || !count) {
+			fprintf(stderr, "rasp-bench-coverage: %s:%ld: not 'family size count'\n",
+				path, lineno);
+			goto fail;
+		}
+		for (k = 0; k < nf && strcmp(names[k], fam) != 0; k++)
+			;
+		if (k == nf) {
+			if (nf == SIZES_MAX_FAMILIES) {
+				fprintf(stderr, "rasp-bench-coverage: %s:%ld: over %d families\n",
+					path, lineno, SIZES_MAX_FAMILIES);
+				goto fail;
+			}
+			strcpy(names[nf], fam);
+			pops[nf] = (struct pop){0};
+			pops[nf].size = malloc(SIZES_MAX_RUNS * sizeof(uint64_t));
+			pops[nf].count = malloc(SIZES_MAX_RUNS * sizeof(uint64_t));
+			nf++;
+			if (!pops[k].size || !pops[k].count)
+				goto fail;
+		}
+		if (pops[k].n == SIZES_MAX_RUNS) {
+			fprintf(stderr, "rasp-bench-coverage: %s:%ld: over %u sizes\n", path,
+				lineno, SIZES_MAX_RUNS);
+			goto fail;
+		}
+		pops[k].size[pops[k].n] = size;
+		pops[k].count[pops[k].n++] = count;
+		pops[k].objects += (double)count;
+		pops[k].bytes += (double)size * (double)count;
+	}
+	fclose(f);
+	return nf;
+fail:
+	fclose(f);
+	for (int k = 0; k < nf; k++)
+		pop_free(&pops[k]);
+	return -1;
+}
+
+/* Coverage at 95% of each family's bytes and objects intervals, over reps replications (those
+ * with a sample: a family without one has no row). The last line scores all replications as
+ * record-real.py does: a family without a sample holds its bytes if they are below the high
+ * bound of no sample, and misses its objects. */
+static int sizes_main(const char *path, double mean, int reps, uint64_t seed)
+{
+	struct pop pops[SIZES_MAX_FAMILIES];
+	char names[SIZES_MAX_FAMILIES][16];
+	int nf = sizes_read(path, pops, names);
+	double prob = 1.0 / mean;
+	long all = 0, all_in = 0;
+
+	if (nf < 0)
+		return 1;
+	printf("%s at a mean of %.0f, %d replications: coverage at 95%% (misses below / above "
+	       "the truth)\n",
+	       path, mean, reps);
+	for (int k = 0; k < nf; k++) {
+		struct rng r;
+		long none = 0, none_in = 0, rows = 0, b_in = 0, b_lo = 0, o_in = 0, o_lo = 0;
+
+		rng_seed(&r, seed * 1000003u + (uint64_t)k);
+		for (int rep = 0; rep < reps; rep++) {
+			struct rasp_est_cell cell;
+			struct before_sums b;
+			struct rasp_est_total t;
+
+			replicate(&pops[k], prob, &r, &cell, &b);
+			if (rasp_est_sum(&cell, 1, 0.95, &t))
+				return 1;
+			if (!cell.samples) { /* no row: bytes in [0, the high bound], no objects */
+				none++;
+				none_in += pops[k].bytes <= t.bytes_high;
+				continue;
+			}
+			rows++;
+			b_in += t.bytes_low <= pops[k].bytes && pops[k].bytes <= t.bytes_high;
+			b_lo += pops[k].bytes < t.bytes_low;
+			o_in +=
+			    t.objects_low <= pops[k].objects && pops[k].objects <= t.objects_high;
+			o_lo += pops[k].objects < t.objects_low;
+		}
+		printf("%-8s %.0f objects, %.0f bytes, %.2f samples expected, no sample in %.1f%%: "
+		       "bytes %.1f%% (%.1f / %.1f), objects %.1f%% (%.1f / %.1f) of %ld rows\n",
+		       names[k], pops[k].objects, pops[k].bytes, expected_samples(&pops[k], prob),
+		       100.0 * (double)none / reps, 100.0 * (double)b_in / (double)rows,
+		       100.0 * (double)b_lo / (double)rows,
+		       100.0 * (double)(rows - b_in - b_lo) / (double)rows,
+		       100.0 * (double)o_in / (double)rows, 100.0 * (double)o_lo / (double)rows,
+		       100.0 * (double)(rows - o_in - o_lo) / (double)rows, rows);
+		all += 2 * reps;
+		all_in += b_in + o_in + none_in;
+		pop_free(&pops[k]);
+	}
+	printf("all families, bytes and objects, as record-real.py scores them: %.2f%% "
+	       "(standard error %.2f points)\n",
+	       100.0 * (double)all_in / (double)all,
+	       100.0 * sqrt((double)all_in * (double)(all - all_in) / (double)all / (double)all /
+			    (double)all));
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: rasp-bench-coverage [--reps N] [--jobs J] [--seed S] [--only NAME] [--all]\n"
@@ -450,7 +585,9 @@ static void usage(FILE *f)
 	      "  --seed S   base seed (1)\n"
 	      "  --only P   one population: fixed-32, fixed-128k, int-array, log-uniform,\n"
 	      "             small-large, pareto, bimodal, lognormal\n"
-	      "  --all      the populations beyond the issue's too (pareto, bimodal, lognormal)\n",
+	      "  --all      the populations beyond the issue's too (pareto, bimodal, lognormal)\n"
+	      "  --sizes F  a real program's populations instead (truth-interposer.c's\n"
+	      "             RASP_TRUTH_SIZES file), at --mean M bytes (102400)\n",
 	      f);
 }
 
@@ -460,6 +597,8 @@ int main(int argc, char **argv)
 	static const double means[] = {1024.0, 102400.0, 10485760.0};
 	int reps = 2000, jobs = 1, all = 0, only = -1;
 	uint64_t seed = 1;
+	const char *sizes = NULL;
+	double mean = 102400.0;
 	struct config v[NPOPS * 4 * 3];
 	size_t n = 0;
 
@@ -486,6 +625,13 @@ int main(int argc, char **argv)
 			jobs = (int)strtol(val, &end, 10);
 		} else if (strcmp(a, "--seed") == 0) {
 			seed = strtoull(val, &end, 10);
+		} else if (strcmp(a, "--sizes") == 0) {
+			sizes = val;
+			end = (char *)val + strlen(val);
+		} else if (strcmp(a, "--mean") == 0) {
+			mean = strtod(val, &end);
+			if (!(mean >= 1.0))
+				end = NULL;
 		} else if (strcmp(a, "--only") == 0) {
 			for (int k = 0; k < NPOPS; k++)
 				if (strcmp(val, pops[k].name) == 0)
@@ -500,6 +646,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (sizes)
+		return sizes_main(sizes, mean, reps, seed);
 	for (int k = 0; k < NPOPS; k++) {
 		if ((only >= 0 && k != only) || (only < 0 && pops[k].extra && !all))
 			continue;

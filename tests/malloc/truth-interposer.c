@@ -4,8 +4,9 @@
  * bytes they asked for (what each one's sample would carry as ObjectSize: docs/usage.md, "What
  * is estimated"), every realloc that returns memory included, in place or moved. A call that
  * asked for 0 bytes has nothing to sample and is not counted. At exit it appends "family
- * objects bytes" lines to the file named by RASP_TRUTH_FILE, after a "pid N" line. Test
- * only. */
+ * objects bytes" lines to the file named by RASP_TRUTH_FILE, after a "pid N" line; with
+ * RASP_TRUTH_SIZES, "family size count" lines of every size counted to that file (the
+ * population bench/estimate/coverage.c --sizes samples). Test only. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -33,8 +34,15 @@ static void *(*next_new)(size_t);
 static void *(*next_new_array)(size_t);
 static void *(*next_new_aligned)(size_t, size_t);
 static void *(*next_new_array_aligned)(size_t, size_t);
+static void *(*next_valloc)(size_t);
+static void *(*next_pvalloc)(size_t);
+static void *(*next_new_nothrow)(size_t, const void *);
+static void *(*next_new_array_nothrow)(size_t, const void *);
+static void *(*next_new_aligned_nothrow)(size_t, size_t, const void *);
+static void *(*next_new_array_aligned_nothrow)(size_t, size_t, const void *);
 static bool (*mapped)(const void *);
 static _Atomic int ready;
+static bool sizes_on; /* RASP_TRUTH_SIZES set */
 
 /* glibc's, while dlsym (which allocates) finds the others. */
 extern void *__libc_malloc(size_t);
@@ -56,8 +64,58 @@ static void init(void)
 	next_new_array = dlsym(RTLD_NEXT, "_Znam");
 	next_new_aligned = dlsym(RTLD_NEXT, "_ZnwmSt11align_val_t");
 	next_new_array_aligned = dlsym(RTLD_NEXT, "_ZnamSt11align_val_t");
+	next_valloc = dlsym(RTLD_NEXT, "valloc");
+	next_pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+	next_new_nothrow = dlsym(RTLD_NEXT, "_ZnwmRKSt9nothrow_t");
+	next_new_array_nothrow = dlsym(RTLD_NEXT, "_ZnamRKSt9nothrow_t");
+	next_new_aligned_nothrow = dlsym(RTLD_NEXT, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+	next_new_array_aligned_nothrow = dlsym(RTLD_NEXT, "_ZnamSt11align_val_tRKSt9nothrow_t");
 	mapped = dlsym(RTLD_DEFAULT, "rasp__mapped");
+	sizes_on = getenv("RASP_TRUTH_SIZES") != NULL;
 	atomic_store(&ready, 1);
+}
+
+/* The sizes counted, with RASP_TRUTH_SIZES: (size, family) keyed as size * NFAM + family + 1
+ * in an open-addressed table of static memory (nothing here may call malloc), each slot
+ * claimed once by a compare-and-swap. A program with more distinct sizes than SIZE_SLOTS / 2
+ * gets no histogram (sizes_full, said in the file) rather than a wrong one. 16 MiB of address
+ * space, touched only when asked for. */
+#define SIZE_SLOTS (1u << 20)
+static struct {
+	_Atomic uint64_t key, count;
+} sizes[SIZE_SLOTS];
+static _Atomic uint32_t sizes_used;
+static _Atomic int sizes_full;
+
+static void size_add(int fam, size_t n)
+{
+	uint64_t key = (uint64_t)n * NFAM + (uint64_t)fam + 1, h = key * 0x9e3779b97f4a7c15u;
+
+	if (n > UINT64_MAX / NFAM - 1 || atomic_load_explicit(&sizes_full, memory_order_relaxed)) {
+		atomic_store(&sizes_full, 1);
+		return;
+	}
+	for (uint32_t i = 0, j = (uint32_t)(h >> 44); i < SIZE_SLOTS;
+	     i++, j = (j + 1) % SIZE_SLOTS) {
+		uint64_t k = atomic_load_explicit(&sizes[j].key, memory_order_acquire);
+
+		if (k == 0) {
+			if (atomic_fetch_add(&sizes_used, 1) >= SIZE_SLOTS / 2) {
+				atomic_store(&sizes_full, 1);
+				return;
+			}
+			if (atomic_compare_exchange_strong(&sizes[j].key, &k, key))
+				k = key;
+			else
+				atomic_fetch_sub(&sizes_used,
+						 1); /* taken meanwhile: k is its key */
+		}
+		if (k == key) {
+			atomic_fetch_add_explicit(&sizes[j].count, 1, memory_order_relaxed);
+			return;
+		}
+	}
+	atomic_store(&sizes_full, 1);
 }
 
 static void count(int fam, void *p, size_t n)
@@ -66,6 +124,8 @@ static void count(int fam, void *p, size_t n)
 		return; /* glibc's (before the heap, or the runtime's own), or nothing asked */
 	atomic_fetch_add_explicit(&objects[fam], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&bytes[fam], n, memory_order_relaxed);
+	if (sizes_on)
+		size_add(fam, n);
 }
 
 API void *malloc(size_t n)
@@ -175,6 +235,93 @@ API void *_ZnamSt11align_val_t(size_t n, size_t a)
 	return p;
 }
 
+API void *valloc(size_t n)
+{
+	void *p;
+
+	init();
+	p = next_valloc(n);
+	count(ALIGNED, p, n);
+	return p;
+}
+
+/* The library asks its heap for whole pages (one for 0): that is the size its samples carry. */
+API void *pvalloc(size_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE),
+	       r = n + (pg - 1) < n ? 0 : (n + pg - 1) & ~(pg - 1);
+	void *p;
+
+	init();
+	p = next_pvalloc(n);
+	count(ALIGNED, p, r ? r : pg);
+	return p;
+}
+
+API void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt)
+{
+	void *p;
+
+	init();
+	p = next_new_nothrow(n, nt);
+	count(NEW, p, n);
+	return p;
+}
+
+API void *_ZnamRKSt9nothrow_t(size_t n, const void *nt)
+{
+	void *p;
+
+	init();
+	p = next_new_array_nothrow(n, nt);
+	count(NEW_ARRAY, p, n);
+	return p;
+}
+
+API void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *nt)
+{
+	void *p;
+
+	init();
+	p = next_new_aligned_nothrow(n, a, nt);
+	count(NEW, p, n);
+	return p;
+}
+
+API void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *nt)
+{
+	void *p;
+
+	init();
+	p = next_new_array_aligned_nothrow(n, a, nt);
+	count(NEW_ARRAY, p, n);
+	return p;
+}
+
+/* The histogram, after the totals' file is written: "pid N", then "family size count" lines
+ * (or "full": too many sizes, no histogram). */
+static void write_sizes(const char *path)
+{
+	FILE *f = fopen(path, "a");
+
+	if (!f)
+		return;
+	fprintf(f, "pid %d\n", (int)getpid());
+	if (atomic_load(&sizes_full)) {
+		fprintf(f, "full\n");
+	} else {
+		for (uint32_t j = 0; j < SIZE_SLOTS; j++) {
+			uint64_t k = atomic_load(&sizes[j].key);
+
+			if (k)
+				fprintf(f, "%s %llu %llu\n", names[(k - 1) % NFAM],
+					(unsigned long long)((k - 1) / NFAM),
+					(unsigned long long)atomic_load(&sizes[j].count));
+		}
+	}
+	fclose(f);
+}
+
 __attribute__((destructor)) static void write_truth(void)
 {
 	const char *path = getenv("RASP_TRUTH_FILE");
@@ -187,4 +334,6 @@ __attribute__((destructor)) static void write_truth(void)
 		fprintf(f, "%s %llu %llu\n", names[i], (unsigned long long)atomic_load(&objects[i]),
 			(unsigned long long)atomic_load(&bytes[i]));
 	fclose(f);
+	if (sizes_on)
+		write_sizes(getenv("RASP_TRUTH_SIZES"));
 }
