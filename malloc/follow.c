@@ -49,16 +49,23 @@ out:
 /* In a fork's child: LTTng-UST registered it again inside fork (its child handler), maybe
  * before the parent's announcement tracked it, and the session daemon then sends it the
  * session later: its first allocations' samples were lost (a fifth of a child's, seed 11 of
- * record-truth.py). It waits, at most 1 s, for the session (the runtime sees the event
- * enabled). */
+ * record-truth.py). It waits for the session (the runtime sees the event enabled), a few
+ * milliseconds on an idle machine, at most 10 s: 1 s was too short on a loaded one (a child
+ * lost most of its samples). Past that it says so on stderr, as its allocations until the
+ * session arrives are not recorded. */
 static void wait_for_session(void)
 {
+	static const char late[] = "rasp record: a forked child got no session in 10 s: its "
+				   "allocations until it does are not recorded\n";
 	struct timespec ms = {0, 1000000};
+	int i;
 
 	announce(getpid());
-	for (int i = 0;
-	     i < 1000 && rasp__malloc_heap && !rasp_heap_sampling_active(rasp__malloc_heap); i++)
+	for (i = 0; i < 10000 && rasp__malloc_heap && !rasp_heap_sampling_active(rasp__malloc_heap);
+	     i++)
 		nanosleep(&ms, NULL);
+	if (i == 10000)
+		(void)!write(STDERR_FILENO, late, sizeof(late) - 1);
 }
 
 /* After the heap (heap.c's constructor, also 101, is earlier in the link order). */
