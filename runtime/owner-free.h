@@ -15,6 +15,13 @@
 static inline __attribute__((always_inline)) bool
 rasp__owner_free_try(struct rasp_heap *h, struct rasp__page *pg, struct rasp__header *hdr)
 {
+#ifdef RASP__ASAN
+	/* AddressSanitizer builds: a freed block is poisoned, which free_block does and this
+	 * would not, and librasp keeps the thread's cache to itself there (internal.h): every
+	 * free is rasp_free's. */
+	(void)h, (void)pg, (void)hdr;
+	return false;
+#else
 	struct rasp_context *c;
 	struct rasp__window *w;
 	struct rasp__hot *hc;
@@ -32,8 +39,15 @@ rasp__owner_free_try(struct rasp_heap *h, struct rasp__page *pg, struct rasp__he
 	if (RASP__UNLIKELY(rasp__tcache.heap != h))
 		return false;
 	c = rasp__context_cache_ctx();
+#ifdef RASP__TSAN
+	/* An atomic load where ThreadSanitizer watches: the page's owner may be exiting and
+	 * clearing ctx meanwhile (page.c), which either read finds is not c. */
+	if (RASP__UNLIKELY(atomic_load_explicit(&pg->ctx, memory_order_relaxed) != c))
+		return false;
+#else
 	if (RASP__UNLIKELY(*(struct rasp_context *const *)&pg->ctx != c))
 		return false;
+#endif
 	off = pg->hot_off;
 	w = (struct rasp__window *)((char *)c->win + off * (sizeof(*w) / sizeof(*c->hot)));
 	hc = (struct rasp__hot *)((char *)c->hot + off);
@@ -71,6 +85,7 @@ rasp__owner_free_try(struct rasp_heap *h, struct rasp__page *pg, struct rasp__he
 		pg->local_tail = hdr;
 	rasp__owner_dec32(&pg->used);
 	return true;
+#endif
 }
 
 #endif /* RASP_RUNTIME_OWNER_FREE_H */
