@@ -101,5 +101,5 @@ for p in "${programs[@]}"; do
 		-v h="$(median heaptrack 1)" 'BEGIN {
 		printf "  over glibc: rasp record %.2fx, jemalloc prof %.2fx, heaptrack %.2fx;", r / g, j / g, h / g
 		printf " rasp'"'"'s overhead %+.2f s against jemalloc prof'"'"'s %+.2f s and heaptrack'"'"'s %+.2f s (%.2f of it)\n",
-			r - g, j - g, h - g, (h - g) > 0 ? (r - g) / (h - g) : 0 }'
+			r - g, j - g, h - g, ((h - g) > 0 ? (r - g) / (h - g) : 0) }'
 done
