@@ -67,6 +67,33 @@ def read_truth(path):
     return {p: t for p, t in out.items() if t}
 
 
+# Buffers for a re-record (--subbuf-size, --num-subbuf) when the tracer discarded events: on a
+# loaded machine the consumer daemon can fall behind rasp record's default buffers (256 KiB x 4
+# per CPU at the default mean). A run that lost samples estimates every family too low at once,
+# which is no fault of the intervals; the same seed records the same allocations again.
+BIGGER_BUFFERS = ((), ("--subbuf-size", "4194304", "--num-subbuf", "8"),
+                  ("--subbuf-size", "16777216", "--num-subbuf", "8"))
+
+
+def record(head, out, argv, env, name, truth_file):
+    """rasp record (head: the command and its options) of argv into out, again with larger
+    buffers while the tracer discarded events; truth_file (which the interposer's processes
+    append to) starts empty at each."""
+    for bufs in BIGGER_BUFFERS:
+        shutil.rmtree(out, ignore_errors=True)
+        if os.path.exists(truth_file):
+            os.unlink(truth_file)
+        rec = subprocess.run(head + list(bufs) + ["-o", out, "--"] + argv, env=env,
+                             capture_output=True, text=True, timeout=600)
+        if rec.returncode != 0:
+            sys.exit("%s: rasp record failed (%d): %s" % (name, rec.returncode, rec.stderr))
+        if "the tracer discarded" not in rec.stderr:
+            return
+        print("%s: the tracer discarded events: recorded again with larger buffers" % out)
+    sys.exit("%s: the tracer discarded events even with the largest buffers:\n%s" %
+             (name, rec.stderr))
+
+
 def run(name, argv, env_extra, seed, rasp, interposer, work, rows_seen):
     out = os.path.join(work, "%s-%d" % (name, seed))
     truth_file = out + ".truth"
@@ -76,10 +103,7 @@ def run(name, argv, env_extra, seed, rasp, interposer, work, rows_seen):
     # The interposer as the user's own preload: rasp record appends librasp-malloc.so after
     # it (rasp itself loads it too, and counts nothing: no rasp heap there).
     env = dict(os.environ, RASP_TRUTH_FILE=truth_file, LD_PRELOAD=interposer, **env_extra)
-    rec = subprocess.run([rasp, "record", "--seed", str(seed), "-o", out, "--"] + argv, env=env,
-                         capture_output=True, text=True, timeout=600)
-    if rec.returncode != 0:
-        sys.exit("%s: rasp record failed (%d): %s" % (name, rec.returncode, rec.stderr))
+    record([rasp, "record", "--seed", str(seed)], out, argv, env, name, truth_file)
     truth = read_truth(truth_file)
     rep = subprocess.run([rasp, "report", "--group-by", "process,type", "--format", "csv", out],
                          capture_output=True, text=True, timeout=600)
