@@ -8,9 +8,12 @@ Usage: record-truth.py RASP TRUTH-PROG WORKDIR [--seeds N]
 printed with its standard error and per site (misses below / above the truth).
 SEEDS recordings of one process, then FAMILY_SEEDS of the program with a forked child and an
 exec'd copy (three processes, each its own in the report: rasp record follows them). Each
-process gives 4 sites x 2 intervals. At 95% coverage n intervals miss 0.05 n on average with a
-standard deviation of sqrt(n 0.05 0.95): more misses than 3 standard deviations past that fails
-(10 of 80 for the first part, 14 of 152 in all). The exec'd copy runs with another seed (its
+process gives 4 sites x 2 intervals. At 95% coverage n intervals miss 0.05 n on average; a
+site's bytes and objects intervals rest on the same samples and often miss together, so the
+standard deviation is taken as that of n / 2 pairs each missing twice, sqrt(2 n 0.05 0.95) (the
+bound for pairs that always miss together; independent intervals would give sqrt(n 0.05 0.95)):
+more misses than 3 of those past the mean fails (12 of 80 for the first part, 19 of 152 in
+all). The exec'd copy runs with another seed (its
 parent's would repeat its parent's samples).
 Every site must be named by its own function (the first frame outside the allocator)."""
 import csv
@@ -106,7 +109,7 @@ def check(seed, family, work, rasp, prog, per_site=None):
 
 
 def allowed(n):
-    return int(0.05 * n + 3 * math.sqrt(n * 0.05 * 0.95))
+    return int(0.05 * n + 3 * math.sqrt(2 * n * 0.05 * 0.95))
 
 
 def main():
