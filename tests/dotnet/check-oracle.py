@@ -180,8 +180,9 @@ SPLIT = {"System.Int64[]": re.compile(r"^System\.GC\.AllocateArray$")}
 
 
 def bare(method):
-    """A method's name without its parameters ("N.C.M(int32)" is "N.C.M")."""
-    return method.split("(", 1)[0]
+    """A method's name without its parameters ("N.C.M(int32)" is "N.C.M"); a name in
+    parentheses, as rasp's "(no stack)", stays whole (cut, it read "" and matched nothing)."""
+    return method if method.startswith("(") else method.split("(", 1)[0]
 
 
 def check_sites(a, types, check):
