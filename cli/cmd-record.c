@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "follow.h"
 #include "preload.h"
+#include "primer.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -158,6 +159,31 @@ static char **child_env(char **extra, size_t n_extra)
 	return env;
 }
 
+/* The primer's environment (cli/primer.c): the program's settings with rasp's preloads only
+ * (not the user's own, which are the program's business: an interposer counting calls, another
+ * profiler), without the follow socket (it is not the program's child), with sampling off and
+ * LTTng-UST's state dump reduced to its markers. */
+static char **primer_env(char **extra, size_t n_extra, const char *keep_out, bool stacks,
+			 const char *malloc_lib, char *preload, size_t preload_len)
+{
+	static char *const quiet[] = {"RASP_RECORD_FOLLOW=", "RASP_SAMPLING=off",
+				      "LTTNG_UST_WITHOUT_BADDR_STATEDUMP=1",
+				      "LTTNG_UST_WITHOUT_PROCNAME_STATEDUMP=1"};
+	char *pe[16];
+	size_t np = 0;
+
+	if (snprintf(preload, preload_len, "LD_PRELOAD=%s%s%s", stacks ? DL_WRAPPER : "",
+		     stacks ? ":" : "", malloc_lib) >= (int)preload_len)
+		return NULL;
+	for (size_t k = 0; k < n_extra && np < sizeof(pe) / sizeof(pe[0]) - 5; k++)
+		if (extra[k] != keep_out && strncmp(extra[k], "LD_PRELOAD=", 11) != 0)
+			pe[np++] = extra[k];
+	pe[np++] = preload;
+	for (size_t k = 0; k < sizeof(quiet) / sizeof(quiet[0]); k++)
+		pe[np++] = quiet[k];
+	return child_env(pe, np); /* its entries point into extra, quiet and preload */
+}
+
 /* What the trace holds, counted by the report's own reader; whether it is complete. Returns
  * 0 when it is, 1 when it is incomplete or unreadable. */
 static int summarize(const char *cmd, const struct rasp_session *s, const char *program)
@@ -238,6 +264,7 @@ int rasp_cli_record(int argc, char **argv)
 	char *extra[8], preload[2 * PATH_MAX + 8192], asan_env[4096], malloc_lib[PATH_MAX];
 	char follow_env[256];
 	struct rasp_follow *follow = NULL;
+	struct rasp_primer primer = {0};
 	size_t n_extra = 0;
 	struct rasp_child child;
 	char **env = NULL;
@@ -369,6 +396,17 @@ int rasp_cli_record(int argc, char **argv)
 		rasp_follow_close(follow);
 		follow = NULL;
 	}
+	/* Beside the program, not before it: its own exit's metadata push (0.2 s) then overlaps
+	 * the program's run. */
+	if (malloc_lib[0]) {
+		char primer_preload[PATH_MAX + 64];
+		char **penv = primer_env(extra, n_extra, follow_env, a.s.stacks, malloc_lib,
+					 primer_preload, sizeof(primer_preload));
+
+		if (penv)
+			(void)rasp_primer_start(cmd, &a.s, penv, &primer);
+		free(penv);
+	}
 	rc = rasp_child_release(&child);
 	if (rc != 0) {
 		rasp_cli_error(cmd, "cannot run '%s': %s", argv[first], strerror(rc));
@@ -376,6 +414,7 @@ int rasp_cli_record(int argc, char **argv)
 	} else {
 		exit_code = rasp_child_wait(&child);
 	}
+	rasp_primer_end(&primer);
 	rasp_child_unwatch_signals();
 	rasp_follow_close(follow);
 

@@ -319,6 +319,26 @@ out:
 	return rc;
 }
 
+int rasp_session_track_pid(const char *cmd, struct rasp_session *s, int pid)
+{
+	struct lttng_process_attr_tracker_handle *t = NULL;
+	enum lttng_process_attr_tracker_handle_status st;
+	enum lttng_error_code ec;
+
+	ec = lttng_session_get_tracker_handle(s->name, LTTNG_DOMAIN_UST,
+					      LTTNG_PROCESS_ATTR_VIRTUAL_PROCESS_ID, &t);
+	if (ec != LTTNG_OK)
+		return fail(cmd, "cannot get the process tracker of session", s->name, -(int)ec);
+	st = lttng_process_attr_virtual_process_id_tracker_handle_add_pid(t, pid);
+	lttng_process_attr_tracker_handle_destroy(t);
+	if (st != LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK &&
+	    st != LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_EXISTS) {
+		rasp_cli_error(cmd, "cannot add process %d to session %s", pid, s->name);
+		return -EIO;
+	}
+	return 0;
+}
+
 int rasp_session_stop(const char *cmd, struct rasp_session *s)
 {
 	int ret;

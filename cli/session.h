@@ -41,6 +41,9 @@ int rasp_session_guard(const char *cmd, struct rasp_session *s);
  * contexts vpid, vtid and procname, tracking only s->pid (or, with all_processes, uid's
  * processes, or everyone's with all_users), and starts it. */
 int rasp_session_start(const char *cmd, struct rasp_session *s);
+/* Adds pid to the session's process tracker (a started session that tracks s->pid). 0 or
+ * -EIO with a message. */
+int rasp_session_track_pid(const char *cmd, struct rasp_session *s, int pid);
 /* Stops (flushes) the session: the trace is complete on disk when this returns. */
 int rasp_session_stop(const char *cmd, struct rasp_session *s);
 /* Destroys the session if created, and dismisses the guard. Does not wait for the session

@@ -1,0 +1,75 @@
+/* The metadata primer (primer.h).
+ *
+ * Why: LTTng 2.13's session daemon pushes a session's new metadata to the consumer daemon when
+ * an application unregisters (ust_app_unregister), and the consumer daemon acknowledges a push
+ * only once its metadata thread has written it, checked every 200 ms
+ * (DEFAULT_METADATA_AVAILABILITY_WAIT_TIME): the first check comes too early, so every push
+ * costs 200 ms. The program's exit is such a push (its events' metadata is new then), and
+ * rasp record's stop waits behind it: 0.2 s of every recording, half the time of a 0.5 s
+ * program. With per-UID buffers the metadata is the session's, not the process's: a primer
+ * that loads the same providers (the same LD_PRELOAD, hence librasp and its LTTng provider)
+ * registers the same events, and its own exit, a few milliseconds after the program started,
+ * pushes them while the program runs. At the program's exit nothing is new, no push is made
+ * (ust_app_push_metadata returns at once when nothing is unsent), and the stop is immediate.
+ *
+ * What it costs: one short process (rasp's own binary, linking nothing of the program's),
+ * started beside the program, about 10 ms of CPU. What it leaves in the trace: LTTng-UST's
+ * two state-dump markers (start and end) for its pid; its sampling is off (RASP_SAMPLING=off,
+ * so it has no samples nor a sampling event) and its base-address and procname state dumps
+ * are off, which the report does not read anyway. A program that registers events the primer
+ * does not have (another provider, a .NET runtime's) still pushes at its exit: the stop then
+ * waits 0.2 s as without a primer. */
+#define _GNU_SOURCE
+#include "primer.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "child.h"
+
+int rasp_primer_start(const char *cmd, struct rasp_session *s, char **env, struct rasp_primer *p)
+{
+	char exe[PATH_MAX];
+	char *argv[] = {exe, RASP_PRIMER_ARG, NULL};
+	struct rasp_child ch;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int rc;
+
+	p->pid = 0;
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = '\0';
+	rc = rasp_child_fork(cmd, argv, env, &ch);
+	if (rc)
+		return rc;
+	/* Tracked before it registers, or the session never reaches it. */
+	if (!s->all_processes && rasp_session_track_pid(cmd, s, ch.pid) != 0) {
+		rasp_child_abandon(&ch);
+		return -EIO;
+	}
+	rc = rasp_child_release(&ch);
+	if (rc)
+		return -rc; /* reaped by the release */
+	p->pid = ch.pid;
+	return 0;
+}
+
+void rasp_primer_end(struct rasp_primer *p)
+{
+	pid_t r;
+
+	if (p->pid <= 0)
+		return;
+	do
+		r = waitpid(p->pid, NULL, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == 0) {
+		kill(p->pid, SIGKILL);
+		while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	p->pid = 0;
+}
