@@ -89,10 +89,14 @@ int rasp_session_daemon_ensure(const char *cmd)
 	return -ETIMEDOUT;
 }
 
-/* Is pid a live rasp process? Its session is then its own business. */
+/* Is pid a live rasp record? Its session is then its own business. Its name ("rasp") says so,
+ * or, for one run under a wrapper that renames the process (valgrind's tools are named
+ * callgrind-amd64-linux and so on), its command line: an argument named rasp... followed by
+ * "record". A pid reused by another program is neither. */
 static bool rasp_alive(long pid)
 {
-	char path[64], comm[32] = "";
+	char path[64], comm[32] = "", cmdline[8192];
+	size_t n;
 	FILE *f;
 
 	if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
@@ -104,7 +108,25 @@ static bool rasp_alive(long pid)
 	if (!fgets(comm, sizeof(comm), f))
 		comm[0] = '\0';
 	fclose(f);
-	return strncmp(comm, "rasp", 4) == 0;
+	if (strncmp(comm, "rasp", 4) == 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	n = fread(cmdline, 1, sizeof(cmdline) - 1, f);
+	fclose(f);
+	cmdline[n] = '\0';
+	/* NUL-separated arguments, at most n bytes of them. */
+	for (size_t i = 0; i < n; i += strlen(cmdline + i) + 1) {
+		const char *arg = cmdline + i, *slash = strrchr(arg, '/');
+		size_t next = i + strlen(arg) + 1;
+
+		if (strncmp(slash ? slash + 1 : arg, "rasp", 4) == 0 && next < n &&
+		    strcmp(cmdline + next, "record") == 0)
+			return true;
+	}
+	return false;
 }
 
 void rasp_session_prepare(const char *cmd, struct rasp_session *s)

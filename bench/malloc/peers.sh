@@ -7,10 +7,14 @@
 # Medians of RUNS runs (default 3), the configurations interleaved within each run so that a
 # shared machine's load drifts over all of them alike; then each profiler's wall time over
 # glibc's and its overhead (the ratio minus 1) against jemalloc prof's and heaptrack's.
-# SCALE=N (default 1) makes every program but git's N times as long (git log -p already reads
-# this repository's whole history), which tells a profiler's fixed cost per run from its cost
-# per second. Usage: [SCALE=N] bench/malloc/peers.sh BUILD-DIR [RUNS] (docs/performance.md,
-# "librasp-malloc").
+# SCALE=N (default 1; a fraction such as 0.2 too) makes every program but git's N times as long
+# (git log -p already reads this repository's whole history), which tells a profiler's fixed
+# cost per run from its cost per second. INSTR=1 counts instructions instead, one run of each
+# under callgrind (--trace-children: the program, rasp record and its helpers; not the LTTng
+# daemons, which run apart), stable where wall time is not; about 50 times slower, hence with
+# SCALE=0.2. Not heaptrack: under valgrind its preloaded library records nothing (0
+# allocations), so its count would be the program's alone. Usage: [SCALE=N] [INSTR=1]
+# bench/malloc/peers.sh BUILD-DIR [RUNS] (docs/performance.md, "librasp-malloc").
 set -uo pipefail
 export PYTHONMALLOC=malloc # python3 on the malloc measured; the others ignore it
 build=${1:?usage: peers.sh BUILD-DIR [RUNS]}
@@ -27,7 +31,7 @@ py=/usr/bin/python3
 cat >"$work/work.py" <<PY
 import json, random
 random.seed(1)
-d = {str(i): [random.random() for _ in range(5)] for i in range(300000 * $scale)}
+d = {str(i): [random.random() for _ in range(5)] for i in range(int(300000 * $scale))}
 s = json.dumps(d)
 print(len(s), len(json.loads(s)))
 PY
@@ -73,6 +77,21 @@ measure() { # label dir cmd...: appends "secs kib disk rc" to $work/res.label
 median() { # column of $work/res.label
 	sort -n -k"$2" "$work/res.$1" | awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'
 }
+# With INSTR=1, measure counts the instructions of every process under callgrind instead (each
+# one's "totals:" line), and the wall, RSS and disk columns describe the run under valgrind.
+if [ "${INSTR:-0}" = 1 ]; then
+	measure() {
+		local label=$1 dir=$2
+		shift 2
+		rm -rf "$work/cg" && mkdir -p "$work/cg"
+		valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$work/cg/%p" \
+			"$@" >/dev/null 2>"$work/err"
+		local rc=$?
+		cat "$work"/cg/* | awk '/^totals:/ { s += $2 } END { printf "%.0f\n", s }' >"$work/ir.$label"
+		echo "0 0 0 $rc" >>"$work/res.$label"
+	}
+	runs=1
+fi
 labels=(glibc rasp-malloc rasp jemalloc jemalloc-prof heaptrack)
 for p in "${programs[@]}"; do
 	name=${p%%|*} cmd=${p#*|}
@@ -89,8 +108,19 @@ for p in "${programs[@]}"; do
 		measure jemalloc-prof "$work/je" env LD_PRELOAD="$jemalloc" \
 			MALLOC_CONF="prof:true,lg_prof_sample:17,prof_final:true,prof_prefix:$work/je/jeprof" "$@"
 		rm -rf "$work/ht" && mkdir -p "$work/ht"
-		measure heaptrack "$work/ht" heaptrack -o "$work/ht/ht" "$@"
+		[ "${INSTR:-0}" = 1 ] || measure heaptrack "$work/ht" heaptrack -o "$work/ht/ht" "$@"
 	done
+	if [ "${INSTR:-0}" = 1 ]; then
+		g=$(cat "$work/ir.glibc")
+		echo "$name (instructions, callgrind, SCALE=$scale)"
+		for l in "${labels[@]}"; do
+			[ "$l" = heaptrack ] && continue
+			printf '  %-13s %15s instructions  %.2fx glibc%s\n' "$l" "$(cat "$work/ir.$l")" \
+				"$(echo "$(cat "$work/ir.$l") / $g" | bc -l)" \
+				"$(awk '$4 != 0 { bad = 1 } END { if (bad) print " (the run failed)" }' "$work/res.$l")"
+		done
+		continue
+	fi
 	echo "$name (medians of $runs)"
 	for l in "${labels[@]}"; do
 		printf '  %-13s %7.2f s %8d KiB RSS %8s KiB on disk%s\n' "$l" "$(median "$l" 1)" \

@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,42 @@ static void test_stale_session_destroyed(void **state)
 	fail_msg("rasp record never said it destroyed %s:\n%s", name, out);
 }
 
+/* The session of a rasp record that runs under a wrapper renaming its process (valgrind's
+ * tools: callgrind-amd64-linux ...) is not stale: its command line still reads
+ * ".../rasp record". It was destroyed by the next rasp record to start, failing the first. A
+ * shell stands for the wrapper: named sh, with "/opt/x/rasp record" among its arguments. */
+static void test_session_of_a_wrapped_record_is_kept(void **state)
+{
+	const char *argv[] = {rasp(), "record",	   "-o", in_work("beside-wrapped"),
+			      "--",   "/bin/true", NULL};
+	char *const wrapper[] = {"sh", "-c", "sleep 60; :", "/opt/x/rasp", "record", NULL};
+	char name[64], output[4300], created[256];
+	pid_t pid;
+	bool listed;
+
+	(void)state;
+	posix_spawnattr_t attr;
+
+	/* Its own group, killed whole: its sleep would hold the test's output open. */
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
+	assert_int_equal(posix_spawn(&pid, "/bin/sh", NULL, &attr, wrapper, environ), 0);
+	posix_spawnattr_destroy(&attr);
+	snprintf(name, sizeof(name), "rasp-record-%ld", (long)pid);
+	snprintf(output, sizeof(output), "--output=%s/wrapped", work);
+	const char *create[] = {"create", name, output, NULL};
+	const char *destroy[] = {"destroy", name, NULL};
+	assert_int_equal(rasp_test_lttng(created, sizeof(created), create), 0);
+	expect(argv, 0, NULL);
+	listed = session_listed(name);
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	rasp_test_lttng(created, sizeof(created), destroy);
+	if (!listed)
+		fail_msg("rasp record destroyed %s, whose rasp record runs:\n%s", name, out);
+}
+
 /* A program that emits nothing (no librasp, and librasp-malloc not preloaded) gets an
  * explanation, not "0 events". */
 static void test_program_without_events_explained(void **state)
@@ -375,6 +412,7 @@ int main(void)
 	    cmocka_unit_test(test_full_file_system),
 	    cmocka_unit_test(test_killed_record_leaves_no_session),
 	    cmocka_unit_test(test_stale_session_destroyed),
+	    cmocka_unit_test(test_session_of_a_wrapped_record_is_kept),
 	    cmocka_unit_test(test_program_without_events_explained),
 	    cmocka_unit_test(test_all_is_limited_to_the_user),
 	    cmocka_unit_test(test_output_directory_of_another_user_refused),
