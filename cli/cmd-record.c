@@ -262,7 +262,7 @@ int rasp_cli_record(int argc, char **argv)
 	const char *cmd = "record";
 	struct rasp_record_args a;
 	char *extra[8], preload[2 * PATH_MAX + 8192], asan_env[4096], malloc_lib[PATH_MAX];
-	char follow_env[256];
+	char follow_env[256], primer_lib[PATH_MAX];
 	struct rasp_follow *follow = NULL;
 	struct rasp_primer primer = {0};
 	size_t n_extra = 0;
@@ -397,11 +397,13 @@ int rasp_cli_record(int argc, char **argv)
 		follow = NULL;
 	}
 	/* Beside the program, not before it: its own exit's metadata push (0.2 s) then overlaps
-	 * the program's run. */
-	if (malloc_lib[0]) {
+	 * the program's run. With librasp-malloc, whether the program links librasp or not: both
+	 * load the same provider. */
+	if (malloc_lib[0] || rasp_cli_malloc_library(primer_lib, sizeof(primer_lib)) == 0) {
 		char primer_preload[PATH_MAX + 64];
-		char **penv = primer_env(extra, n_extra, follow_env, a.s.stacks, malloc_lib,
-					 primer_preload, sizeof(primer_preload));
+		char **penv = primer_env(extra, n_extra, follow_env, a.s.stacks,
+					 malloc_lib[0] ? malloc_lib : primer_lib, primer_preload,
+					 sizeof(primer_preload));
 
 		if (penv)
 			(void)rasp_primer_start(cmd, &a.s, penv, &primer);

@@ -105,6 +105,16 @@ static int find_library(char *out, size_t len)
 	return -ENOENT;
 }
 
+int rasp_cli_malloc_library(char *out, size_t len)
+{
+#ifdef RASP_NO_MALLOC_PRELOAD
+	(void)out, (void)len;
+	return -ENOENT;
+#else
+	return find_library(out, len);
+#endif
+}
+
 int rasp_cli_malloc_preload(const char *cmd, const char *prog, char *out, size_t len)
 {
 	char path[PATH_MAX], lib[PATH_MAX];

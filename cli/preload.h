@@ -11,5 +11,8 @@
  * negative when librasp-malloc.so is not found beside the rasp command (after one line on
  * stderr). */
 int rasp_cli_malloc_preload(const char *cmd, const char *prog, char *out, size_t len);
+/* The path of librasp-malloc.so beside the rasp command in out: 0, or -ENOENT when there is
+ * none (a sanitized build has none). */
+int rasp_cli_malloc_library(char *out, size_t len);
 
 #endif /* RASP_CLI_PRELOAD_H */
