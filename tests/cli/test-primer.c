@@ -9,45 +9,25 @@
 #include <cmocka.h>
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "lttng-session.h"
 
-#define OUT (1 << 20)
+#include "cmd-support.h"
 
-static char work[4096];
-static char out[OUT];
-
-static const char *in_work(const char *name)
-{
-	static char paths[4][4200];
-	static int next;
-	char *p = paths[next++ % 4];
-
-	snprintf(p, sizeof(paths[0]), "%s/%s", work, name);
-	return p;
-}
+static char out[1 << 20];
 
 static int setup(void **state)
 {
-	const char *rm[] = {"/bin/rm", "-rf", work, NULL};
-	const char *mk[] = {"/bin/mkdir", "-p", work, NULL};
-
 	(void)state;
-	snprintf(work, sizeof(work), "%s/test-traces/primer-%ld", RASP_TEST_BUILD_DIR,
-		 (long)getpid());
-	rasp_test_run(NULL, 0, rm, NULL);
-	return rasp_test_run(NULL, 0, mk, NULL);
+	return cmd_work_setup("primer");
 }
 
 static int teardown(void **state)
 {
-	const char *rm[] = {"/bin/rm", "-rf", work, NULL};
-
 	(void)state;
-	rasp_test_run(NULL, 0, rm, NULL);
+	cmd_work_remove();
 	return 0;
 }
 
@@ -57,12 +37,11 @@ static int teardown(void **state)
 static void test_metadata_is_written_while_the_program_runs(void **state)
 {
 	char metadata[4300];
-	const char *dir = in_work("running");
+	const char *dir = cmd_work("running");
 
 	(void)state;
 	snprintf(metadata, sizeof(metadata), "%s/ust/uid/%d/64-bit/metadata", dir, (int)getuid());
-	const char *argv[] = {rasp_test_build_path("bin/rasp"),
-			      "record",
+	const char *args[] = {"record",
 			      "-o",
 			      dir,
 			      "--",
@@ -70,7 +49,7 @@ static void test_metadata_is_written_while_the_program_runs(void **state)
 			      metadata,
 			      "AllocationSampled",
 			      NULL};
-	int rc = rasp_test_run(out, sizeof(out), argv, NULL);
+	int rc = cmd_rasp(out, sizeof(out), args, NULL);
 
 	if (rc != 0)
 		fail_msg(
@@ -83,27 +62,20 @@ static void test_metadata_is_written_while_the_program_runs(void **state)
  * program, `sort` on 200,000 lines at a mean of 4 KiB, has its samples. */
 static void test_the_primer_leaves_only_markers(void **state)
 {
-	const char *dir = in_work("quiet");
-	const char *argv[] = {rasp_test_build_path("bin/rasp"),
-			      "record",
-			      "--mean",
-			      "4096",
-			      "-o",
-			      dir,
-			      "--",
-			      "/bin/sh",
-			      "-c",
-			      "seq 200000 | sort -r >/dev/null",
+	const char *dir = cmd_work("quiet");
+	const char *args[] = {"record",	 "--mean", "4096",
+			      "-o",	 dir,	   "--",
+			      "/bin/sh", "-c",	   "seq 200000 | sort -r >/dev/null",
 			      NULL};
 	const char *bt[] = {"/usr/bin/babeltrace2", dir, NULL};
-	const char *primer[] = {rasp_test_build_path("bin/rasp"), "--lttng-primer", NULL};
+	const char *primer[] = {"--lttng-primer", NULL};
 	int markers = 0, samples = 0;
 	char *line, *save = NULL;
 
 	(void)state;
-	assert_int_equal(rasp_test_run(out, sizeof(out), primer, NULL), 0);
+	assert_int_equal(cmd_rasp(out, sizeof(out), primer, NULL), 0);
 	assert_string_equal(out, "");
-	if (rasp_test_run(out, sizeof(out), argv, NULL) != 0)
+	if (cmd_rasp(out, sizeof(out), args, NULL) != 0)
 		fail_msg("rasp record failed:\n%s", out);
 	if (rasp_test_run(out, sizeof(out), bt, NULL) != 0)
 		fail_msg("babeltrace2 failed:\n%s", out);
