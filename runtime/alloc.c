@@ -169,7 +169,8 @@ static void context_trim(struct rasp_context *c)
 static int list_refill(struct rasp_context *c, unsigned k)
 {
 	struct rasp__window *w = &c->win[k];
-	struct rasp__page *pg = rasp__page_find(c, k), *old = w->page;
+	/* Growing: no free of the class came back since its last miss (rasp__page_extend). */
+	struct rasp__page *pg = rasp__page_find(c, k, w->flush_in == w->flush_at), *old = w->page;
 	uint32_t n;
 
 	if (!pg)
