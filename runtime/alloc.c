@@ -165,11 +165,12 @@ static void context_trim(struct rasp_context *c)
 	pthread_mutex_unlock(&c->heap->lock);
 }
 
-/* The class's list is used up: the next page with free blocks gives its whole local list. */
-static int list_refill(struct rasp_context *c, unsigned k)
+/* The class's list is used up: the next page with free blocks gives its whole local list.
+ * `grow`: no free of the class came back to it since its last miss (rasp__page_extend). */
+static int list_refill(struct rasp_context *c, unsigned k, bool grow)
 {
 	struct rasp__window *w = &c->win[k];
-	struct rasp__page *pg = rasp__page_find(c, k), *old = w->page;
+	struct rasp__page *pg = rasp__page_find(c, k, grow), *old = w->page;
 	uint32_t n;
 
 	if (!pg)
@@ -236,6 +237,7 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	bool was_sampling, sampled = false, hit = false;
 	struct rasp__hot *hc = &c->hot[k];
 	struct rasp__window *w = &c->win[k];
+	bool grow = w->flush_in == w->flush_at; /* (before the count starts again) */
 	struct rasp__header *p;
 
 	was_sampling = c->sampling;
@@ -267,7 +269,7 @@ alloc_small(struct rasp_context *c, const rasp_type_t *type, unsigned k, int kin
 	/* The block: from the window, else from the list's rest, else from a page. */
 	if (avail) {
 		avail--;
-	} else if (!rasp__rest(w) && list_refill(c, k) != 0) {
+	} else if (!rasp__rest(w) && list_refill(c, k, grow) != 0) {
 		hc->n = w->gap = 0;
 		rasp__window_forget(w);
 		rasp__window_publish(w, 0); /* (no window: rasp_heap_stats counts none held) */
@@ -522,7 +524,8 @@ RASP__OUTLINE static void *miss_refill(struct rasp_context *c, const rasp_type_t
 {
 	unsigned k = (unsigned)(hc - c->hot);
 
-	if (list_refill(c, k) != 0 && !rasp__rest(&c->win[k]))
+	if (list_refill(c, k, c->win[k].flush_in == c->win[k].flush_at) != 0 &&
+	    !rasp__rest(&c->win[k]))
 		return miss_generic(c, type, size, hc); /* it says ENOMEM */
 	return miss_take_any(c, &c->win[k], hc, type, size);
 }

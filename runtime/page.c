@@ -71,9 +71,14 @@ static void used_add(struct rasp__page *pg, int64_t d)
 			      memory_order_relaxed);
 }
 
-void rasp__page_extend(struct rasp__page *pg)
+void rasp__page_extend(struct rasp__page *pg, bool grow)
 {
-	uint32_t n = (uint32_t)(RASP__EXTEND_BYTES / pg->bsize);
+	/* Growing: as many bytes as the page has formatted already, from RASP__EXTEND_BYTES up
+	 * to RASP__EXTEND_MAX (see internal.h). */
+	size_t want = !grow || pg->formatted < RASP__EXTEND_BYTES ? RASP__EXTEND_BYTES
+		      : pg->formatted > RASP__EXTEND_MAX	  ? RASP__EXTEND_MAX
+								  : pg->formatted;
+	uint32_t n = (uint32_t)(want / pg->bsize);
 	const size_t bs = pg->bsize;
 	uintptr_t b = pg->start + pg->formatted, last;
 
@@ -250,12 +255,12 @@ static void rescue_full(struct rasp_context *c)
 	}
 }
 
-static bool has_free(struct rasp__page *pg)
+static bool has_free(struct rasp__page *pg, bool grow)
 {
 	if (pg->local_n == 0)
 		rasp__page_collect(pg);
 	if (pg->local_n == 0 && !rasp__page_all_formatted(pg))
-		rasp__page_extend(pg);
+		rasp__page_extend(pg, grow);
 	return pg->local_n > 0;
 }
 
@@ -268,7 +273,7 @@ static void own(struct rasp_context *c, struct rasp__page *pg)
 	pg->unfenced = false;
 }
 
-struct rasp__page *rasp__page_find(struct rasp_context *c, unsigned cls)
+struct rasp__page *rasp__page_find(struct rasp_context *c, unsigned cls, bool grow)
 {
 	struct rasp__window *w = &c->win[cls];
 	struct rasp_heap *h = c->heap;
@@ -282,7 +287,7 @@ struct rasp__page *rasp__page_find(struct rasp_context *c, unsigned cls)
 search:
 	for (pg = w->queue; pg && visited < SEARCH_MAX; pg = pn, visited++) {
 		pn = pg->next;
-		if (has_free(pg)) {
+		if (has_free(pg, grow)) {
 			/* Sparse: to the back while another page may serve (the search's
 			 * last visit takes whatever it finds). */
 			if (pn && visited < SEARCH_MAX - 1 && sparse(pg)) {
@@ -320,7 +325,7 @@ search:
 	for (int i = 0; i < ADOPT_MAX && (pg = h->abandoned[cls]); i++) {
 		queue_unlink(&h->abandoned[cls], NULL, pg);
 		own(c, pg);
-		if (has_free(pg))
+		if (has_free(pg, grow))
 			goto found;
 		full_push(w, pg); /* the next sweep checks it */
 	}
@@ -330,7 +335,8 @@ search:
 		return NULL;
 	}
 	own(c, pg);
-	rasp__page_extend(pg);
+	if (!pg->local_n) /* (a page kept formatted has its list already: segment.c) */
+		rasp__page_extend(pg, false);
 found:
 	pthread_mutex_unlock(&h->lock);
 	queue_push(&w->queue, &w->queue_last, pg);

@@ -133,7 +133,7 @@ static size_t slot_bytes(const struct rasp__segment *s, unsigned first, unsigned
  * A page released empty (rasp__segment_page_free) has every block it ever formatted free on
  * its local list, in memory nothing writes while its slots are free: a later page of the same
  * class at those slots can take the list as it is. Taking one whole, where a page new to its
- * class is formatted 4 KiB at a refill (RASP__EXTEND_BYTES, so that memory is touched as it
+ * class is formatted 4-16 KiB at a refill (rasp__page_extend, so that memory is touched as it
  * is used), saves `bulk` (bursts of 100000 objects allocated, then freed, whose pages empty
  * and go) 16 refills and the formatting of every block a page, each burst. The record stays
  * valid while its slots stay free and committed: a page taking any of them for another class,

@@ -316,6 +316,87 @@ static void test_random_replacement_refills_rarely(void **state)
 	rasp_heap_destroy(h);
 }
 
+/* Allocates n objects of `size` into keep (each followed by the free of the one before it if
+ * `churn`, which then keeps every other one); returns the most bytes one allocation's refill
+ * formatted on the page it took. */
+static uint32_t formatted_steps(rasp_heap_t *h, const rasp_type_t *t, size_t size, void **keep,
+				int n, bool churn)
+{
+	enum { PAGES = 64 };
+	struct rasp__page *seen[PAGES];
+	uint32_t before[PAGES], most = 0;
+	int np = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct rasp__page *pg;
+		int j = 0;
+
+		assert_non_null(keep[i] = rasp_alloc(h, t, size, 0));
+		pg = page_of(keep[i]);
+		while (j < np && seen[j] != pg)
+			j++;
+		if (j == np) { /* a page new to this run: nothing formatted before */
+			assert_true(np < PAGES);
+			seen[np] = pg;
+			before[np++] = 0;
+		}
+		if (pg->formatted - before[j] > most)
+			most = pg->formatted - before[j];
+		before[j] = pg->formatted;
+		if (churn && i % 2) {
+			rasp_free(h, keep[i - 1]);
+			keep[i - 1] = NULL;
+		}
+	}
+	return most;
+}
+
+/* A class that grows (no free of it between misses) has its pages formatted in chunks that
+ * double, up to RASP__EXTEND_MAX: blocks of 1152 bytes, 56 a page, took 19 refills a page at
+ * 4 KiB a chunk, here at most 8 (3, 3, 6, 14, 14, 14 and 2 blocks). A class whose frees come
+ * back between its misses is formatted RASP__EXTEND_BYTES at a time, so that what it
+ * formatted and did not use stays as small as before (`mixed`'s peak RSS). */
+static void test_growing_class_formats_more_at_a_time(void **state)
+{
+	enum { N = 560 };
+	rasp_heap_t *h = make_heap(RASP_SAMPLING_OFF, 1);
+	const rasp_type_t *t = rasp_type_register(h, "t");
+	void **keep = calloc(N, sizeof(void *));
+	uint64_t refills, pages;
+	uint32_t most, b;
+
+	(void)state;
+	assert_non_null(keep);
+	refills = stats(h).refills;
+	most = formatted_steps(h, t, 1100, keep, N, false);
+	b = page_of(keep[0])->bsize;
+	refills = stats(h).refills - refills;
+	pages = stats(h).pages;
+	printf("growing, %u-byte blocks: %llu refills for %d objects on %llu pages, at most %u "
+	       "bytes formatted at a time\n",
+	       b, (unsigned long long)refills, N, (unsigned long long)pages, most);
+	assert_int_equal(b, 1152);
+	assert_int_equal(most, RASP__EXTEND_MAX / b * b);
+	assert_true(refills <= 8 * pages);
+	for (int i = 0; i < N; i++)
+		rasp_free(h, keep[i]);
+	rasp_heap_destroy(h);
+
+	/* A heap of its own: none of its pages was formatted before (segment.c keeps released
+	 * pages formatted for their class). */
+	h = make_heap(RASP_SAMPLING_OFF, 1);
+	t = rasp_type_register(h, "t");
+	most = formatted_steps(h, t, 1100, keep, N, true);
+	printf("frees between misses: at most %u bytes formatted at a time\n", most);
+	assert_true(most <= RASP__EXTEND_BYTES && most > 0);
+	for (int i = 0; i < N; i++)
+		if (keep[i])
+			rasp_free(h, keep[i]);
+	assert_int_equal(stats(h).live_bytes, 0);
+	free(keep);
+	rasp_heap_destroy(h);
+}
+
 /* The full list without a fence per move (page.c): a page drained while another thread's
  * frees sat unseen on its thread_free list goes to the full list anyway, and the owner finds
  * them before it grows the class. Here the page's own blocks are all out, ten come back to the
@@ -481,6 +562,7 @@ int main(void)
 	    cmocka_unit_test(test_sparse_pages_are_passed_over),
 	    cmocka_unit_test(test_empty_current_page_kept_or_released),
 	    cmocka_unit_test(test_random_replacement_refills_rarely),
+	    cmocka_unit_test(test_growing_class_formats_more_at_a_time),
 	    cmocka_unit_test(test_unseen_remote_frees_found_before_growing),
 	    cmocka_unit_test(test_exited_threads_pages_are_adopted),
 	    cmocka_unit_test(test_sampling_exact_across_reuse),
