@@ -65,9 +65,15 @@ __attribute__((constructor(101))) static void create_heap(void)
 			return;
 		}
 	}
-	/* Under LTTng-UST's dlopen wrapper (rasp record with stacks), the unwinder's first load
-	 * must not come from a sample inside LTTng-UST's state dump (runtime/stack.c). */
-	if (getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "liblttng-ust-dl"))
+	/* The unwinder now, before any thread but this one runs, wherever a sample may take a
+	 * stack. Loaded at a sample, it would be loaded inside a malloc, and malloc is called
+	 * with the loader's locks held: LTTng-UST's state dump allocates inside dl_iterate_phdr
+	 * (which holds the loader's write lock), and a sample there waiting for the unwinder's
+	 * first load, itself a dlopen in another thread waiting for that lock, deadlocked the
+	 * process (seen: sqlite3 under a plain session with stacks). Under LTTng-UST's dlopen
+	 * wrapper the first load inside its state dump also started a nested dump
+	 * (runtime/stack.c). About 108 KiB of resident memory (libunwind, liblzma). */
+	if (cfg.stack_depth > 0 && cfg.sampling != RASP_SAMPLING_OFF)
 		rasp__stack_load();
 	rasp__malloc_heap = h;
 	atomic_store_explicit(&rasp__malloc_ready, true, memory_order_release);

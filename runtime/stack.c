@@ -8,7 +8,9 @@
  * stacks short. libunwind reads .eh_frame too, but keeps a per-thread cache of each return
  * address's frame layout, so a site met before costs a few instructions per frame.
  *
- * libunwind is loaded at the first stack a session asks for (dlopen, RTLD_LOCAL), not linked:
+ * libunwind is loaded at the first stack a session asks for (dlopen, RTLD_LOCAL; librasp-malloc
+ * loads it with its heap instead, rasp__stack_load, as its mallocs may hold the loader's locks),
+ * not linked:
  * a process that records no stacks does not map it or the liblzma it needs (108 KiB of
  * resident memory in every process, more than a small program's whole heap), and its
  * _Unwind_* and backtrace symbols never enter the process's global scope, where they could
@@ -56,9 +58,11 @@ static void unwind_load(void)
 }
 
 /* librasp-malloc's hook: the unwinder loaded now, outside any allocation. There a sample
- * can come from inside LTTng-UST's state dump (its listener thread allocates), and the
- * unwinder's first load there went through LTTng-UST's dlopen wrapper, which starts a state
- * dump of its own inside the first: LTTng-UST's assertion (!e->marked) ended the program. */
+ * can come from inside LTTng-UST's state dump (its listener thread allocates inside
+ * dl_iterate_phdr, holding the loader's write lock): a first load there through LTTng-UST's
+ * dlopen wrapper started a state dump inside the first (LTTng-UST's assertion !e->marked
+ * ended the program), and one in another thread waited for that lock while the dump's
+ * sample waited for the load (a deadlock). */
 RASP_API void rasp__stack_load(void)
 {
 	pthread_once(&unwind_once, unwind_load);

@@ -3,9 +3,10 @@
  * key destructor after the runtime ended their context, fork while other
  * threads allocate (parent and child keep allocating), exec of a program that allocates,
  * dlopen and dlclose of a module that allocates in its constructor and frees in its
- * destructor. Registered with LTTng-UST waiting for its daemon, so a fork's child restarts
- * LTTng-UST's listener threads, which allocate (the fork test hung 3 s a fork, or forever with
- * LTTNG_UST_REGISTER_TIMEOUT=-1, before the runtime's fork handlers were installed at load). */
+ * destructor; the unwinder loaded at start where stacks may be taken. Registered with LTTng-UST
+ * waiting for its daemon, so a fork's child restarts LTTng-UST's listener threads, which allocate
+ * (the fork test hung 3 s a fork, or forever with LTTNG_UST_REGISTER_TIMEOUT=-1, before the
+ * runtime's fork handlers were installed at load). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -184,6 +185,55 @@ static void test_dlopen_dlclose(void **state)
 	}
 }
 
+/* Whether libunwind is mapped into this process. */
+static bool unwinder_mapped(void)
+{
+	static char maps[1 << 20];
+	FILE *f = fopen("/proc/self/maps", "re");
+	size_t n = f ? fread(maps, 1, sizeof(maps) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	maps[n] = '\0';
+	return strstr(maps, "libunwind") != NULL;
+}
+
+/* This program run again with one more variable: its exit status ("maps": 0 when libunwind is
+ * not mapped, 1 when it is). */
+static int run_maps_child(const char *var)
+{
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		putenv((char *)var);
+		execl(self_path, self_path, "maps", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/* The unwinder is loaded with the heap, before main, wherever a sample may take a stack: at a
+ * sample it would be loaded inside a malloc that may hold the loader's locks (LTTng-UST's state
+ * dump allocates inside dl_iterate_phdr), and its dlopen in another thread then deadlocked
+ * against it (malloc/heap.c). Not where no stack can be taken: RASP_STACKS=0, RASP_SAMPLING=off. */
+static void test_unwinder_loaded_at_start(void **state)
+{
+	(void)state;
+#ifndef RASP_TEST_LIBUNWIND
+	printf("skipped: this build has no libunwind (its stacks come from glibc's backtrace)\n");
+	return;
+#endif
+	assert_true(unwinder_mapped());
+	assert_int_equal(run_maps_child("RASP_STACKS=0"), 0);
+	assert_int_equal(run_maps_child("RASP_SAMPLING=off"), 0);
+	assert_int_equal(run_maps_child("RASP_STACKS=1"), 1);
+}
+
 static int child(void)
 {
 	char *p = strdup("child");
@@ -205,10 +255,13 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_fork_while_threads_allocate),
 	    cmocka_unit_test(test_exec),
 	    cmocka_unit_test_prestate(test_dlopen_dlclose, module),
+	    cmocka_unit_test(test_unwinder_loaded_at_start),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "child") == 0)
 		return child();
+	if (argc > 1 && strcmp(argv[1], "maps") == 0)
+		return unwinder_mapped() ? 1 : 0;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 	printf("skipped: a preloaded malloc cannot run under ASan or TSan, which replace "
 	       "malloc themselves\n");
