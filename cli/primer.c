@@ -7,8 +7,8 @@
  * costs 200 ms. The program's exit is such a push (its events' metadata is new then), and
  * rasp record's stop waits behind it: 0.2 s of every recording, half the time of a 0.5 s
  * program. With per-UID buffers the metadata is the session's, not the process's: a primer
- * that loads the same providers (the same LD_PRELOAD, hence librasp and its LTTng provider)
- * registers the same events, and its own exit, a few milliseconds after the program started,
+ * that loads the same providers (rasp's preloads: librasp-malloc, hence librasp and its LTTng
+ * provider, and the dlopen wrapper; not the user's own) registers the same events, and its own exit, a few milliseconds after the program started,
  * pushes them while the program runs. At the program's exit nothing is new, no push is made
  * (ust_app_push_metadata returns at once when nothing is unsent), and the stop is immediate.
  *
@@ -16,8 +16,8 @@
  * started beside the program, about 20 ms (9 million instructions under callgrind). What it
  * leaves in the trace: LTTng-UST's state-dump start, procname and end events for its pid,
  * which the report does not read; its sampling is off (RASP_SAMPLING=off: no samples, no
- * sampling event) and so is its base-address state dump. A program that registers events the primer
- * does not have (another provider, a .NET runtime's) still pushes at its exit: the stop then
+ * sampling event) and so is its base-address state dump. A program that registers events the
+ * primer does not have (another provider, a .NET runtime's) still pushes at its exit: the stop then
  * waits 0.2 s as without a primer. */
 #define _GNU_SOURCE
 #include "primer.h"
