@@ -8,8 +8,8 @@
  * rasp record's stop waits behind it: 0.2 s of every recording, half the time of a 0.5 s
  * program. With per-UID buffers the metadata is the session's, not the process's: a primer
  * that loads the same providers (rasp's preloads: librasp-malloc, hence librasp and its LTTng
- * provider, and the dlopen wrapper; not the user's own) registers the same events, and its own exit, a few milliseconds after the program started,
- * pushes them while the program runs. At the program's exit nothing is new, no push is made
+ * provider, and the dlopen wrapper; not the user's own) registers the same events, and its own
+ * exit, a few milliseconds after the program started, pushes them while the program runs. At the program's exit nothing is new, no push is made
  * (ust_app_push_metadata returns at once when nothing is unsent), and the stop is immediate.
  *
  * What it costs: one short process (rasp's own binary, linking nothing of the program's),
@@ -17,8 +17,8 @@
  * leaves in the trace: LTTng-UST's state-dump start, procname and end events for its pid,
  * which the report does not read; its sampling is off (RASP_SAMPLING=off: no samples, no
  * sampling event) and so is its base-address state dump. A program that registers events the
- * primer does not have (another provider, a .NET runtime's) still pushes at its exit: the stop then
- * waits 0.2 s as without a primer. */
+ * primer does not have (another provider, a .NET runtime's) still pushes at its exit: the
+ * stop then waits 0.2 s as without a primer. */
 #define _GNU_SOURCE
 #include "primer.h"
 
