@@ -9,8 +9,9 @@
  * program. With per-UID buffers the metadata is the session's, not the process's: a primer
  * that loads the same providers (rasp's preloads: librasp-malloc, hence librasp and its LTTng
  * provider, and the dlopen wrapper; not the user's own) registers the same events, and its own
- * exit, a few milliseconds after the program started, pushes them while the program runs. At the program's exit nothing is new, no push is made
- * (ust_app_push_metadata returns at once when nothing is unsent), and the stop is immediate.
+ * exit, a few milliseconds after the program started, pushes them while the program runs. At
+ * the program's exit nothing is new, no push is made (ust_app_push_metadata returns at once
+ * when nothing is unsent), and the stop is immediate.
  *
  * What it costs: one short process (rasp's own binary, linking nothing of the program's),
  * started beside the program, about 20 ms (9 million instructions under callgrind). What it
