@@ -390,15 +390,8 @@ int rasp_cli_record(int argc, char **argv)
 		rasp_follow_close(follow);
 		return 2;
 	}
-	if (follow && rasp_follow_start(follow, a.s.name) != 0) {
-		rasp_cli_error(cmd, "cannot follow the program's children: only its own process "
-				    "is recorded");
-		rasp_follow_close(follow);
-		follow = NULL;
-	}
-	/* Beside the program, not before it: its own exit's metadata push (0.2 s) then overlaps
-	 * the program's run. With librasp-malloc, whether the program links librasp or not: both
-	 * load the same provider. */
+	/* The primer (cli/primer.c), held until the program has registered: with librasp-malloc,
+	 * whether the program links librasp or not, as both load the same provider. */
 	if (malloc_lib[0] || rasp_cli_malloc_library(primer_lib, sizeof(primer_lib)) == 0) {
 		char primer_preload[PATH_MAX + 64];
 		char **penv = primer_env(extra, n_extra, follow_env, a.s.stacks,
@@ -409,16 +402,27 @@ int rasp_cli_record(int argc, char **argv)
 			(void)rasp_primer_start(cmd, &a.s, penv, &primer);
 		free(penv);
 	}
+	if (follow)
+		rasp_follow_when_announced(follow, child.pid, rasp_primer_release, &primer);
+	if (follow && rasp_follow_start(follow, a.s.name) != 0) {
+		rasp_cli_error(cmd, "cannot follow the program's children: only its own process "
+				    "is recorded");
+		rasp_follow_close(follow);
+		follow = NULL;
+	}
 	rc = rasp_child_release(&child);
+	if (!follow && rc == 0)
+		rasp_primer_release(&primer);
 	if (rc != 0) {
 		rasp_cli_error(cmd, "cannot run '%s': %s", argv[first], strerror(rc));
 		exit_code = 127;
 	} else {
 		exit_code = rasp_child_wait(&child);
 	}
+	/* The follow thread first: it may be releasing the primer. */
+	rasp_follow_close(follow);
 	rasp_primer_end(&primer);
 	rasp_child_unwatch_signals();
-	rasp_follow_close(follow);
 
 	rc = rasp_session_stop(cmd, &a.s);
 	if (rc != 0) {

@@ -29,6 +29,9 @@ struct rasp_follow {
 	bool running;
 	unsigned added;
 	struct lttng_process_attr_tracker_handle *tracker;
+	pid_t when_pid; /* rasp_follow_when_announced */
+	void (*when_fn)(void *);
+	void *when_arg;
 };
 
 struct rasp_follow *rasp_follow_open(const char *cmd, char *env, size_t len)
@@ -92,6 +95,12 @@ static void serve(struct rasp_follow *f, int c)
 			? "ok"
 			: "no",
 		    2, MSG_NOSIGNAL);
+	if (f->when_fn && pid == f->when_pid) { /* after the answer: the process goes on */
+		void (*fn)(void *) = f->when_fn;
+
+		f->when_fn = NULL;
+		fn(f->when_arg);
+	}
 }
 
 static void *run(void *arg)
@@ -117,6 +126,13 @@ static void *run(void *arg)
 		close(c);
 	}
 	return NULL;
+}
+
+void rasp_follow_when_announced(struct rasp_follow *f, pid_t pid, void (*fn)(void *), void *arg)
+{
+	f->when_pid = pid;
+	f->when_fn = fn;
+	f->when_arg = arg;
 }
 
 int rasp_follow_start(struct rasp_follow *f, const char *session)

@@ -13,8 +13,16 @@
  * the program's exit nothing is new, no push is made (ust_app_push_metadata returns at once
  * when nothing is unsent), and the stop is immediate.
  *
+ * When: forked before the program runs and held; released once the program's librasp-malloc
+ * announces its pid on the follow socket (cli/follow.c), which it does from its constructor,
+ * after LTTng-UST's has registered. The session daemon serves one registration at a time and
+ * the first of a session is the slow one (it creates the per-UID buffers): a primer released
+ * beside the program made the program's start wait for it, 15-20 ms of every recording on this
+ * two-core machine. Without the follow socket (a program linking librasp, or -a) it is released
+ * with the program.
+ *
  * What it costs: one short process (rasp's own binary, linking nothing of the program's),
- * started beside the program, about 20 ms (9 million instructions under callgrind). What it
+ * about 20 ms (9 million instructions under callgrind), mostly while the program runs. What it
  * leaves in the trace: LTTng-UST's state-dump start, procname and end events for its pid,
  * which the report does not read; its sampling is off (RASP_SAMPLING=off: no samples, no
  * sampling event) and so is its base-address state dump. A program that registers events the
@@ -35,42 +43,58 @@ int rasp_primer_start(const char *cmd, struct rasp_session *s, char **env, struc
 {
 	char exe[PATH_MAX];
 	char *argv[] = {exe, RASP_PRIMER_ARG, NULL};
-	struct rasp_child ch;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int rc;
 
-	p->pid = 0;
+	*p = (struct rasp_primer){0};
 	if (n <= 0)
 		return -ENOENT;
 	exe[n] = '\0';
-	rc = rasp_child_fork(cmd, argv, env, &ch);
+	rc = rasp_child_fork(cmd, argv, env, &p->ch);
 	if (rc)
 		return rc;
 	/* Tracked before it registers, or the session never reaches it. */
-	if (!s->all_processes && rasp_session_track_pid(cmd, s, ch.pid) != 0) {
-		rasp_child_abandon(&ch);
+	if (!s->all_processes && rasp_session_track_pid(cmd, s, p->ch.pid) != 0) {
+		rasp_child_abandon(&p->ch);
 		return -EIO;
 	}
-	rc = rasp_child_release(&ch);
-	if (rc)
-		return -rc; /* reaped by the release */
-	p->pid = ch.pid;
+	p->held = true;
 	return 0;
+}
+
+void rasp_primer_release(void *primer)
+{
+	struct rasp_primer *p = primer;
+
+	if (!p->held)
+		return;
+	p->held = false;
+	/* Not rasp_child_release, which reaps a child whose exec failed by waiting for signals:
+	 * this may run on the follow thread, and the program's SIGCHLD is the main thread's. An
+	 * exec that fails here only leaves a process to reap at the end, as one that runs does. */
+	(void)!write(p->ch.go_fd, "g", 1);
+	close(p->ch.go_fd);
+	close(p->ch.err_fd);
+	p->running = true;
 }
 
 void rasp_primer_end(struct rasp_primer *p)
 {
 	pid_t r;
 
-	if (p->pid <= 0)
+	if (p->held) { /* never released: it exits without running */
+		rasp_child_abandon(&p->ch);
+		p->held = false;
+	}
+	if (!p->running)
 		return;
 	do
-		r = waitpid(p->pid, NULL, WNOHANG);
+		r = waitpid(p->ch.pid, NULL, WNOHANG);
 	while (r < 0 && errno == EINTR);
 	if (r == 0) {
-		kill(p->pid, SIGKILL);
-		while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+		kill(p->ch.pid, SIGKILL);
+		while (waitpid(p->ch.pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	p->pid = 0;
+	p->running = false;
 }

@@ -22,8 +22,8 @@ packages=(
 
 for arg in "$@"; do
   case "$arg" in
-    # What bench/ needs: callgrind, the peer allocators, plots.
-    --bench) packages+=(valgrind libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev gnuplot-nox) ;;
+    # What bench/ needs: callgrind, the peer allocators and profilers, plots.
+    --bench) packages+=(valgrind libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev gnuplot-nox heaptrack) ;;
     # libFuzzer comes with clang's runtime libraries.
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     --format) packages+=(clang-format) ;;

@@ -22,6 +22,11 @@ runs=${2:-3}
 scale=${SCALE:-1}
 rasp="$build/bin/rasp"
 jemalloc=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -1)
+# A missing peer would be measured as glibc under its name: refuse instead.
+if [ -z "$jemalloc" ] || ! command -v heaptrack >/dev/null || [ ! -x "$rasp" ]; then
+	echo "peers.sh: needs libjemalloc2, heaptrack and $rasp: run scripts/deps.sh --bench and build" >&2
+	exit 2
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Debian's own interpreter, not a wrapper script found first on PATH (pyenv's shims are

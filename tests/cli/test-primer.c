@@ -1,7 +1,8 @@
 /* rasp record's metadata primer (cli/primer.c) through the real session daemon: the session's
  * metadata reaches the trace while the program still runs (without the primer, only at its
- * exit, which the stop then waited behind), and the primer's own process leaves nothing but
- * LTTng-UST's state-dump markers: no sample, no sampling event, no loaded objects. */
+ * exit, which the stop then waited behind), the primer's own process leaves nothing but
+ * LTTng-UST's state-dump markers (no sample, no sampling event, no loaded objects), and it
+ * runs only once the program has registered (announced itself on the follow socket). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -95,11 +96,34 @@ static void test_the_primer_leaves_only_markers(void **state)
 	assert_true(samples > 0);
 }
 
+/* A statically linked program never registers nor announces itself: the primer, held until
+ * it does, never runs, and the trace holds no event of its process (nor any: no trace at all).
+ * Released with the program instead, it registered and left its markers. */
+static void test_the_primer_waits_for_the_program(void **state)
+{
+	const char *dir = cmd_work("static");
+	const char *args[] = {
+	    "record", "-o", dir, "--", rasp_test_build_path("bin/rasp-test-static-sleep"),
+	    "1500",   NULL};
+	const char *bt[] = {"/usr/bin/babeltrace2", dir, NULL};
+	int rc;
+
+	(void)state;
+	if (cmd_rasp(out, sizeof(out), args, NULL) != 0)
+		fail_msg("rasp record failed:\n%s", out);
+	if (!strstr(out, "0 events"))
+		fail_msg("the trace of a program that never registered holds events:\n%s", out);
+	rc = rasp_test_run(out, sizeof(out), bt, NULL);
+	if (rc == 0 && strstr(out, "procname = \"rasp\""))
+		fail_msg("the primer ran though the program never registered:\n%s", out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_metadata_is_written_while_the_program_runs),
 	    cmocka_unit_test(test_the_primer_leaves_only_markers),
+	    cmocka_unit_test(test_the_primer_waits_for_the_program),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
