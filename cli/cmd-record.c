@@ -186,7 +186,8 @@ static char **primer_env(char **extra, size_t n_extra, const char *keep_out, boo
 
 /* What the trace holds, counted by the report's own reader; whether it is complete. Returns
  * 0 when it is, 1 when it is incomplete or unreadable. */
-static int summarize(const char *cmd, const struct rasp_session *s, const char *program)
+static int summarize(const char *cmd, const struct rasp_session *s, const char *program,
+		     bool is_static)
 {
 	struct rasp_tally *t = rasp_tally_create(RASP_GROUP_TYPE, RASP_DEFAULT_SAMPLING_MEAN);
 	char *ops[] = {(char *)s->output};
@@ -235,7 +236,13 @@ static int summarize(const char *cmd, const struct rasp_session *s, const char *
 	}
 	/* The state dump of loaded objects (stacks on) is there whatever the program does: only
 	 * the runtime's own events say it allocates through librasp or .NET. */
-	if (empty || (!incomplete && t->samples + t->configured + t->ticks_total == 0))
+	if (is_static &&
+	    (empty || (!incomplete && t->samples + t->configured + t->ticks_total == 0)))
+		fprintf(stderr,
+			"rasp record: %s emitted no allocation events: it is statically linked "
+			"(above)\n",
+			program);
+	else if (empty || (!incomplete && t->samples + t->configured + t->ticks_total == 0))
 		fprintf(
 		    stderr,
 		    "rasp record: %s emitted no allocation events: does it allocate through "
@@ -269,6 +276,7 @@ int rasp_cli_record(int argc, char **argv)
 	struct rasp_child child;
 	char **env = NULL;
 	int first, rc, exit_code, incomplete;
+	bool is_static = false;
 
 	rc = rasp_cli_record_parse(argc, argv, &a, &first);
 	if (rc != RASP_CLI_ARGS_OK) {
@@ -325,6 +333,14 @@ int rasp_cli_record(int argc, char **argv)
 		fprintf(stderr,
 			"rasp record: %s does not link librasp: preloading %s as its malloc\n",
 			argv[first], malloc_lib);
+	/* Said before it runs: a long program's recording would otherwise end empty unexplained. */
+	is_static = malloc_lib[0] && rasp_cli_program_is_static(argv[first]);
+	if (is_static)
+		fprintf(
+		    stderr,
+		    "rasp record: warning: %s is statically linked: no preload reaches it, so "
+		    "its allocations cannot be recorded (link it dynamically, or with librasp)\n",
+		    argv[first]);
 	if (a.s.stacks || malloc_lib[0]) {
 		const char *pre = getenv("LD_PRELOAD");
 		int w = snprintf(
@@ -429,7 +445,7 @@ int rasp_cli_record(int argc, char **argv)
 		rasp_session_destroy(&a.s);
 		return exit_code ? exit_code : 1;
 	}
-	incomplete = summarize(cmd, &a.s, argv[first]);
+	incomplete = summarize(cmd, &a.s, argv[first], is_static);
 	/* After the summary: its read of the trace never races the daemon's teardown. */
 	rasp_session_destroy(&a.s);
 	if (exit_code)

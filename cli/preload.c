@@ -1,7 +1,8 @@
 /* rasp record's malloc preload (preload.h): a program that does not link librasp gets
  * librasp-malloc.so, rasp's heap as its malloc, found beside the rasp command as installed or
  * in the build tree. Whether a program links librasp is read from its ELF dynamic section with
- * elfutils' libelf (its DT_NEEDED entries); what is not an ELF file (a script) links nothing. */
+ * elfutils' libelf (its DT_NEEDED entries); what is not an ELF file (a script) links nothing.
+ * One without a program interpreter (PT_INTERP) is static: no preload reaches it. */
 #define _GNU_SOURCE
 #include "preload.h"
 
@@ -75,6 +76,30 @@ static bool needs_librasp(const char *path)
 	elf_end(e);
 	close(fd);
 	return found;
+}
+
+bool rasp_cli_program_is_static(const char *prog)
+{
+	char path[PATH_MAX];
+	bool interp = false, elf;
+	size_t n = 0;
+	int fd;
+	Elf *e;
+
+	if (program_path(prog, path, sizeof(path)) != 0 ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	elf = e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0;
+	for (size_t i = 0; elf && !interp && i < n; i++) {
+		GElf_Phdr ph;
+
+		interp = gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP;
+	}
+	elf_end(e);
+	close(fd);
+	return elf && !interp;
 }
 
 /* librasp-malloc.so beside the command: the build tree's lib/, else the installed libdir. */

@@ -98,7 +98,8 @@ static void test_the_primer_leaves_only_markers(void **state)
 
 /* A statically linked program never registers nor announces itself: the primer, held until
  * it does, never runs, and the trace holds no event of its process (nor any: no trace at all).
- * Released with the program instead, it registered and left its markers. */
+ * Released with the program instead, it registered and left its markers. rasp record says the
+ * program is static (cli/preload.c), which is why nothing of it is recorded. */
 static void test_the_primer_waits_for_the_program(void **state)
 {
 	const char *dir = cmd_work("static");
@@ -113,6 +114,10 @@ static void test_the_primer_waits_for_the_program(void **state)
 		fail_msg("rasp record failed:\n%s", out);
 	if (!strstr(out, "0 events"))
 		fail_msg("the trace of a program that never registered holds events:\n%s", out);
+	/* And rasp says why, before it runs and in its summary. */
+	if (!strstr(out, "is statically linked: no preload reaches it") ||
+	    !strstr(out, "emitted no allocation events: it is statically linked"))
+		fail_msg("rasp record did not say the program is static:\n%s", out);
 	rc = rasp_test_run(out, sizeof(out), bt, NULL);
 	if (rc == 0 && strstr(out, "procname = \"rasp\""))
 		fail_msg("the primer ran though the program never registered:\n%s", out);
