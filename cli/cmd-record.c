@@ -269,7 +269,7 @@ int rasp_cli_record(int argc, char **argv)
 	const char *cmd = "record";
 	struct rasp_record_args a;
 	char *extra[8], preload[2 * PATH_MAX + 8192], asan_env[4096], malloc_lib[PATH_MAX];
-	char follow_env[256], primer_lib[PATH_MAX];
+	char follow_env[256], primer_lib[PATH_MAX], dl_lib[PATH_MAX];
 	struct rasp_follow *follow = NULL;
 	struct rasp_primer primer = {0};
 	size_t n_extra = 0;
@@ -326,8 +326,11 @@ int rasp_cli_record(int argc, char **argv)
 	/* A program without librasp gets rasp's heap as its malloc, after the user's own
 	 * preloads (cli/preload.c). Stacks name their functions through the objects loaded:
 	 * LTTng-UST's state dump gives those loaded at start, its dlopen wrapper those loaded
-	 * later. */
+	 * later, loaded by librasp-dl.so at the program's first load of its own
+	 * (malloc/dl-wrapper.c; preloaded itself where there is no librasp-dl.so). */
 	malloc_lib[0] = 0;
+	if (rasp_cli_dl_library(dl_lib, sizeof(dl_lib)) != 0)
+		snprintf(dl_lib, sizeof(dl_lib), "%s", DL_WRAPPER);
 	if (!a.no_malloc &&
 	    rasp_cli_malloc_preload(cmd, argv[first], malloc_lib, sizeof(malloc_lib)) == 1)
 		fprintf(stderr,
@@ -344,7 +347,7 @@ int rasp_cli_record(int argc, char **argv)
 	if (a.s.stacks || malloc_lib[0]) {
 		const char *pre = getenv("LD_PRELOAD");
 		int w = snprintf(
-		    preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s", a.s.stacks ? DL_WRAPPER : "",
+		    preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s", a.s.stacks ? dl_lib : "",
 		    a.s.stacks && pre && *pre ? ":" : "", pre ? pre : "",
 		    malloc_lib[0] && (a.s.stacks || (pre && *pre)) ? ":" : "", malloc_lib);
 

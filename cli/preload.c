@@ -102,8 +102,8 @@ bool rasp_cli_program_is_static(const char *prog)
 	return elf && !interp;
 }
 
-/* librasp-malloc.so beside the command: the build tree's lib/, else the installed libdir. */
-static int find_library(char *out, size_t len)
+/* A library of rasp's beside the command: the build tree's lib/, else the installed libdir. */
+static int find_library(const char *name, char *out, size_t len)
 {
 	static const char *const rel[] = {"../lib", RASP_BIN_TO_LIB};
 	char exe[PATH_MAX];
@@ -120,7 +120,7 @@ static int find_library(char *out, size_t len)
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 		char p[PATH_MAX], abs[PATH_MAX];
 
-		if (snprintf(p, sizeof(p), "%s/%s/%s", exe, rel[i], MALLOC_LIB) >= (int)sizeof(p))
+		if (snprintf(p, sizeof(p), "%s/%s/%s", exe, rel[i], name) >= (int)sizeof(p))
 			continue;
 		if (access(p, R_OK) == 0 && realpath(p, abs) && strlen(abs) < len) {
 			memcpy(out, abs, strlen(abs) + 1);
@@ -136,7 +136,17 @@ int rasp_cli_malloc_library(char *out, size_t len)
 	(void)out, (void)len;
 	return -ENOENT;
 #else
-	return find_library(out, len);
+	return find_library(MALLOC_LIB, out, len);
+#endif
+}
+
+int rasp_cli_dl_library(char *out, size_t len)
+{
+#ifdef RASP_NO_MALLOC_PRELOAD
+	(void)out, (void)len;
+	return -ENOENT;
+#else
+	return find_library("librasp-dl.so", out, len);
 #endif
 }
 
@@ -152,7 +162,7 @@ int rasp_cli_malloc_preload(const char *cmd, const char *prog, char *out, size_t
 #endif
 	if (program_path(prog, path, sizeof(path)) == 0 && needs_librasp(path))
 		return 0;
-	if (find_library(lib, sizeof(lib)) != 0 || strlen(lib) >= len) {
+	if (find_library(MALLOC_LIB, lib, sizeof(lib)) != 0 || strlen(lib) >= len) {
 		rasp_cli_error(cmd,
 			       "%s does not link librasp and %s was not found beside rasp: "
 			       "recording without it",

@@ -18,5 +18,9 @@ bool rasp_cli_program_is_static(const char *prog);
 /* The path of librasp-malloc.so beside the rasp command in out: 0, or -ENOENT when there is
  * none (a sanitized build has none). */
 int rasp_cli_malloc_library(char *out, size_t len);
+/* The path of librasp-dl.so (rasp record's dlopen wrapper, malloc/dl-wrapper.c) beside the rasp
+ * command in out: 0, or -ENOENT (a sanitized build has none: LTTng-UST's wrapper is preloaded
+ * itself). */
+int rasp_cli_dl_library(char *out, size_t len);
 
 #endif /* RASP_CLI_PRELOAD_H */

@@ -16,7 +16,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 libdir=$(dirname "$(find "$P" -name 'librasp.so.0' | head -1)")
 case "$libdir" in "$P"/*) ;; *) fail "librasp not installed under $P" ;; esac
-for f in librasp.so librasp-lttng.so librasp-malloc.so pkgconfig/rasp.pc cmake/rasp/rasp-config.cmake \
+for f in librasp.so librasp-lttng.so librasp-malloc.so librasp-dl.so pkgconfig/rasp.pc cmake/rasp/rasp-config.cmake \
          babeltrace2/plugins/rasp-bt2-plugin.so; do
   [ -e "$libdir/$f" ] || fail "$f not installed in $libdir"
 done
