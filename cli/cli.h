@@ -117,6 +117,10 @@ int rasp_graph_convert(const char *cmd, const struct rasp_inputs *in, const char
 int rasp_graph_convert_ctf(const char *cmd, const struct rasp_inputs *in, const char *dir,
 			   struct rasp_tally *warnings);
 
+/* Loads babeltrace2's ctf and utils plugins now, for the reads to come (rasp record does it
+ * while its program runs); nothing said if they are missing, as the read will say it. */
+void rasp_cli_graph_warm(void);
+
 /* Resolves operands and reads them into t, as rasp report does (warnings included). */
 int rasp_cli_tally_operands(const char *cmd, char *const *operands, size_t n, bool strict,
 			    struct rasp_tally *t);
