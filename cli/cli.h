@@ -79,6 +79,13 @@ struct rasp_input {
 struct rasp_inputs {
 	struct rasp_input *v;
 	size_t n, cap;
+	/* What the CTF traces' packet indexes say before an event is read (when collected with
+	 * a tally): their stream files' bytes and the events the tracer discarded (each
+	 * stream's last packet's count, summed). A stream without an index adds its file's
+	 * size to stream_bytes and is counted in unindexed: its discarded events are unknown
+	 * until it is read. */
+	uint64_t stream_bytes, events_discarded;
+	size_t unindexed;
 };
 
 /* Resolves operands into inputs: a directory is searched for CTF traces (at most 256 in all),

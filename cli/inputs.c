@@ -106,43 +106,57 @@ out:
 	return buf;
 }
 
-/* One stream file against its index. A stream shorter than its index says lost packets at
- * its end; babeltrace2 would read the rest as if it were whole. */
-static void check_stream(const char *dir, const char *name, struct rasp_tally *t)
+/* One stream file against its index, its bytes and discarded events added to in's. A stream
+ * shorter than its index says lost packets at its end; babeltrace2 would read the rest as if
+ * it were whole. */
+static void check_stream(const char *dir, const char *name, struct rasp_tally *t,
+			 struct rasp_inputs *in)
 {
 	char path[PATH_MAX], idx[PATH_MAX], err[256];
 	struct rasp_ctf_index ci;
 	struct stat st;
 	size_t len = 0;
+	bool present;
 	void *buf;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path) ||
 	    snprintf(idx, sizeof(idx), "%s/index/%s.idx", dir, name) >= (int)sizeof(idx))
 		return;
+	present = stat(path, &st) == 0;
 	buf = read_file(idx, MAX_INDEX, &len);
-	if (!buf)
-		return; /* no index (a trace copied without it): nothing to compare with */
+	if (!buf) { /* no index (a trace copied without it): nothing to compare with */
+		in->stream_bytes += present ? (uint64_t)st.st_size : 0;
+		in->unindexed++;
+		return;
+	}
 	if (rasp_ctf_index_parse(buf, len, &ci, err, sizeof(err))) {
 		rasp_tally_add_warning(
 		    t, "trace incomplete: the packet index %s is unreadable (%s)", idx, err);
-	} else if (stat(path, &st) != 0) {
+		in->stream_bytes += present ? (uint64_t)st.st_size : 0;
+		in->unindexed++;
+	} else if (!present) {
 		rasp_tally_add_warning(t,
 				       "trace incomplete: stream file %s is missing (its index "
 				       "lists %" PRIu64 " packets)",
 				       path, ci.packets);
-	} else if ((uint64_t)st.st_size < ci.stream_bytes) {
-		rasp_tally_add_warning(t,
-				       "trace incomplete: stream file %s holds %" PRIu64
-				       " bytes of the %" PRIu64 " its index lists (%" PRIu64
-				       " packets): events at its end are lost",
-				       path, (uint64_t)st.st_size, ci.stream_bytes, ci.packets);
+		in->events_discarded += ci.events_discarded;
+	} else {
+		if ((uint64_t)st.st_size < ci.stream_bytes)
+			rasp_tally_add_warning(t,
+					       "trace incomplete: stream file %s holds %" PRIu64
+					       " bytes of the %" PRIu64 " its index lists (%" PRIu64
+					       " packets): events at its end are lost",
+					       path, (uint64_t)st.st_size, ci.stream_bytes,
+					       ci.packets);
+		in->stream_bytes += (uint64_t)st.st_size;
+		in->events_discarded += ci.events_discarded;
 	}
 	free(buf);
 }
 
 /* Every stream of a trace directory: its files other than metadata, plus any index entry
  * whose stream file is gone. */
-static void check_trace(const char *dir, struct rasp_tally *t)
+static void check_trace(const char *dir, struct rasp_tally *t, struct rasp_inputs *in)
 {
 	char path[PATH_MAX];
 	struct dirent *e;
@@ -161,7 +175,7 @@ static void check_trace(const char *dir, struct rasp_tally *t)
 		    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path) ||
 		    stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
-		check_stream(dir, e->d_name, t);
+		check_stream(dir, e->d_name, t, in);
 		n++;
 	}
 	closedir(d);
@@ -181,7 +195,7 @@ static void check_trace(const char *dir, struct rasp_tally *t)
 		snprintf(stream, sizeof(stream), "%.*s", (int)(len - 4), e->d_name);
 		if (snprintf(path, sizeof(path), "%s/%s", dir, stream) < (int)sizeof(path) &&
 		    stat(path, &st) != 0)
-			check_stream(dir, stream, t);
+			check_stream(dir, stream, t, in);
 	}
 	closedir(d);
 }
@@ -376,7 +390,7 @@ int rasp_inputs_collect(const char *cmd, char *const *operands, size_t n, struct
 		/* A .nettrace file's completeness is its reader's to say, at its end
 		 * (graph.c hears it from source.rasp.nettrace). */
 		if (out->v[i].kind == RASP_INPUT_CTF)
-			check_trace(out->v[i].path, t);
+			check_trace(out->v[i].path, t, out);
 	}
 	return 0;
 }

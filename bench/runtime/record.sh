@@ -27,6 +27,11 @@ cg() { echo valgrind --tool=callgrind --callgrind-out-file=/dev/null --log-file=
 
 # BASE_ONLY=1: only the comparison with the base librasp (below).
 [ -n "${BASE_ONLY:-}" ] && [ -n "$base" ] && set -- skip
+# A trace's samples, as rasp report counts them (rasp record's summary counts only small traces).
+samples_of() {
+  "$rasp" report --format json "$1" 2>/dev/null |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["total"]["samples"])'
+}
 [ "${1:-}" = skip ] || {
 printf "%-10s %14s %14s %14s %9s %9s %7s %10s\n" workload "off" "record" "record+stacks" \
   "record" "+stacks" samples "B/sample"
@@ -43,7 +48,7 @@ for w in small mixed docstore; do
   off=$(instructions "$out/$w-off.log")
   ns=$(instructions "$out/$w-nostacks.log")
   st=$(instructions "$out/$w-stacks.log")
-  samples=$(sed -n 's/.*(\([0-9]*\) AllocationSampled samples).*/\1/p' "$out/$w-stacks.rec")
+  samples=$(samples_of "$out/$w-stacks.trace")
   bytes_ns=$(du -sb "$out/$w-nostacks.trace" | cut -f1)
   bytes_st=$(du -sb "$out/$w-stacks.trace" | cut -f1)
   awk -v w="$w" -v o="$off" -v n="$ns" -v s="$st" -v k="$samples" -v bn="$bytes_ns" -v bs="$bytes_st" \
@@ -82,7 +87,7 @@ for w in small mixed; do
   done
   awk -v w="$w" -v bo="$(median <"$out/$w-base-off.runs")" -v br="$(median <"$out/$w-base.runs")" \
     -v o="$(median <"$out/$w-build-off.runs")" -v r="$(median <"$out/$w-build.runs")" \
-    -v k="$(sed -n 's/.*(\([0-9]*\) AllocationSampled samples).*/\1/p' "$out/$w-build.rec")" \
+    -v k="$(samples_of "$out/$w-build-$((runs - 1)).trace")" \
     'BEGIN { printf "%-10s %8s %14d %14d %+8.2f%%\n", w, "base", bo, br, (br / bo - 1) * 100;
              printf "%-10s %8s %14d %14d %+8.2f%% %+8.2f %7d\n", w, "build", o, r,
                     (r / o - 1) * 100, ((r / o) - (br / bo)) * 100, k }'

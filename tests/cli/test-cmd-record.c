@@ -2,9 +2,10 @@
  * failures exit at once and leave no session; buffers too large are refused and too small
  * warned about; a full file system neither stalls the program nor passes for a complete
  * trace; a session never outlives a killed rasp record (guard) and stale ones are destroyed;
- * the summary's counts are the report's; -a records only the caller's user; an output
- * directory of another user is refused. Each check is about the sessions of the rasp record
- * it ran (rasp-record-<its pid>): other rasp records may run on the same session daemon. */
+ * the summary's counts are the report's (a large trace's, its packet indexes'); -a records
+ * only the caller's user; an output directory of another user is refused. Each check is about
+ * the sessions of the rasp record it ran (rasp-record-<its pid>): other rasp records may run
+ * on the same session daemon. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -213,6 +214,57 @@ static void test_small_buffers_warn_and_count_like_the_report(void **state)
 	json_object_put(rep);
 }
 
+/* The summary reads a small trace's events and counts them; a large one (over 512 KiB of
+ * streams) it sums up from the packet indexes, which rasp report then reads whole: the
+ * recording's end does not wait for a read that grows with it. */
+static void test_summary_reads_small_traces_only(void **state)
+{
+	const char *small[] = {rasp(), "record",
+			       "-o",   in_work("sum-small"),
+			       "--",   rasp_test_build_path("bin/rasp-emit"),
+			       "-n",   "2000",
+			       NULL};
+	const char *large[] = {rasp(), "record",
+			       "-o",   in_work("sum-large"),
+			       "--",   rasp_test_build_path("bin/rasp-emit"),
+			       "-n",   "20000",
+			       NULL};
+	const char *report[] = {rasp(),
+				"report",
+				"--format",
+				"json",
+				"-o",
+				in_work("sum-large.json"),
+				in_work("sum-large"),
+				NULL};
+	json_object *rep, *v, *total;
+	double mib = 0;
+	uint64_t discarded = 1;
+	const char *line;
+
+	(void)state;
+	expect(small, 0, "(2000 AllocationSampled samples)");
+	expect(large, 0, " MiB of events, ");
+	assert_null(strstr(out, "AllocationSampled samples"));
+	line = strstr(out, " MiB of events, ");
+	assert_non_null(line);
+	while (line > out && line[-1] != ' ')
+		line--;
+	assert_int_equal(sscanf(line, "%lf MiB of events, %" SCNu64 " discarded", &mib, &discarded),
+			 2);
+	assert_true(mib > 0.5);
+	assert_int_equal(discarded, 0);
+	expect(report, 0, NULL);
+	rep = json_object_from_file(in_work("sum-large.json"));
+	assert_non_null(rep);
+	assert_true(json_object_object_get_ex(rep, "total", &total));
+	assert_true(json_object_object_get_ex(total, "samples", &v));
+	assert_int_equal(json_object_get_int64(v), 20000);
+	assert_true(json_object_object_get_ex(rep, "discarded_events", &v));
+	assert_int_equal(json_object_get_int64(v), 0);
+	json_object_put(rep);
+}
+
 /* A file system that fills up: the program runs at full speed (events are discarded, not
  * waited for) and the trace is called incomplete; exit 1 although the program succeeded. */
 static void test_full_file_system(void **state)
@@ -412,6 +464,7 @@ int main(void)
 	    cmocka_unit_test(test_setup_failure_exits_and_leaves_no_session),
 	    cmocka_unit_test(test_buffer_sizes),
 	    cmocka_unit_test(test_small_buffers_warn_and_count_like_the_report),
+	    cmocka_unit_test(test_summary_reads_small_traces_only),
 	    cmocka_unit_test(test_full_file_system),
 	    cmocka_unit_test(test_killed_record_leaves_no_session),
 	    cmocka_unit_test(test_stale_session_destroyed),
