@@ -13,7 +13,9 @@
 # under callgrind (--trace-children: the program, rasp record and its helpers; not the LTTng
 # daemons, which run apart), stable where wall time is not; about 50 times slower, hence with
 # SCALE=0.2. Not heaptrack: under valgrind its preloaded library records nothing (0
-# allocations), so its count would be the program's alone. Usage: [SCALE=N] [INSTR=1]
+# allocations), so its count would be the program's alone. PAIRS=N times rasp record against
+# jemalloc prof only, in N pairs (median of the pairs' ratios); ONLY=perl,git-log picks programs
+# (python3, perl, sqlite3, git-log, threads). Usage: [SCALE=N] [INSTR=1] [PAIRS=N] [ONLY=...]
 # bench/malloc/peers.sh BUILD-DIR [RUNS] (docs/performance.md, "librasp-malloc").
 set -uo pipefail
 export PYTHONMALLOC=malloc # python3 on the malloc measured; the others ignore it
@@ -98,20 +100,46 @@ if [ "${INSTR:-0}" = 1 ]; then
 	runs=1
 fi
 labels=(glibc rasp-malloc rasp jemalloc jemalloc-prof heaptrack)
+measure_rasp() {
+	rm -rf "$work/rasp"
+	measure rasp "$work/rasp" "$rasp" record --mean 131072 -o "$work/rasp" -- "$@"
+}
+measure_jemalloc_prof() {
+	rm -rf "$work/je" && mkdir -p "$work/je"
+	measure jemalloc-prof "$work/je" env LD_PRELOAD="$jemalloc" \
+		MALLOC_CONF="prof:true,lg_prof_sample:17,prof_final:true,prof_prefix:$work/je/jeprof" "$@"
+}
 for p in "${programs[@]}"; do
 	name=${p%%|*} cmd=${p#*|}
+	[ -z "${ONLY:-}" ] || [[ ",$ONLY," == *",$name,"* ]] || continue
 	if [ "$name" = sqlite3 ]; then set -- sqlite3 :memory: "$sqlite_sql"; else read -r -a a <<<"$cmd"; set -- "${a[@]}"; fi
 	rm -f "$work"/res.*
 	mkdir -p "$work/none"
+	# PAIRS=N: rasp record against jemalloc prof alone, N pairs, which goes first alternating;
+	# the ratio of each pair's wall times, so that the machine's drift cancels within a pair.
+	if [ "${PAIRS:-0}" -gt 0 ]; then
+		for ((r = 0; r < PAIRS; r++)); do
+			if ((r % 2)); then
+				measure_jemalloc_prof "$@"
+				measure_rasp "$@"
+			else
+				measure_rasp "$@"
+				measure_jemalloc_prof "$@"
+			fi
+		done
+		paste -d' ' "$work/res.rasp" "$work/res.jemalloc-prof" |
+			awk '$4 != 0 || $8 != 0 { bad = 1 } { print $1 / ($5 > 0 ? $5 : 0.01), bad + 0 }' |
+			sort -n | awk -v n="$name" '{ v[NR] = $1; bad += $2 } END {
+			printf "%s: rasp record / jemalloc prof, wall, %d pairs: median %.2f (%.2f-%.2f)%s\n",
+				n, NR, v[int((NR + 1) / 2)], v[1], v[NR], bad ? " (a run failed)" : "" }'
+		continue
+	fi
 	for ((r = 0; r < runs; r++)); do
 		measure glibc "$work/none" "$@"
 		measure rasp-malloc "$work/none" env LD_PRELOAD="$build/lib/librasp-malloc.so" "$@"
-		rm -rf "$work/rasp"
-		measure rasp "$work/rasp" "$rasp" record --mean 131072 -o "$work/rasp" -- "$@"
+		measure_rasp "$@"
 		measure jemalloc "$work/none" env LD_PRELOAD="$jemalloc" "$@"
-		rm -rf "$work/je" && mkdir -p "$work/je"
-		measure jemalloc-prof "$work/je" env LD_PRELOAD="$jemalloc" \
-			MALLOC_CONF="prof:true,lg_prof_sample:17,prof_final:true,prof_prefix:$work/je/jeprof" "$@"
+		measure_jemalloc_prof "$@"
 		rm -rf "$work/ht" && mkdir -p "$work/ht"
 		[ "${INSTR:-0}" = 1 ] || measure heaptrack "$work/ht" heaptrack -o "$work/ht/ht" "$@"
 	done
