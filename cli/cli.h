@@ -80,11 +80,12 @@ struct rasp_inputs {
 	struct rasp_input *v;
 	size_t n, cap;
 	/* What the CTF traces' packet indexes say before an event is read (when collected with
-	 * a tally): their stream files' bytes and the events the tracer discarded (each
-	 * stream's last packet's count, summed). A stream without an index adds its file's
-	 * size to stream_bytes and is counted in unindexed: its discarded events are unknown
-	 * until it is read. */
-	uint64_t stream_bytes, events_discarded;
+	 * a tally): their stream files' bytes, the events the tracer discarded (each stream's
+	 * last packet's count) and the packets lost (gaps in their sequence numbers), summed,
+	 * saturating. A stream without a readable index, or past the MAX_STREAMS checked, is
+	 * counted in unindexed (its file's size in stream_bytes when known): what it lost is
+	 * unknown until it is read. */
+	uint64_t stream_bytes, events_discarded, packets_lost;
 	size_t unindexed;
 };
 

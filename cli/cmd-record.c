@@ -201,7 +201,7 @@ static int summarize(const char *cmd, const struct rasp_session *s, const char *
 	char *ops[] = {(char *)s->output};
 	struct rasp_inputs in = {0};
 	struct statvfs fs;
-	uint64_t events = 0, discarded, stream_bytes = 0, index_discarded = 0;
+	uint64_t events = 0, discarded = 0, packets_lost = 0, stream_bytes = 0;
 	bool incomplete = false, empty = false, read = false, unknown, lost;
 	int rc = 0;
 
@@ -212,8 +212,8 @@ static int summarize(const char *cmd, const struct rasp_session *s, const char *
 	fprintf(stderr, "rasp record: trace in %s\n", s->output);
 	/* strict off: a malformed event is counted as such, not a reason to stop counting. No
 	 * trace at all: nothing was emitted, so the consumer daemon wrote no file. The packet
-	 * indexes first (stream cut short, events discarded); the events themselves only in a
-	 * small trace (SUMMARY_READ_MAX). */
+	 * indexes first (stream cut short, events discarded, packets lost); the events
+	 * themselves only in a small trace (SUMMARY_READ_MAX), or where an index is missing. */
 	empty = !rasp_inputs_any(s->output);
 	if (!empty) {
 		rc = rasp_inputs_collect(cmd, ops, 1, &in, t);
@@ -222,27 +222,36 @@ static int summarize(const char *cmd, const struct rasp_session *s, const char *
 			read = true;
 		}
 		stream_bytes = in.stream_bytes;
-		index_discarded = in.events_discarded;
+		packets_lost = in.packets_lost;
+		discarded = in.events_discarded;
 		rasp_inputs_free(&in);
 	}
 	if (rc) {
 		rasp_cli_error(cmd, "the trace in %s cannot be read: it is incomplete", s->output);
 		incomplete = true;
 	}
-	discarded = read ? t->discarded_events : index_discarded;
-	unknown = read && t->discarded_events_unknown;
-	lost = read ? rasp_tally_lost_data(t) : discarded > 0;
-	events = t->samples + t->configured + t->ticks_total + t->other_events + t->skipped;
-	if (read || empty)
+	if (read || empty || rc) {
+		discarded = t->discarded_events;
+		unknown = t->discarded_events_unknown;
+		lost = rasp_tally_lost_data(t);
+		events = t->samples + t->configured + t->ticks_total + t->other_events + t->skipped;
 		fprintf(stderr,
 			"rasp record: %" PRIu64 " events, %" PRIu64 "%s discarded (%" PRIu64
 			" AllocationSampled samples)\n",
 			events, discarded, unknown ? "+" : "", t->samples);
-	else
+	} else {
+		unknown = false;
+		lost = discarded > 0;
 		fprintf(stderr,
-			"rasp record: %.1f MiB of events, %" PRIu64
+			"rasp record: %.1f MiB of event streams, %" PRIu64
 			" discarded (as its packets say; rasp report reads the events)\n",
 			(double)stream_bytes / (1 << 20), discarded);
+		if (packets_lost)
+			fprintf(stderr,
+				"rasp record: warning: %" PRIu64 " packets of events were lost "
+				"(their sequence numbers jump), so estimates will be too low\n",
+				packets_lost);
+	}
 	if (lost)
 		fprintf(stderr,
 			"rasp record: warning: the tracer discarded %" PRIu64 "%s events, so "

@@ -109,6 +109,11 @@ out:
 /* One stream file against its index, its bytes and discarded events added to in's. A stream
  * shorter than its index says lost packets at its end; babeltrace2 would read the rest as if
  * it were whole. */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 static void check_stream(const char *dir, const char *name, struct rasp_tally *t,
 			 struct rasp_inputs *in)
 {
@@ -125,21 +130,22 @@ static void check_stream(const char *dir, const char *name, struct rasp_tally *t
 	present = stat(path, &st) == 0;
 	buf = read_file(idx, MAX_INDEX, &len);
 	if (!buf) { /* no index (a trace copied without it): nothing to compare with */
-		in->stream_bytes += present ? (uint64_t)st.st_size : 0;
+		in->stream_bytes = add_sat(in->stream_bytes, present ? (uint64_t)st.st_size : 0);
 		in->unindexed++;
 		return;
 	}
 	if (rasp_ctf_index_parse(buf, len, &ci, err, sizeof(err))) {
 		rasp_tally_add_warning(
 		    t, "trace incomplete: the packet index %s is unreadable (%s)", idx, err);
-		in->stream_bytes += present ? (uint64_t)st.st_size : 0;
+		in->stream_bytes = add_sat(in->stream_bytes, present ? (uint64_t)st.st_size : 0);
 		in->unindexed++;
 	} else if (!present) {
 		rasp_tally_add_warning(t,
 				       "trace incomplete: stream file %s is missing (its index "
 				       "lists %" PRIu64 " packets)",
 				       path, ci.packets);
-		in->events_discarded += ci.events_discarded;
+		in->events_discarded = add_sat(in->events_discarded, ci.events_discarded);
+		in->packets_lost = add_sat(in->packets_lost, ci.packets_lost);
 	} else {
 		if ((uint64_t)st.st_size < ci.stream_bytes)
 			rasp_tally_add_warning(t,
@@ -148,8 +154,9 @@ static void check_stream(const char *dir, const char *name, struct rasp_tally *t
 					       " packets): events at its end are lost",
 					       path, (uint64_t)st.st_size, ci.stream_bytes,
 					       ci.packets);
-		in->stream_bytes += (uint64_t)st.st_size;
-		in->events_discarded += ci.events_discarded;
+		in->stream_bytes = add_sat(in->stream_bytes, (uint64_t)st.st_size);
+		in->events_discarded = add_sat(in->events_discarded, ci.events_discarded);
+		in->packets_lost = add_sat(in->packets_lost, ci.packets_lost);
 	}
 	free(buf);
 }
@@ -178,6 +185,8 @@ static void check_trace(const char *dir, struct rasp_tally *t, struct rasp_input
 		check_stream(dir, e->d_name, t, in);
 		n++;
 	}
+	if (e) /* streams past MAX_STREAMS: unchecked, so what they lost is unknown */
+		in->unindexed++;
 	closedir(d);
 	if (snprintf(path, sizeof(path), "%s/index", dir) >= (int)sizeof(path))
 		return;

@@ -29,6 +29,10 @@ if [ -z "$jemalloc" ] || ! command -v heaptrack >/dev/null || [ ! -x "$rasp" ]; 
 	echo "peers.sh: needs libjemalloc2, heaptrack and $rasp: run scripts/deps.sh --bench and build" >&2
 	exit 2
 fi
+if ! [[ ${PAIRS:-0} =~ ^[0-9]+$ ]] || { [ "${PAIRS:-0}" -gt 0 ] && [ "${INSTR:-0}" = 1 ]; }; then
+	echo "peers.sh: PAIRS is a number of pairs of wall times, not with INSTR=1" >&2
+	exit 2
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Debian's own interpreter, not a wrapper script found first on PATH (pyenv's shims are

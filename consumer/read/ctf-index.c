@@ -13,12 +13,15 @@
 #define CTF_INDEX_MAGIC 0xC1F1DCC1u
 /* offset, packet size, content size, two timestamps, events discarded, stream id */
 #define ENTRY_MIN 56u
+/* and, from version 1.1: stream instance id, packet sequence number */
+#define ENTRY_SEQ 72u
 
 int rasp_ctf_index_parse(const void *buf, size_t len, struct rasp_ctf_index *out, char *err,
 			 size_t errlen)
 {
 	struct rasp_cursor c = rasp_cursor_make(buf, len, 0);
 	uint32_t magic = 0, major = 0, minor = 0, entry = 0;
+	uint64_t next_seq = 0;
 
 	*out = (struct rasp_ctf_index){0};
 	if (!rasp_cursor_u32be(&c, &magic) || !rasp_cursor_u32be(&c, &major) ||
@@ -39,6 +42,7 @@ int rasp_ctf_index_parse(const void *buf, size_t len, struct rasp_ctf_index *out
 	}
 	while (rasp_cursor_left(&c) >= entry) {
 		uint64_t at = rasp_cursor_offset(&c), offset, bits, content, tb, te, discarded;
+		uint64_t stream_id, instance, seq;
 		struct rasp_cursor e = rasp_cursor_make(rasp_cursor_take(&c, entry), entry, at);
 
 		rasp_cursor_u64be(&e, &offset);
@@ -57,6 +61,17 @@ int rasp_ctf_index_parse(const void *buf, size_t len, struct rasp_ctf_index *out
 		if (offset + bits / 8 > out->stream_bytes)
 			out->stream_bytes = offset + bits / 8;
 		out->events_discarded = discarded;
+		/* Each packet's number is the one before's plus one, from 0: a jump is packets
+		 * lost (a number going back is no loss, and is not counted as one). */
+		if ((major > 1 || minor >= 1) && entry >= ENTRY_SEQ) {
+			rasp_cursor_u64be(&e, &stream_id);
+			rasp_cursor_u64be(&e, &instance);
+			rasp_cursor_u64be(&e, &seq);
+			if (seq > next_seq)
+				out->packets_lost += seq - next_seq;
+			if (seq >= next_seq && seq < UINT64_MAX)
+				next_seq = seq + 1;
+		}
 		out->packets++;
 	}
 	if (rasp_cursor_left(&c)) {

@@ -13,6 +13,9 @@ struct rasp_ctf_index {
 	uint64_t packets;	   /* entries */
 	uint64_t stream_bytes;	   /* end of the last packet: the stream file's expected size */
 	uint64_t events_discarded; /* the last packet's cumulative count */
+	/* Gaps in the packets' sequence numbers (index 1.1 and later; 0 before), the packets
+	 * before the first one listed included: packets the stream lost. */
+	uint64_t packets_lost;
 };
 
 /* Parses an index file's bytes. 0, or -EINVAL with the reason and the offset in err. */

@@ -65,6 +65,23 @@ static void entry(struct buf *b, size_t len, uint64_t offset, uint64_t bits, uin
 		b->b[b->n++] = 0;
 }
 
+/* A 72-byte entry of index 1.1, its stream instance id and packet sequence number included. */
+static void entry_seq(struct buf *b, uint64_t offset, uint64_t seq)
+{
+	entry(b, 56, offset, 32768, 32768, 0);
+	be64(b, 1); /* stream instance id */
+	be64(b, seq);
+}
+
+static uint64_t packets_lost(const struct buf *b)
+{
+	struct rasp_ctf_index ix;
+	char err[256] = "";
+
+	assert_int_equal(rasp_ctf_index_parse(b->b, b->n, &ix, err, sizeof(err)), 0);
+	return ix.packets_lost;
+}
+
 static void check_ok(const struct buf *b, uint64_t packets, uint64_t bytes, uint64_t discarded)
 {
 	struct rasp_ctf_index ix;
@@ -123,6 +140,41 @@ static void test_ctf_index_entries(void **state)
 	header(&b, 0xC1F1DCC1u, 1, 7, 4096 - 16);
 	entry(&b, 4096 - 16, 100, 8, 8, 1);
 	check_ok(&b, 1, 101, 1);
+}
+
+/* Lost packets: the jumps in the packets' sequence numbers, from 0, in index 1.1 entries;
+ * not read from older entries, whose bytes there are something else or padding. */
+static void test_ctf_index_packets_lost(void **state)
+{
+	(void)state;
+	struct buf b;
+
+	header(&b, 0xC1F1DCC1u, 1, 1, 72);
+	entry_seq(&b, 0, 0);
+	entry_seq(&b, 4096, 1);
+	entry_seq(&b, 8192, 2);
+	assert_int_equal(packets_lost(&b), 0);
+	header(&b, 0xC1F1DCC1u, 1, 1, 72);
+	entry_seq(&b, 0, 0);
+	entry_seq(&b, 4096, 3); /* 1 and 2 lost */
+	entry_seq(&b, 8192, 4);
+	assert_int_equal(packets_lost(&b), 2);
+	header(&b, 0xC1F1DCC1u, 1, 1, 72);
+	entry_seq(&b, 0, 2); /* 0 and 1 lost before the first listed */
+	entry_seq(&b, 4096, 3);
+	assert_int_equal(packets_lost(&b), 2);
+	header(&b, 0xC1F1DCC1u, 1, 1, 72);
+	entry_seq(&b, 0, 5); /* a number going back is no loss */
+	entry_seq(&b, 4096, 1);
+	entry_seq(&b, 8192, 6);
+	assert_int_equal(packets_lost(&b), 5);
+	header(&b, 0xC1F1DCC1u, 1, 1, 72);
+	entry_seq(&b, 0, UINT64_MAX); /* a hostile number: counted, not wrapped */
+	entry_seq(&b, 4096, 0);
+	assert_int_equal(packets_lost(&b), UINT64_MAX);
+	header(&b, 0xC1F1DCC1u, 1, 0, 72);
+	entry_seq(&b, 0, 9);
+	assert_int_equal(packets_lost(&b), 0);
 }
 
 static void test_ctf_index_bad_header(void **state)
@@ -258,6 +310,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ctf_index_entries),
+	    cmocka_unit_test(test_ctf_index_packets_lost),
 	    cmocka_unit_test(test_ctf_index_bad_header),
 	    cmocka_unit_test(test_ctf_index_bad_entries),
 	    cmocka_unit_test(test_ctf_index_committed_traces),
