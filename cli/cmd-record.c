@@ -37,8 +37,8 @@ extern char **environ;
  * streams hold at most this: reading costs about 10 us per sample with its stack, five times
  * what writing it cost the program (git log -p -n 2000: 184 million instructions against 36
  * million, 4,864 samples, 1.6 MiB), and would grow with the recording, seconds after a long
- * one. A larger trace is summed up from its packet indexes (size, events discarded, streams
- * cut short) and left to rasp report. */
+ * one. A larger trace is summed up from its packet indexes (size, events discarded, packets
+ * lost, streams cut short) and left to rasp report. */
 #define SUMMARY_READ_MAX (UINT64_C(512) << 10)
 
 /* PROGRAM as execvpe would find it; 0 if found and executable. */
@@ -476,8 +476,7 @@ int rasp_cli_record(int argc, char **argv)
 		rasp_cli_error(cmd, "cannot run '%s': %s", argv[first], strerror(rc));
 		exit_code = 127;
 	} else {
-		/* The summary's plugins, loaded while the program runs (3 ms, on the other core).
-		 */
+		/* The summary's plugins, loaded while the program runs (3 ms, another core). */
 		rasp_cli_graph_warm();
 		exit_code = rasp_child_wait(&child);
 	}
