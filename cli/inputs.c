@@ -106,14 +106,14 @@ out:
 	return buf;
 }
 
-/* One stream file against its index, its bytes and discarded events added to in's. A stream
- * shorter than its index says lost packets at its end; babeltrace2 would read the rest as if
- * it were whole. */
 static uint64_t add_sat(uint64_t a, uint64_t b)
 {
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* One stream file against its index; its bytes, discarded events and lost packets added to
+ * in's. A stream shorter than its index says lost packets at its end; babeltrace2 would read
+ * the rest as if it were whole. */
 static void check_stream(const char *dir, const char *name, struct rasp_tally *t,
 			 struct rasp_inputs *in)
 {

@@ -80,7 +80,7 @@ measure() { # label dir cmd...: appends "secs kib disk rc" to $work/res.label
 	shift 2
 	/usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>"$work/err"
 	local rc=$?
-	read -r secs kib <"$work/time"
+	read -r secs kib < <(tail -n 1 "$work/time") # after "Command exited with ..." if it failed
 	local size
 	size=$(du -sk "$dir" 2>/dev/null | cut -f1)
 	echo "$secs $kib ${size:-0} $rc" >>"$work/res.$label"
